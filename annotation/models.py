@@ -1,0 +1,283 @@
+"""Sources, parent problems, their images, pass documents (Kit §2.2–§2.4), LLM drafts, events."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+SAFE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,179}$"  # Kit §2.1 safe_id
+
+
+class Source(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    license = models.CharField(max_length=500, blank=True)
+    url = models.URLField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ParentProblem(models.Model):
+    class Language(models.TextChoices):
+        EN = "en", "English"
+        ZH = "zh", "Chinese"
+
+    class AnswerType(models.TextChoices):
+        CHOICE = "choice", "Multiple choice"
+        FILL = "fill", "Fill in the blank"
+        SHORT = "short", "Short answer"
+        CALC = "calc", "Calculation"
+
+    class Status(models.TextChoices):
+        NEW = "new", "New"
+        IN_ANNOTATION = "in_annotation", "In annotation"
+        ANNOTATED = "annotated", "Passes 1–4 approved"
+        EXCLUDED = "excluded", "Excluded"
+
+    problem_id = models.CharField(max_length=180, unique=True)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="problems")
+    source_split = models.CharField(max_length=100)
+    source_sample_id = models.CharField(max_length=300)
+    language = models.CharField(max_length=2, choices=Language.choices)
+    raw_question = models.TextField(blank=True)
+    stem = models.TextField(blank=True)
+    query = models.TextField(blank=True)
+    options = models.JSONField(default=list, blank=True)  # [{"id": "A", "text": "..."}]
+    # Private: never sent to passes 1–4, probe prompts, or any non-admin response.
+    answer = models.TextField(blank=True)
+    solution = models.TextField(blank=True)
+    answer_type = models.CharField(max_length=10, choices=AnswerType.choices)
+    domain = models.CharField(max_length=100, blank=True)
+    segmentation = models.JSONField(default=dict, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.NEW)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["problem_id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(language__in=["en", "zh"]), name="parent_language_valid"),
+            models.CheckConstraint(
+                condition=Q(answer_type__in=["choice", "fill", "short", "calc"]),
+                name="parent_answer_type_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["new", "in_annotation", "annotated", "excluded"]),
+                name="parent_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(source_split="") & ~Q(source_sample_id=""), name="parent_source_identity_present"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["language"]),
+            models.Index(fields=["domain"]),
+            models.Index(fields=["status"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.problem_id
+
+
+def problem_image_path(instance: ProblemImage, filename: str) -> str:
+    suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else "bin"
+    return f"problems/{instance.sha256[:2]}/{instance.sha256}.{suffix}"
+
+
+class ProblemImage(models.Model):
+    parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="images")
+    image_id = models.CharField(max_length=100)  # img_<n>; never starts with V (Kit §2.1)
+    ordinal = models.PositiveIntegerField()
+    file = models.FileField(upload_to=problem_image_path, max_length=300)
+    original_name = models.CharField(max_length=300, blank=True)
+    media_type = models.CharField(max_length=50)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    byte_size = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    pixels_sha256 = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["parent", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["parent", "image_id"], name="image_id_unique_per_parent"),
+            models.UniqueConstraint(fields=["parent", "ordinal"], name="image_ordinal_unique_per_parent"),
+            models.CheckConstraint(condition=~Q(image_id__startswith="V"), name="image_id_not_view_id"),
+            models.CheckConstraint(condition=Q(width__gt=0) & Q(height__gt=0), name="image_size_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.parent.problem_id}/{self.image_id}"
+
+
+class PassDocument(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="passes")
+    pass_no = models.PositiveSmallIntegerField()
+    document = models.JSONField()
+    document_sha256 = models.CharField(max_length=64)  # digest(document), Kit §2.0
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    version = models.PositiveIntegerField(default=1)  # optimistic concurrency (If-Match)
+    # Approval is bound to the hash it was given for: it is fresh only while the hashes agree.
+    approved_sha256 = models.CharField(max_length=64, blank=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+    review_note = models.TextField(blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["parent", "pass_no"]
+        constraints = [
+            models.UniqueConstraint(fields=["parent", "pass_no"], name="one_document_per_pass"),
+            models.CheckConstraint(condition=Q(pass_no__gte=1) & Q(pass_no__lte=5), name="pass_no_1_to_5"),
+            models.CheckConstraint(
+                condition=Q(status__in=["draft", "submitted", "approved", "rejected"]),
+                name="pass_status_valid",
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="pass_version_positive"),
+            models.CheckConstraint(
+                condition=~Q(status="approved") | ~Q(approved_sha256=""), name="approved_pass_has_hash"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.parent.problem_id} pass {self.pass_no} v{self.version}"
+
+    @property
+    def approval_is_fresh(self) -> bool:
+        return self.status == self.Status.APPROVED and self.approved_sha256 == self.document_sha256
+
+
+class LLMDraft(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        READY = "ready", "Ready"
+        INVALID = "invalid", "Output failed validation"
+        FAILED = "failed", "Request failed"
+        ACCEPTED = "accepted", "Accepted"
+        DISCARDED = "discarded", "Discarded"
+
+    parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="llm_drafts")
+    pass_no = models.PositiveSmallIntegerField()
+    model_label = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=100)
+    raw_output = models.TextField(blank=True)
+    parsed_document = models.JSONField(null=True, blank=True)
+    validation_errors = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    accepted_into = models.ForeignKey(
+        PassDocument, null=True, blank=True, on_delete=models.SET_NULL, related_name="accepted_drafts"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(pass_no__gte=1) & Q(pass_no__lte=5), name="draft_pass_no_1_to_5"),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "ready", "invalid", "failed", "accepted", "discarded"]),
+                name="draft_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"draft {self.parent.problem_id} pass {self.pass_no} ({self.model_label})"
+
+
+class ImportJob(models.Model):
+    """One upload or command run of an importer; the report lists every problem found."""
+
+    class Kind(models.TextChoices):
+        PROBLEMS = "problems", "Problems manifest (JSONL + images)"
+        KIT_WORKSPACE = "kit_workspace", "Kit source workspace"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Imported"
+        FAILED = "failed", "Nothing imported"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    upload = models.FileField(upload_to="imports/", max_length=300, blank=True)
+    original_name = models.CharField(max_length=300, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    report = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=["problems", "kit_workspace"]), name="import_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "succeeded", "failed"]), name="import_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"import #{self.pk} ({self.kind}, {self.status})"
+
+
+class EventQuerySet(models.QuerySet):
+    def update(self, **kwargs):  # type: ignore[override]
+        raise TypeError("Events are append-only.")
+
+    def delete(self):  # type: ignore[override]
+        raise TypeError("Events are append-only.")
+
+
+class Event(models.Model):
+    """Append-only audit trail written by services: who did what to which object, before/after."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    verb = models.CharField(max_length=100)
+    object_type = models.CharField(max_length=100)
+    object_id = models.CharField(max_length=200)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    objects = EventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.verb} {self.object_type}:{self.object_id}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise TypeError("Events are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise TypeError("Events are append-only.")

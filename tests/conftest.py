@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group
+from rest_framework.test import APIClient
+
+from physalign_site.roles import ALL_ROLES
+
+
+@pytest.fixture(autouse=True)
+def _isolated_media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+def make_user(django_user_model, username: str, *roles: str):
+    user = django_user_model.objects.create_user(username=username, password="pw-" + username)
+    for role in roles:
+        user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+@pytest.fixture
+def role_users(db, django_user_model) -> dict[str, object]:
+    """One user per role, keyed by role name (``admin`` is a group member, not a superuser)."""
+    return {role: make_user(django_user_model, f"user_{role}", role) for role in ALL_ROLES}
+
+
+@pytest.fixture
+def annotator(role_users):
+    return role_users["annotator"]
+
+
+@pytest.fixture
+def source_reviewer(role_users):
+    return role_users["source_reviewer"]
+
+
+@pytest.fixture
+def admin_user_role(role_users):
+    return role_users["admin"]
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()

@@ -219,3 +219,5 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # container healthchecks speak plain HTTP inside the network

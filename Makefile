@@ -1,0 +1,29 @@
+# Two commands do all set-up on a fresh machine: `make run` (the app with demo data) and `make test`.
+PYTHON ?= python3.12
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: run test venv lint bench clean-demo
+
+$(STAMP): pyproject.toml
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	scripts/run.sh
+
+test: $(STAMP)
+	scripts/test.sh
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(STAMP)
+	for b in bench/bench_*.py; do DJANGO_DEBUG=1 $(VENV)/bin/python $$b || exit 1; done
+
+clean-demo:
+	rm -rf var/

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Run PhysAlign Studio with demo data on embedded defaults: SQLite, Celery on kombu's
+# filesystem:// broker (a real worker, no server), the offline model. Ctrl-C stops everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mkdir -p var/log
+if [ ! -s var/secret_key ]; then
+  .venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(50))' > var/secret_key
+  chmod 600 var/secret_key
+fi
+export DJANGO_SECRET_KEY="${DJANGO_SECRET_KEY:-$(cat var/secret_key)}"
+export DJANGO_DEBUG="${DJANGO_DEBUG:-0}"
+export DJANGO_SECURE_SSL="${DJANGO_SECURE_SSL:-false}"   # plain HTTP on localhost
+HOST="${HOST:-127.0.0.1}"
+PORT="${PORT:-8000}"
+
+.venv/bin/python manage.py migrate --noinput
+.venv/bin/python manage.py collectstatic --noinput >/dev/null
+.venv/bin/python manage.py load_demo
+
+.venv/bin/celery -A physalign_site worker --loglevel=INFO --concurrency=2 \
+  >var/log/worker.log 2>&1 &
+WORKER_PID=$!
+trap 'kill $WORKER_PID 2>/dev/null || true; wait $WORKER_PID 2>/dev/null || true' EXIT INT TERM
+
+cat <<MSG
+
+  PhysAlign Studio is running at http://$HOST:$PORT/
+  Celery worker log: var/log/worker.log
+
+  Demo logins (password = username + "-demo"; local demo only):
+    annotator         / annotator-demo
+    source_reviewer   / source_reviewer-demo
+    probe_reviewer    / probe_reviewer-demo
+    adjudicator       / adjudicator-demo
+    admin             / admin-demo
+
+MSG
+.venv/bin/gunicorn physalign_site.wsgi:application --bind "$HOST:$PORT" --workers 2 --threads 4 \
+  --access-logfile - --log-level warning

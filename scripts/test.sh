@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite against real PostgreSQL, Redis and Celery, and Debian Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/services.sh
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/physalign}"
+export CELERY_BROKER_URL="${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/15}"
+export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/14}"
+export DJANGO_SECRET_KEY="${DJANGO_SECRET_KEY:-test-only-secret-key-not-for-production}"
+export DJANGO_SECURE_SSL=false
+export CELERY_TASK_ALWAYS_EAGER=true
+# Debian's Chromium drives the browser tests; tesseract-ocr arrives with the model-provider issue.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "Installing Debian chromium for the browser tests…"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+.venv/bin/python manage.py makemigrations --check --dry-run >/dev/null
+exec .venv/bin/pytest "$@"

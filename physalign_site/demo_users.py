@@ -1,0 +1,28 @@
+"""Demo logins for the local demo (``make run``): one user per role, password = name + "-demo"."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from .roles import ALL_ROLES
+
+DEMO_PASSWORD_SUFFIX = "-demo"
+
+
+@transaction.atomic
+def demo_users_ensure() -> list[tuple[str, str]]:
+    """Create (or reset) the demo users; returns (username, password) pairs. Never for production."""
+    User = get_user_model()
+    logins = []
+    for role in ALL_ROLES:
+        user, _ = User.objects.get_or_create(username=role, defaults={"email": f"{role}@demo.invalid"})
+        password = role + DEMO_PASSWORD_SUFFIX
+        user.set_password(password)
+        user.is_staff = role == "admin"
+        user.is_active = True
+        user.save()
+        user.groups.set([Group.objects.get(name=role)])
+        logins.append((role, password))
+    return logins

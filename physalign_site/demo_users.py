@@ -20,7 +20,7 @@ def demo_users_ensure() -> list[tuple[str, str]]:
         user, _ = User.objects.get_or_create(username=role, defaults={"email": f"{role}@demo.invalid"})
         password = role + DEMO_PASSWORD_SUFFIX
         user.set_password(password)
-        user.is_staff = role == "admin"
+        user.is_staff = user.is_superuser = role == "admin"
         user.is_active = True
         user.save()
         user.groups.set([Group.objects.get(name=role)])

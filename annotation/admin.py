@@ -1,0 +1,64 @@
+from django.contrib import admin
+
+from .models import Event, ImportJob, LLMDraft, ParentProblem, PassDocument, ProblemImage, Source
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ["name", "license", "created_at"]
+    search_fields = ["name"]
+
+
+class ProblemImageInline(admin.TabularInline):
+    model = ProblemImage
+    extra = 0
+    fields = ["image_id", "ordinal", "media_type", "width", "height", "sha256"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(ParentProblem)
+class ParentProblemAdmin(admin.ModelAdmin):
+    list_display = ["problem_id", "source", "language", "domain", "answer_type", "status", "version"]
+    list_filter = ["source", "language", "domain", "status", "answer_type"]
+    search_fields = ["problem_id", "stem", "query", "source_sample_id"]
+    inlines = [ProblemImageInline]
+
+
+@admin.register(PassDocument)
+class PassDocumentAdmin(admin.ModelAdmin):
+    list_display = ["parent", "pass_no", "status", "version", "document_sha256", "approved_by"]
+    list_filter = ["pass_no", "status"]
+    search_fields = ["parent__problem_id"]
+    readonly_fields = ["document_sha256", "approved_sha256", "version"]
+
+
+@admin.register(LLMDraft)
+class LLMDraftAdmin(admin.ModelAdmin):
+    list_display = ["parent", "pass_no", "model_label", "status", "created_at"]
+    list_filter = ["pass_no", "status"]
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "kind", "status", "done", "total", "created_by", "created_at"]
+    list_filter = ["kind", "status"]
+    readonly_fields = ["report"]
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    """Read-only: the audit trail is append-only."""
+
+    list_display = ["at", "actor", "verb", "object_type", "object_id"]
+    list_filter = ["verb", "object_type"]
+    search_fields = ["object_id"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,1 @@
+"""Annotation: sources, parent problems, images, pass documents, importers, workspace."""

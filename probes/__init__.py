@@ -1,0 +1,1 @@
+"""Observation store, deterministic probe compiler, views, +GT packets, releases (DESIGN §2)."""

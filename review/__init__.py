@@ -1,0 +1,1 @@
+"""Blind-first probe review, adjudication, batch audit and signoff (DESIGN §2)."""

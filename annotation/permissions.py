@@ -31,7 +31,12 @@ def can_manage_sources(user: Any) -> bool:
     return is_admin(user)
 
 
+SOLUTION_PASS = 5  # Pass 5 aligns solution steps: annotators (and admins) only, never reviewers of 1–4.
+
+
 def can_read_pass(user: Any, pass_no: int) -> bool:
+    if pass_no == SOLUTION_PASS:
+        return has_role(user, ANNOTATOR)
     return has_role(user, ANNOTATOR, SOURCE_REVIEWER)
 
 
@@ -39,9 +44,23 @@ def can_edit_pass(user: Any, pass_no: int) -> bool:
     return has_role(user, ANNOTATOR)
 
 
+def can_submit_pass(user: Any, pass_no: int) -> bool:
+    """Submitting for review is the annotator's last step (DESIGN §1), so it follows edit rights."""
+    return can_edit_pass(user, pass_no)
+
+
 def can_review_pass(user: Any) -> bool:
     return has_role(user, SOURCE_REVIEWER)
 
 
+def can_review_pass_no(user: Any, pass_no: int) -> bool:
+    """Approve/reject a given pass: a reviewer must also be allowed to read what they approve."""
+    return can_review_pass(user) and can_read_pass(user, pass_no)
+
+
 def can_view_events(user: Any) -> bool:
     return is_admin(user)
+
+
+def can_view_import_jobs(user: Any) -> bool:
+    return can_import(user)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+from typing import Any
+
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from .models import ParentProblem, PassDocument, ProblemImage, Source
+from .models import Event, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
+
+logger = logging.getLogger(__name__)
 
 
 def parent_list(*, search: str = "", source: str = "", language: str = "", domain: str = "",
@@ -42,3 +48,92 @@ def parent_facets() -> dict[str, list[str]]:
         "languages": [c[0] for c in ParentProblem.Language.choices],
         "statuses": [c[0] for c in ParentProblem.Status.choices],
     }
+
+
+# --- single objects and pass state (API and services) ----------------------------------------------
+
+ANNOTATION_PASSES = (1, 2, 3, 4)  # the answer-blind passes whose approval admits a parent (Kit §2.3)
+FORBIDDEN_DOCUMENT_KEYS = frozenset(
+    {"answer", "answers", "correct_answer", "final_answer", "reasoning", "solution", "standard_solution"}
+)
+FORBIDDEN_KEY_CODE = "FORBIDDEN_KEY"
+
+
+def parent_get(*, problem_id: str) -> ParentProblem | None:
+    return parent_detail_queryset().filter(problem_id=problem_id).first()
+
+
+def pass_document_get(*, parent: ParentProblem, pass_no: int) -> PassDocument | None:
+    return PassDocument.objects.select_related("approved_by", "updated_by", "parent").filter(
+        parent=parent, pass_no=pass_no
+    ).first()
+
+
+def parent_passes_approved(*, parent: ParentProblem) -> bool:
+    """True when passes 1–4 all exist, are approved, and the approval matches the current hash."""
+    docs = list(PassDocument.objects.filter(parent=parent, pass_no__in=ANNOTATION_PASSES))
+    return len(docs) == len(ANNOTATION_PASSES) and all(doc.approval_is_fresh for doc in docs)
+
+
+def forbidden_key_issues(document: Any, path: str = "") -> list[dict[str, str]]:
+    """Kit §2.4: answer/solution-like keys are forbidden at any depth (case-insensitive).
+
+    Paths use the validator's notation (``visual_nodes[0].solution``) so issues can be de-duplicated.
+    """
+    issues: list[dict[str, str]] = []
+    if isinstance(document, dict):
+        for key, value in document.items():
+            child = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and key.lower() in FORBIDDEN_DOCUMENT_KEYS:
+                issues.append({"code": FORBIDDEN_KEY_CODE, "path": child,
+                               "message": f"The key {key!r} is forbidden in pass documents (answer-blind)."})
+            issues.extend(forbidden_key_issues(value, child))
+    elif isinstance(document, list):
+        for index, value in enumerate(document):
+            issues.extend(forbidden_key_issues(value, f"{path}[{index}]"))
+    return issues
+
+
+def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any) -> list[dict[str, str]]:
+    """Issues of the pure pass validator as ``{code, path, message}`` dicts (empty when it is absent).
+
+    The validator receives the parent's public context and the stored documents of earlier passes.
+    """
+    try:
+        from annotation.passes.validator import ImageRef, PassContext, validate_pass_document
+    except ImportError:  # the validator module lands separately; saving must not depend on it
+        return []
+    images = tuple(
+        ImageRef(image_id=img.image_id, width=img.width, height=img.height)
+        for img in ProblemImage.objects.filter(parent=parent).order_by("ordinal")
+    )
+    earlier = {
+        f"pass{doc.pass_no}": doc.document
+        for doc in PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).only("pass_no", "document")
+    }
+    accepted = {f.name for f in dataclasses.fields(PassContext)}
+    context_kwargs: dict[str, Any] = {
+        "problem_id": parent.problem_id, "stem": parent.stem, "query": parent.query, "images": images,
+        **{name: doc for name, doc in earlier.items() if name in accepted},
+    }
+    if "options" in accepted:
+        context_kwargs["options"] = parent.options
+    context = PassContext(**{k: v for k, v in context_kwargs.items() if k in accepted})
+    try:
+        return [issue.as_dict() for issue in validate_pass_document(pass_no, document, context)]
+    except Exception:  # contract: never raises; if it does, drafts still save but cannot be submitted
+        logger.exception("pass validator crashed on %s pass %s", parent.problem_id, pass_no)
+        return [{"code": "VALIDATOR_CRASHED", "path": "",
+                 "message": "The validator could not check this document; it cannot be submitted yet."}]
+
+
+def source_list() -> QuerySet[Source]:
+    return Source.objects.order_by("name")
+
+
+def event_list() -> QuerySet[Event]:
+    return Event.objects.select_related("actor").order_by("-at", "-id")
+
+
+def import_job_get(*, job_id: int) -> ImportJob | None:
+    return ImportJob.objects.filter(pk=job_id).first()

@@ -8,7 +8,7 @@ from . import views
 
 api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="docs"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("auth/token/", obtain_auth_token, name="token"),
     path("me/", views.MeView.as_view(), name="me"),
 ]

@@ -1,1 +1,38 @@
-urlpatterns: list = []
+from django.urls import path, register_converter
+
+from . import views
+
+
+class PassNumberConverter:
+    """Pass numbers 1–5 only, so /passes/6/ is a plain 404 (Kit §2.4)."""
+
+    regex = "[1-5]"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
+register_converter(PassNumberConverter, "pass_no")
+
+app_name = "annotation-api"
+
+urlpatterns = [
+    path("sources/", views.SourceListApi.as_view(), name="source-list"),
+    path("sources/<int:source_id>/", views.SourceDetailApi.as_view(), name="source-detail"),
+    path("parents/", views.ParentListApi.as_view(), name="parent-list"),
+    path("parents/<str:problem_id>/", views.ParentDetailApi.as_view(), name="parent-detail"),
+    path("parents/<str:problem_id>/passes/", views.PassListApi.as_view(), name="pass-list"),
+    path("parents/<str:problem_id>/passes/<pass_no:pass_no>/", views.PassDetailApi.as_view(), name="pass-detail"),
+    path("parents/<str:problem_id>/passes/<pass_no:pass_no>/submit/", views.PassSubmitApi.as_view(),
+         name="pass-submit"),
+    path("parents/<str:problem_id>/passes/<pass_no:pass_no>/approve/", views.PassApproveApi.as_view(),
+         name="pass-approve"),
+    path("parents/<str:problem_id>/passes/<pass_no:pass_no>/reject/", views.PassRejectApi.as_view(),
+         name="pass-reject"),
+    path("events/", views.EventListApi.as_view(), name="event-list"),
+    path("imports/", views.ImportCreateApi.as_view(), name="import-create"),
+    path("imports/<int:job_id>/", views.ImportDetailApi.as_view(), name="import-detail"),
+]

@@ -1,0 +1,149 @@
+"""Output shapes shared by several annotation API views. Input serializers live next to their view.
+
+Private fields (answer, solution) exist only on ``ParentDetailPrivateOutput``; the view chooses that
+serializer for admins, so for everyone else the keys are absent rather than blank.
+"""
+
+from __future__ import annotations
+
+from django.urls import NoReverseMatch, reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ..models import Event, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
+
+
+def choice_string(choices: list[tuple[str, str]], **kwargs) -> serializers.CharField:
+    """A read-only choice documented in prose. ``status`` names different choice sets on different
+    models, and spectacular would merge same-named enums into colliding components."""
+
+    @extend_schema_field({"type": "string", "description": "One of: " + ", ".join(v for v, _ in choices)})
+    class ChoiceString(serializers.CharField):
+        pass
+
+    return ChoiceString(read_only=True, **kwargs)
+
+
+class SourceOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Source
+        fields = ["id", "name", "license", "url", "created_at"]
+        read_only_fields = fields
+
+
+class ImageOutput(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ProblemImage
+        fields = ["image_id", "width", "height", "sha256", "pixels_sha256", "media_type", "url"]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_url(self, image: ProblemImage) -> str | None:
+        # Resolved per call: the permission-checked file view is registered by the pages app.
+        try:
+            return reverse("annotation:image_file", args=[image.parent.problem_id, image.image_id])
+        except NoReverseMatch:
+            return None
+
+
+class PassSummaryOutput(serializers.ModelSerializer):
+    status = choice_string(PassDocument.Status.choices)
+    approval_is_fresh = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = PassDocument
+        fields = ["pass_no", "status", "version", "document_sha256", "approval_is_fresh"]
+        read_only_fields = fields
+
+
+class ParentListOutput(serializers.ModelSerializer):
+    source = serializers.CharField(source="source.name", read_only=True)
+    image_count = serializers.IntegerField(read_only=True, default=0)
+
+    class Meta:
+        model = ParentProblem
+        fields = ["problem_id", "source", "source_split", "source_sample_id", "language", "domain",
+                  "answer_type", "status", "version", "stem", "query", "image_count", "updated_at"]
+        read_only_fields = fields
+
+
+class ParentDetailOutput(serializers.ModelSerializer):
+    source = SourceOutput(read_only=True)
+    images = ImageOutput(many=True, read_only=True)
+    passes = PassSummaryOutput(many=True, read_only=True)
+
+    class Meta:
+        model = ParentProblem
+        fields = ["problem_id", "source", "source_split", "source_sample_id", "language", "raw_question",
+                  "stem", "query", "options", "answer_type", "domain", "segmentation", "status", "version",
+                  "images", "passes", "created_at", "updated_at"]
+        read_only_fields = fields
+
+
+class ParentDetailPrivateOutput(ParentDetailOutput):
+    """Admins only (answer-blind protocol, paper §3.2)."""
+
+    class Meta(ParentDetailOutput.Meta):
+        fields = [*ParentDetailOutput.Meta.fields, "answer", "solution"]
+        read_only_fields = fields
+
+
+class ValidationIssueOutput(serializers.Serializer):
+    code = serializers.CharField()
+    path = serializers.CharField()
+    message = serializers.CharField()
+
+
+class PassStateOutput(serializers.Serializer):
+    """A pass document plus what the validator says about it (``validation_issues`` in context)."""
+
+    pass_no = serializers.IntegerField()
+    status = choice_string(PassDocument.Status.choices)
+    version = serializers.IntegerField()
+    document = serializers.JSONField()
+    document_sha256 = serializers.CharField()
+    approval_is_fresh = serializers.BooleanField()
+    approved_sha256 = serializers.CharField()
+    approved_by = serializers.SerializerMethodField()
+    approved_at = serializers.DateTimeField(allow_null=True)
+    updated_by = serializers.SerializerMethodField()
+    updated_at = serializers.DateTimeField()
+    review_note = serializers.CharField()
+    validation_errors = serializers.SerializerMethodField()
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_approved_by(self, doc: PassDocument) -> str | None:
+        return doc.approved_by.get_username() if doc.approved_by_id else None
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_updated_by(self, doc: PassDocument) -> str | None:
+        return doc.updated_by.get_username() if doc.updated_by_id else None
+
+    @extend_schema_field(ValidationIssueOutput(many=True))
+    def get_validation_errors(self, doc: PassDocument) -> list[dict[str, str]]:
+        return list(self.context.get("validation_issues", []))
+
+
+class EventOutput(serializers.ModelSerializer):
+    actor = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Event
+        fields = ["id", "at", "actor", "verb", "object_type", "object_id", "before", "after"]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_actor(self, event: Event) -> str | None:
+        return event.actor.get_username() if event.actor_id else None
+
+
+class ImportJobOutput(serializers.ModelSerializer):
+    status = choice_string(ImportJob.Status.choices)
+    class Meta:
+        model = ImportJob
+        fields = ["id", "kind", "status", "original_name", "total", "done", "report", "created_at",
+                  "finished_at"]
+        read_only_fields = fields

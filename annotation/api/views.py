@@ -1,0 +1,388 @@
+"""REST API for sources, parent problems, pass documents, events and imports.
+
+One view per resource/operation; each checks roles through ``annotation.permissions``, validates its
+input with a nested serializer, calls one service or selector, and renders an Output serializer.
+Business refusals are ``ApplicationError``s, rendered by ``physalign_site.errors``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.http import Http404
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_serializer,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import filters, generics, serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from physalign_site.errors import ApplicationError
+
+from .. import permissions as perms
+from ..models import ImportJob, ParentProblem, PassDocument
+from ..selectors import (
+    event_list,
+    import_job_get,
+    parent_get,
+    parent_list,
+    parent_passes_approved,
+    pass_document_get,
+    pass_validation_issues,
+    source_list,
+)
+from ..services import (
+    SOLUTION_PASS,
+    pass_document_approve,
+    pass_document_reject,
+    pass_document_save,
+    pass_document_submit,
+    source_create,
+)
+from .filters import EventFilter, ParentFilter
+from .serializers import (
+    EventOutput,
+    ImportJobOutput,
+    ParentDetailOutput,
+    ParentDetailPrivateOutput,
+    ParentListOutput,
+    PassStateOutput,
+    PassSummaryOutput,
+    SourceOutput,
+)
+
+ERROR_RESPONSE = inline_serializer("ApiError", {
+    "message": serializers.CharField(),
+    "code": serializers.CharField(),
+    "extra": serializers.DictField(),
+})
+
+
+# --- permissions --------------------------------------------------------------------------------------
+
+def role_permission(check: Callable[[Any], bool], *, unsafe: Callable[[Any], bool] | None = None,
+                    name: str = "RolePermission") -> type[BasePermission]:
+    """A DRF permission wrapping an ``annotation.permissions`` helper (``unsafe`` for writes)."""
+
+    def has_permission(self: BasePermission, request: Request, view: APIView) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        if unsafe is not None and request.method not in ("GET", "HEAD", "OPTIONS"):
+            return unsafe(user)
+        return check(user)
+
+    return type(name, (BasePermission,), {"has_permission": has_permission})
+
+
+class PassPermission(BasePermission):
+    """Reading a pass needs ``can_read_pass``, writing it ``can_edit_pass`` (pass number from the URL)."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        pass_no = int(view.kwargs.get("pass_no", 1))
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return perms.can_read_pass(user, pass_no)
+        return perms.can_edit_pass(user, pass_no)
+
+
+CanViewProblems = role_permission(perms.can_view_problems, name="CanViewProblems")
+CanViewSources = role_permission(perms.can_view_problems, unsafe=perms.can_manage_sources,
+                                 name="CanViewSources")
+CanViewEvents = role_permission(perms.can_view_events, name="CanViewEvents")
+CanImport = role_permission(perms.can_view_import_jobs, unsafe=perms.can_import, name="CanImport")
+CanReadPassSummary = role_permission(lambda user: perms.can_read_pass(user, 1), name="CanReadPassSummary")
+
+
+class ApiPagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+# --- helpers ------------------------------------------------------------------------------------------
+
+def _parent_or_404(problem_id: str) -> ParentProblem:
+    parent = parent_get(problem_id=problem_id)
+    if parent is None:
+        raise Http404("No such parent problem.")
+    return parent
+
+
+def _pass_or_404(parent: ParentProblem, pass_no: int) -> PassDocument:
+    doc = pass_document_get(parent=parent, pass_no=pass_no)
+    if doc is None:
+        raise Http404("This pass has no document yet.")
+    return doc
+
+
+def _require_pass5_open(parent: ParentProblem, pass_no: int) -> None:
+    if pass_no == SOLUTION_PASS and not parent_passes_approved(parent=parent):
+        raise ApplicationError("Pass 5 opens only after passes 1–4 are approved.", code="pass5_locked",
+                               status=409)
+
+
+def _expected_version(request: Request) -> int | None:
+    """``If-Match: 3`` or ``If-Match: "3"`` → 3; absent → None (RFC 9110 §13.1.1, versions as tags)."""
+    raw = request.headers.get("If-Match")
+    if raw is None or not raw.strip():
+        return None
+    value = raw.strip()
+    if value.startswith("W/"):
+        value = value[2:]
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    if not value.isdigit():
+        raise ApplicationError("If-Match must carry the document version you loaded, e.g. If-Match: \"3\".",
+                               code="precondition_invalid")
+    return int(value)
+
+
+def _pass_state_response(doc: PassDocument, *, status_code: int = status.HTTP_200_OK) -> Response:
+    issues = pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document)
+    data = PassStateOutput(doc, context={"validation_issues": issues}).data
+    return Response(data, status=status_code, headers={"ETag": f'"{doc.version}"'})
+
+
+PASS_PATH_PARAMS = [
+    OpenApiParameter("problem_id", OpenApiTypes.STR, OpenApiParameter.PATH),
+    OpenApiParameter("pass_no", OpenApiTypes.INT, OpenApiParameter.PATH, enum=[1, 2, 3, 4, 5]),
+]
+IF_MATCH = OpenApiParameter(
+    "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False,
+    description="Version last loaded (the ETag). Required when the document exists; omit or 0 to create.",
+)
+
+
+# --- sources ------------------------------------------------------------------------------------------
+
+class SourceListApi(APIView):
+    permission_classes = [CanViewSources]
+
+    @extend_schema_serializer(component_name="SourceCreateInput")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        license = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+        url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+
+    @extend_schema(operation_id="sources_list", responses=SourceOutput(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(SourceOutput(source_list(), many=True).data)
+
+    @extend_schema(operation_id="sources_create", request=InputSerializer,
+                   responses={201: SourceOutput, 409: ERROR_RESPONSE})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        source = source_create(actor=request.user, **data.validated_data)
+        return Response(SourceOutput(source).data, status=status.HTTP_201_CREATED)
+
+
+class SourceDetailApi(APIView):
+    permission_classes = [CanViewProblems]
+
+    @extend_schema(operation_id="sources_retrieve", responses=SourceOutput)
+    def get(self, request: Request, source_id: int) -> Response:
+        source = source_list().filter(pk=source_id).first()
+        if source is None:
+            raise Http404("No such source.")
+        return Response(SourceOutput(source).data)
+
+
+# --- parent problems ----------------------------------------------------------------------------------
+
+@extend_schema_view(get=extend_schema(operation_id="parents_list"))
+class ParentListApi(generics.ListAPIView):
+    """Parent problems (never with answer or solution); filter, search (`?search=`), order, paginate."""
+
+    permission_classes = [CanViewProblems]
+    serializer_class = ParentListOutput
+    pagination_class = ApiPagination
+    filterset_class = ParentFilter
+    filter_backends = [DjangoFilterBackend, filters.SearchFilter, filters.OrderingFilter]
+    search_fields = ["problem_id", "stem", "query", "source_sample_id"]
+    ordering_fields = ["problem_id", "status", "language", "domain", "created_at", "updated_at"]
+    ordering = ["problem_id"]
+
+    def get_queryset(self):
+        return parent_list()
+
+
+class ParentDetailApi(APIView):
+    permission_classes = [CanViewProblems]
+
+    @extend_schema(
+        operation_id="parents_retrieve",
+        responses=ParentDetailPrivateOutput,
+        description="`answer` and `solution` are present only for admins; for every other role the keys are "
+                    "absent.",
+    )
+    def get(self, request: Request, problem_id: str) -> Response:
+        parent = _parent_or_404(problem_id)
+        output = ParentDetailPrivateOutput if perms.can_view_private_fields(request.user) else ParentDetailOutput
+        return Response(output(parent).data)
+
+
+# --- pass documents -----------------------------------------------------------------------------------
+
+class PassListApi(APIView):
+    permission_classes = [CanReadPassSummary]
+
+    @extend_schema(operation_id="passes_list", responses=PassSummaryOutput(many=True),
+                   parameters=[OpenApiParameter("problem_id", OpenApiTypes.STR, OpenApiParameter.PATH)])
+    def get(self, request: Request, problem_id: str) -> Response:
+        parent = _parent_or_404(problem_id)
+        return Response(PassSummaryOutput(parent.passes.all(), many=True).data)
+
+
+class PassDetailApi(APIView):
+    permission_classes = [PassPermission]
+
+    @extend_schema_serializer(component_name="PassUpdateInput")
+    class InputSerializer(serializers.Serializer):
+        document = serializers.JSONField(help_text="The whole pass document (Kit §2.4).")
+
+    @extend_schema(operation_id="passes_retrieve", parameters=PASS_PATH_PARAMS,
+                   responses={200: PassStateOutput,
+                              404: ERROR_RESPONSE, 409: ERROR_RESPONSE})
+    def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        parent = _parent_or_404(problem_id)
+        _require_pass5_open(parent, pass_no)
+        return _pass_state_response(_pass_or_404(parent, pass_no))
+
+    @extend_schema(operation_id="passes_update", parameters=[*PASS_PATH_PARAMS, IF_MATCH],
+                   request=InputSerializer,
+                   responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE,
+                              428: ERROR_RESPONSE})
+    def put(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        parent = _parent_or_404(problem_id)
+        expected = _expected_version(request)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        doc = pass_document_save(parent=parent, pass_no=pass_no, document=data.validated_data["document"],
+                                 actor=request.user, expected_version=expected)
+        return _pass_state_response(doc)
+
+
+class PassSubmitApi(APIView):
+    class SubmitPermission(BasePermission):
+        def has_permission(self, request: Request, view: APIView) -> bool:
+            return bool(request.user and request.user.is_authenticated
+                        and perms.can_submit_pass(request.user, int(view.kwargs["pass_no"])))
+
+    permission_classes = [SubmitPermission]
+
+    @extend_schema(operation_id="passes_submit", parameters=PASS_PATH_PARAMS, request=None,
+                   responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE})
+    def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
+        return _pass_state_response(pass_document_submit(doc=doc, actor=request.user))
+
+
+class ReviewPermission(BasePermission):
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(request.user and request.user.is_authenticated
+                    and perms.can_review_pass_no(request.user, int(view.kwargs["pass_no"])))
+
+
+class PassApproveApi(APIView):
+    permission_classes = [ReviewPermission]
+
+    @extend_schema_serializer(component_name="PassApproveInput")
+    class InputSerializer(serializers.Serializer):
+        document_sha256 = serializers.RegexField(r"^[0-9a-f]{64}$", help_text="The hash you reviewed.")
+        note = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(operation_id="passes_approve", parameters=PASS_PATH_PARAMS, request=InputSerializer,
+                   responses={200: PassStateOutput, 403: ERROR_RESPONSE, 409: ERROR_RESPONSE})
+    def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        doc = pass_document_approve(doc=doc, actor=request.user, **data.validated_data)
+        return _pass_state_response(doc)
+
+
+class PassRejectApi(APIView):
+    permission_classes = [ReviewPermission]
+
+    @extend_schema_serializer(component_name="PassRejectInput")
+    class InputSerializer(serializers.Serializer):
+        document_sha256 = serializers.RegexField(r"^[0-9a-f]{64}$", help_text="The hash you reviewed.")
+        note = serializers.CharField(required=False, allow_blank=True, default="",
+                                     help_text="Required: what the annotator should fix.")
+
+    @extend_schema(operation_id="passes_reject", parameters=PASS_PATH_PARAMS, request=InputSerializer,
+                   responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE})
+    def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        doc = pass_document_reject(doc=doc, actor=request.user, **data.validated_data)
+        return _pass_state_response(doc)
+
+
+# --- events -------------------------------------------------------------------------------------------
+
+@extend_schema_view(get=extend_schema(operation_id="events_list"))
+class EventListApi(generics.ListAPIView):
+    """The append-only audit trail (admins only)."""
+
+    permission_classes = [CanViewEvents]
+    serializer_class = EventOutput
+    pagination_class = ApiPagination
+    filterset_class = EventFilter
+    filter_backends = [DjangoFilterBackend, filters.OrderingFilter]
+    ordering_fields = ["at", "id"]
+
+    def get_queryset(self):
+        return event_list()
+
+
+# --- imports ------------------------------------------------------------------------------------------
+
+class ImportCreateApi(APIView):
+    permission_classes = [CanImport]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="ImportCreateInput")
+    class InputSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=ImportJob.Kind.choices)
+        file = serializers.FileField(help_text="A zip archive.")
+
+    @extend_schema(operation_id="imports_create", request=InputSerializer,
+                   responses={202: ImportJobOutput, 400: ERROR_RESPONSE})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            from annotation.importers import import_job_create
+        except ImportError as exc:  # the importer lands separately
+            raise ApplicationError("Imports are not available on this server yet.", code="import_unavailable",
+                                   status=503) from exc
+        job = import_job_create(kind=data.validated_data["kind"], upload=data.validated_data["file"],
+                                actor=request.user)
+        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ImportDetailApi(APIView):
+    permission_classes = [CanImport]
+
+    @extend_schema(operation_id="imports_retrieve", responses=ImportJobOutput)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = import_job_get(job_id=job_id)
+        if job is None:
+            raise Http404("No such import job.")
+        return Response(ImportJobOutput(job).data)

@@ -1,0 +1,256 @@
+"""Writes for sources and pass documents (Kit §2.3–§2.4): optimistic locking, hash-bound approval.
+
+Every function here runs in one transaction, takes keyword arguments, records an audit event, and
+refuses with ``ApplicationError`` / ``ConflictError`` without changing anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from physalign_site.canonical import digest
+from physalign_site.errors import ApplicationError, ConflictError
+from physalign_site.roles import is_admin
+
+from .events import event_record
+from .models import ParentProblem, PassDocument, Source
+from .selectors import (
+    ANNOTATION_PASSES,
+    FORBIDDEN_KEY_CODE,
+    forbidden_key_issues,
+    parent_passes_approved,
+    pass_validation_issues,
+)
+
+SOLUTION_PASS = 5
+PASS_NUMBERS = (1, 2, 3, 4, 5)
+PROBLEM_ID_MISMATCH_CODE = "PROBLEM_ID_MISMATCH"
+# Never stored: a document for another problem, or one carrying answer/solution keys (Kit §2.4).
+HARD_CODES = frozenset({FORBIDDEN_KEY_CODE, PROBLEM_ID_MISMATCH_CODE})
+
+
+def _pass_state(doc: PassDocument | None) -> dict[str, Any] | None:
+    if doc is None:
+        return None
+    return {"version": doc.version, "document_sha256": doc.document_sha256, "status": doc.status}
+
+
+def _require_pass5_unlocked(parent: ParentProblem, pass_no: int) -> None:
+    if pass_no == SOLUTION_PASS and not parent_passes_approved(parent=parent):
+        raise ApplicationError(
+            "Pass 5 opens only after passes 1–4 are approved (and the approvals are current).",
+            code="pass5_locked", status=409,
+        )
+
+
+def _merge_issues(*groups: list[dict[str, str]]) -> list[dict[str, str]]:
+    seen: set[tuple[str, str]] = set()
+    merged: list[dict[str, str]] = []
+    for issue in (i for group in groups for i in group):
+        key = (str(issue.get("code", "")), str(issue.get("path", "")))
+        if key not in seen:
+            seen.add(key)
+            merged.append(issue)
+    return merged
+
+
+def _own_forbidden(pass_no: int, document: Any) -> list[dict[str, str]]:
+    # Our own scan guards passes 1–4 even without the validator; Pass 5 legitimately has final_answer.
+    return forbidden_key_issues(document) if pass_no in ANNOTATION_PASSES else []
+
+
+def _hard_refusals(parent: ParentProblem, pass_no: int, document: Any,
+                   issues: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Problems that make a document unstorable (drafts with other issues are still saved)."""
+    if not isinstance(document, dict):
+        return [{"code": "TYPE_MISMATCH", "path": "", "message": "The document must be a JSON object."}]
+    own: list[dict[str, str]] = []
+    if document.get("problem_id") != parent.problem_id:
+        own.append({"code": PROBLEM_ID_MISMATCH_CODE, "path": "problem_id",
+                    "message": f"problem_id must be {parent.problem_id!r}."})
+    own += _own_forbidden(pass_no, document)
+    from_validator = [i for i in issues if str(i.get("code", "")).upper() in HARD_CODES]
+    return _merge_issues(own, from_validator)
+
+
+def _parent_mark_in_annotation(parent: ParentProblem) -> None:
+    if parent.status in (ParentProblem.Status.NEW, ParentProblem.Status.ANNOTATED):
+        parent.status = ParentProblem.Status.IN_ANNOTATION
+        parent.save(update_fields=["status", "updated_at"])
+
+
+def _parent_refresh_annotated(parent: ParentProblem) -> None:
+    if parent.status != ParentProblem.Status.EXCLUDED and parent_passes_approved(parent=parent):
+        if parent.status != ParentProblem.Status.ANNOTATED:
+            parent.status = ParentProblem.Status.ANNOTATED
+            parent.save(update_fields=["status", "updated_at"])
+
+
+@transaction.atomic
+def pass_document_save(*, parent: ParentProblem, pass_no: int, document: Any, actor: Any,
+                       expected_version: int | None) -> PassDocument:
+    """Create or replace one pass document, guarded by the version the caller last saw.
+
+    ``expected_version`` is None/0 only for a pass that does not exist yet. A stale version raises
+    ``ConflictError`` (409) carrying the current version and hash; nothing changes. An unchanged
+    document is a no-op. Validation issues other than hard refusals are stored-with and returned by
+    ``pass_validation_issues``; they block ``pass_document_submit``, not saving.
+    """
+    if pass_no not in PASS_NUMBERS:
+        raise ApplicationError("Pass numbers run from 1 to 5.", code="pass_not_found", status=404)
+    parent = ParentProblem.objects.select_for_update().get(pk=parent.pk)
+    doc = PassDocument.objects.select_for_update().filter(parent=parent, pass_no=pass_no).first()
+
+    if doc is None:
+        if expected_version not in (None, 0):
+            raise ConflictError("This pass document does not exist (any more); reload it.",
+                                code="version_conflict",
+                                extra={"current_version": 0, "document_sha256": None})
+    else:
+        if expected_version is None:
+            raise ApplicationError(
+                "This pass document exists: send If-Match with the version you last loaded.",
+                code="precondition_required", status=428,
+                extra={"current_version": doc.version, "document_sha256": doc.document_sha256},
+            )
+        if expected_version != doc.version:
+            raise ConflictError(
+                "Someone saved this pass document after you loaded it; reload and merge your changes.",
+                code="version_conflict",
+                extra={"current_version": doc.version, "document_sha256": doc.document_sha256,
+                       "your_version": expected_version},
+            )
+
+    _require_pass5_unlocked(parent, pass_no)
+
+    issues = pass_validation_issues(parent=parent, pass_no=pass_no, document=document) \
+        if isinstance(document, dict) else []
+    refusals = _hard_refusals(parent, pass_no, document, issues)
+    if refusals:
+        raise ApplicationError("The document cannot be stored.", code="document_invalid",
+                               extra={"errors": refusals})
+
+    new_sha = digest(document)
+    if doc is not None and doc.document_sha256 == new_sha:
+        return doc
+
+    before = _pass_state(doc)
+    if doc is None:
+        doc = PassDocument(parent=parent, pass_no=pass_no, document=document, document_sha256=new_sha,
+                           status=PassDocument.Status.DRAFT, version=1, updated_by=_user_or_none(actor))
+        try:
+            with transaction.atomic():
+                doc.save()
+        except IntegrityError as exc:  # a concurrent first save won the race
+            raise ConflictError("Someone created this pass document at the same time; reload it.",
+                                code="version_conflict", extra={"current_version": None}) from exc
+    else:
+        doc.document = document
+        doc.document_sha256 = new_sha
+        doc.version += 1
+        # approved_sha256 stays: the old approval remains on record but is no longer fresh.
+        doc.status = PassDocument.Status.DRAFT
+        doc.updated_by = _user_or_none(actor)
+        doc.save(update_fields=["document", "document_sha256", "version", "status", "updated_by",
+                                "updated_at"])
+
+    if pass_no in ANNOTATION_PASSES:
+        _parent_mark_in_annotation(parent)
+    event_record(actor=actor, verb="pass_document.save", obj=doc,
+                 before=before, after={**_pass_state(doc), "validation_issue_count": len(issues)})
+    return doc
+
+
+@transaction.atomic
+def pass_document_submit(*, doc: PassDocument, actor: Any) -> PassDocument:
+    """Draft (or rejected) → submitted, only when the validator reports no issue at all."""
+    doc = PassDocument.objects.select_for_update().select_related("parent").get(pk=doc.pk)
+    _require_pass5_unlocked(doc.parent, doc.pass_no)
+    if doc.status == PassDocument.Status.SUBMITTED:
+        return doc
+    if doc.status == PassDocument.Status.APPROVED:
+        raise ApplicationError("This document is already approved; edit it to start a new round.",
+                               code="already_approved", status=409)
+    issues = _merge_issues(
+        pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document),
+        _own_forbidden(doc.pass_no, doc.document),
+    )
+    if issues:
+        raise ApplicationError("Fix the validation issues before submitting.", code="document_has_issues",
+                               extra={"errors": issues})
+    before = _pass_state(doc)
+    doc.status = PassDocument.Status.SUBMITTED
+    doc.save(update_fields=["status", "updated_at"])
+    event_record(actor=actor, verb="pass_document.submit", obj=doc, before=before, after=_pass_state(doc))
+    return doc
+
+
+def _review_lock(doc: PassDocument, document_sha256: str) -> PassDocument:
+    doc = PassDocument.objects.select_for_update().select_related("parent").get(pk=doc.pk)
+    if document_sha256 != doc.document_sha256:
+        raise ConflictError(
+            "The document changed after you reviewed it; review the current version.",
+            code="document_changed",
+            extra={"current_version": doc.version, "document_sha256": doc.document_sha256},
+        )
+    if doc.status != PassDocument.Status.SUBMITTED:
+        raise ApplicationError(f"Only submitted documents can be reviewed (this one is {doc.status}).",
+                               code="not_submitted", status=409)
+    return doc
+
+
+@transaction.atomic
+def pass_document_approve(*, doc: PassDocument, actor: Any, document_sha256: str, note: str = "") -> PassDocument:
+    """Approve the exact content the reviewer saw (Kit §2.3); approval goes stale on any edit."""
+    doc = _review_lock(doc, document_sha256)
+    if doc.updated_by_id is not None and doc.updated_by_id == getattr(actor, "pk", None) and not is_admin(actor):
+        raise ApplicationError("You cannot approve a document you edited last; ask another reviewer.",
+                               code="self_review", status=403)
+    before = _pass_state(doc)
+    doc.status = PassDocument.Status.APPROVED
+    doc.approved_sha256 = doc.document_sha256
+    doc.approved_by = _user_or_none(actor)
+    doc.approved_at = timezone.now()
+    doc.review_note = note
+    doc.save(update_fields=["status", "approved_sha256", "approved_by", "approved_at", "review_note",
+                            "updated_at"])
+    event_record(actor=actor, verb="pass_document.approve", obj=doc, before=before,
+                 after={**_pass_state(doc), "note": note})
+    if doc.pass_no in ANNOTATION_PASSES:
+        _parent_refresh_annotated(ParentProblem.objects.select_for_update().get(pk=doc.parent_id))
+    return doc
+
+
+@transaction.atomic
+def pass_document_reject(*, doc: PassDocument, actor: Any, document_sha256: str, note: str) -> PassDocument:
+    """Send a submitted document back to the annotator; the note says what to fix."""
+    if not (note or "").strip():
+        raise ApplicationError("A rejection needs a note saying what to fix.", code="note_required")
+    doc = _review_lock(doc, document_sha256)
+    before = _pass_state(doc)
+    doc.status = PassDocument.Status.REJECTED
+    doc.review_note = note.strip()
+    doc.save(update_fields=["status", "review_note", "updated_at"])
+    event_record(actor=actor, verb="pass_document.reject", obj=doc, before=before,
+                 after={**_pass_state(doc), "note": doc.review_note})
+    return doc
+
+
+@transaction.atomic
+def source_create(*, name: str, license: str = "", url: str = "", actor: Any) -> Source:
+    name = (name or "").strip()
+    if not name:
+        raise ApplicationError("A source needs a name.", code="name_required")
+    if Source.objects.filter(name=name).exists():
+        raise ConflictError(f"A source named {name!r} already exists.", code="source_exists")
+    source = Source.objects.create(name=name, license=license, url=url)
+    event_record(actor=actor, verb="source.create", obj=source, after={"name": name, "license": license,
+                                                                        "url": url})
+    return source
+
+
+def _user_or_none(actor: Any) -> Any:
+    return actor if getattr(actor, "is_authenticated", False) else None

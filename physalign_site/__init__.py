@@ -1,3 +1,2 @@
-from .celery import app as celery_app
-
-__all__ = ("celery_app",)
+"""Project package. Kept import-free so that pure modules (``canonical``) load without Django or
+Celery; the Celery app is loaded by ``PhysAlignSiteConfig.ready``."""

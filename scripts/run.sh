@@ -19,7 +19,7 @@ PORT="${PORT:-8000}"
 .venv/bin/python manage.py collectstatic --noinput >/dev/null
 .venv/bin/python manage.py load_demo
 
-.venv/bin/celery -A physalign_site worker --loglevel=INFO --concurrency=2 \
+.venv/bin/celery -A physalign_site.celery worker --loglevel=INFO --concurrency=2 \
   >var/log/worker.log 2>&1 &
 WORKER_PID=$!
 trap 'kill $WORKER_PID 2>/dev/null || true; wait $WORKER_PID 2>/dev/null || true' EXIT INT TERM

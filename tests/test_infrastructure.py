@@ -48,7 +48,7 @@ def test_compose_file_defines_services_healthchecks_volumes_and_env():
         assert svc["depends_on"]["postgres"]["condition"] == "service_healthy"
         assert svc["depends_on"]["redis"]["condition"] == "service_healthy"
     assert "gunicorn" in services["web"]["command"]
-    assert services["worker"]["command"][:3] == ["celery", "-A", "physalign_site"]
+    assert services["worker"]["command"][:3] == ["celery", "-A", "physalign_site.celery"]
     assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
 
 

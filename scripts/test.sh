@@ -10,6 +10,7 @@ export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/14}"
 export DJANGO_SECRET_KEY="${DJANGO_SECRET_KEY:-test-only-secret-key-not-for-production}"
 export DJANGO_SECURE_SSL=false
 export CELERY_TASK_ALWAYS_EAGER=true
+export PHYSALIGN_REQUIRE_SERVICES=1   # a test that lacks PostgreSQL, Redis or Chromium fails, never skips
 # Debian's Chromium drives the browser tests; tesseract-ocr arrives with the model-provider issue.
 if ! command -v chromium >/dev/null 2>&1; then
   echo "Installing Debian chromium for the browser tests…"

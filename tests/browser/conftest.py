@@ -1,0 +1,161 @@
+"""Browser tests: Debian's Chromium driven by Playwright (sync API) against pytest-django's live_server.
+
+Only the system Chromium is used (``/usr/bin/chromium``); Playwright's own browser downloads are never
+fetched. When the binary is absent the session installs it with apt (we run as root) and fails loudly
+if that does not work: a missing browser must not turn into silently skipped tests.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group
+from PIL import Image, ImageDraw
+
+from physalign_site.roles import ALL_ROLES
+
+# The live server thread and Playwright's sync API share the test thread's event-loop detection.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+SHOTS = Path("/tmp/shots")
+PASSWORD = "correct-horse-battery-9"
+
+# Runs before any page script: records CSP violations the page could otherwise swallow.
+CSP_RECORDER = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', function (e) {
+  window.__cspViolations.push(e.violatedDirective + ' ' + (e.blockedURI || 'inline') + ' ' + e.sourceFile + ':' + e.lineNumber + ':' + e.columnNumber + ' ' + e.sample);
+});
+"""
+
+
+@pytest.fixture(scope="session")
+def chromium_executable() -> str:
+    if not CHROMIUM.exists():
+        apt = shutil.which("apt-get")
+        if apt is None:
+            pytest.fail("/usr/bin/chromium is missing and apt-get is not available to install it.")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for command in ([apt, "update"], [apt, "install", "-y", "chromium"]):
+            result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+            if result.returncode != 0:
+                pytest.fail(
+                    f"Installing Chromium failed at `{' '.join(command)}`:\n{result.stdout[-2000:]}\n"
+                    f"{result.stderr[-2000:]}"
+                )
+        if not CHROMIUM.exists():
+            pytest.fail("apt-get installed 'chromium' but /usr/bin/chromium is still missing.")
+    return str(CHROMIUM)
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_executable):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_executable, args=CHROMIUM_ARGS, headless=True
+        )
+        yield browser
+        browser.close()
+
+
+@dataclass
+class PageProblems:
+    """Console errors, uncaught page errors and CSP violations seen while a test ran."""
+
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    allowed: tuple[str, ...] = ()
+
+    def unexpected(self) -> list[str]:
+        return [
+            msg
+            for msg in self.console_errors + self.page_errors
+            if not any(fragment in msg for fragment in self.allowed)
+        ]
+
+
+@pytest.fixture
+def page_problems() -> PageProblems:
+    return PageProblems()
+
+
+@pytest.fixture
+def page(browser, page_problems) -> Iterator:
+    context = browser.new_context(viewport={"width": 1360, "height": 900}, locale="en-US")
+    context.add_init_script(CSP_RECORDER)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.on(
+        "console", lambda msg: page_problems.console_errors.append(msg.text) if msg.type == "error" else None
+    )
+    page.on("pageerror", lambda exc: page_problems.page_errors.append(str(exc)))
+    yield page
+    context.close()
+    assert page_problems.unexpected() == [], "console errors or CSP violations in the browser"
+
+
+def assert_no_csp_violations(page) -> None:
+    assert page.evaluate("window.__cspViolations") == []
+
+
+def screenshot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(autouse=True)
+def _browser_site(settings):
+    # The manifest storage (DEBUG off) needs collectstatic; the live server serves static via finders.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture
+def role_groups(transactional_db) -> None:
+    # Transactional tests flush the database between tests; the role groups come from a data migration.
+    for name in ALL_ROLES:
+        Group.objects.get_or_create(name=name)
+
+
+@pytest.fixture
+def make_browser_user(role_groups, django_user_model):
+    def make(username: str, *roles: str):
+        user = django_user_model.objects.create_user(username=username, password=PASSWORD)
+        user.groups.add(*Group.objects.filter(name__in=roles))
+        return user
+
+    return make
+
+
+def incline_diagram(width: int = 480, height: int = 300, angle_label: str = "30°") -> bytes:
+    """A small physics diagram (block on an incline) so screenshots look like real content."""
+    img = Image.new("RGB", (width, height), (255, 255, 255))
+    draw = ImageDraw.Draw(img)
+    base_y = height - 40
+    draw.line([(40, base_y), (width - 40, base_y)], fill=(0, 0, 0), width=3)
+    draw.line([(40, base_y), (width - 40, 70)], fill=(0, 0, 0), width=3)
+    draw.line([(width - 40, 70), (width - 40, base_y)], fill=(0, 0, 0), width=3)
+    block = [(width // 2 - 30, 150), (width // 2 + 20, 125), (width // 2 + 40, 165), (width // 2 - 10, 190)]
+    draw.polygon(block, outline=(0, 0, 0), fill=(210, 210, 210))
+    draw.text((width // 2 - 5, 150), "A", fill=(0, 0, 0))
+    draw.arc([(0, base_y - 40), (80, base_y + 40)], start=-30, end=0, fill=(0, 0, 0), width=2)
+    draw.text((88, base_y - 22), angle_label, fill=(0, 0, 0))
+    draw.line([(width // 2 + 5, 160), (width // 2 + 5, 240)], fill=(31, 95, 191), width=3)
+    draw.polygon([(width // 2 - 2, 232), (width // 2 + 12, 232), (width // 2 + 5, 246)], fill=(31, 95, 191))
+    draw.text((width // 2 + 14, 225), "mg", fill=(31, 95, 191))
+    buffer = io.BytesIO()
+    img.save(buffer, format="PNG")
+    return buffer.getvalue()

@@ -15,7 +15,7 @@ def _isolated_media(settings, tmp_path):
 def make_user(django_user_model, username: str, *roles: str):
     user = django_user_model.objects.create_user(username=username, password="pw-" + username)
     for role in roles:
-        user.groups.add(Group.objects.get(name=role))
+        user.groups.add(Group.objects.get_or_create(name=role)[0])  # transactional tests flush groups
     return user
 
 

@@ -22,15 +22,6 @@ VIEWER_ROLES = ("annotator", "source_reviewer", "probe_reviewer", "adjudicator",
 IMPORT_ROLES = ("annotator", "admin")
 
 
-@pytest.fixture(autouse=True)
-def _plain_static_storage(settings):
-    # The manifest storage (DEBUG off) needs collectstatic; page tests render {% static %} without it.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 @pytest.fixture
 def problem(db):
     parent = ParentProblemFactory(problem_id="incline_001", options=[{"id": "A", "text": "mg"}])

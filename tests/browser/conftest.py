@@ -114,15 +114,6 @@ def screenshot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
-@pytest.fixture(autouse=True)
-def _browser_site(settings):
-    # The manifest storage (DEBUG off) needs collectstatic; the live server serves static via finders.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 @pytest.fixture
 def role_groups(transactional_db) -> None:
     # Transactional tests flush the database between tests; the role groups come from a data migration.

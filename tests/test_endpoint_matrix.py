@@ -4,8 +4,6 @@ Add a row to ``CASES`` for each new endpoint. ``url`` and ``body``/``headers`` m
 the ``World`` built below, so rows can point at objects that exist only inside the test database.
 A role left out of ``expected`` is simply not checked for that row.
 
-HTML rows whose URL does not resolve yet are marked ``xfail(strict=True)``: once the page lands the
-marker disappears by itself (and a page that lands with the wrong behaviour fails loudly).
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
-from django.urls import NoReverseMatch, Resolver404, resolve, reverse
 from rest_framework.test import APIClient
 
 from annotation.models import ImportJob, PassDocument
@@ -57,20 +54,6 @@ class Case:
     expected: dict[str, int] = field(default_factory=dict)
     headers: Callable[[World], dict[str, str]] | dict[str, str] | None = None
     fmt: str | None = "json"
-    page_path: str | None = None  # an example path to resolve(); unresolved → xfail "pages not landed"
-    known_issue: Callable[[str], str | None] | None = None  # (role) → reason while a known bug is present
-
-
-def docs_schema_url_broken(role: str) -> str | None:
-    """The Swagger page reverses its ``url_name`` on every request; a wrong name is a 500."""
-    if role == ANON:
-        return None  # refused before the reverse
-    url_name = resolve("/api/docs/").func.view_initkwargs.get("url_name", "schema")
-    try:
-        reverse(url_name)
-    except NoReverseMatch:
-        return f"physalign_site/urls.py: SpectacularSwaggerView url_name={url_name!r} does not reverse"
-    return None
 
 
 def _v(value: Any, world: World) -> Any:
@@ -95,18 +78,19 @@ CASES: list[Case] = [
     # --- site-wide API ---
     Case("me", "get", "/api/me/", expected=statuses(200, anonymous=403)),
     Case("schema", "get", "/api/schema/", expected=statuses(200, anonymous=403)),
-    Case("docs", "get", "/api/docs/", expected=statuses(200, anonymous=403),
-         known_issue=docs_schema_url_broken),
+    Case("docs", "get", "/api/docs/", expected=statuses(200, anonymous=403)),
     Case("token bad credentials", "post", "/api/auth/token/", {"username": "nobody", "password": "wrong"},
          expected=statuses(400)),
     # --- HTML pages ---
-    Case("home", "get", "/", expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200}),
+    Case("home", "get", "/", expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
     Case("login page", "get", "/accounts/login/", expected=statuses(302, anonymous=200)),
     Case("problem page", "get", lambda w: f"/problems/{w.pid}/",
-         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403},
-         page_path="/problems/prob_x/"),
-    Case("imports page", "get", "/imports/", expected=only({ANN: 200, ADM: 200, ANON: 302}),
-         page_path="/imports/"),
+         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
+    Case("problem image file", "get", lambda w: f"/problems/{w.pid}/images/img_0",
+         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
+    Case("imports page", "get", "/imports/", expected=only({ANN: 200, ADM: 200, ANON: 302})),
+    Case("import job page", "get", lambda w: f"/imports/{w.import_job_id}/",
+         expected=only({ANN: 200, ADM: 200, ANON: 302})),
     # --- sources ---
     Case("sources list", "get", "/api/sources/", expected=API_READERS),
     Case("sources create", "post", "/api/sources/", {"name": "new-source", "license": "MIT"},
@@ -151,18 +135,8 @@ CASES: list[Case] = [
 ]
 
 
-def _marks(case: Case, role: str) -> list[pytest.MarkDecorator]:
-    if case.page_path is not None:
-        try:
-            resolve(case.page_path)
-        except Resolver404:
-            return [pytest.mark.xfail(strict=True, reason="pages not landed")]
-    reason = case.known_issue(role) if case.known_issue else None
-    return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-
-
 PARAMS = [
-    pytest.param(case, role, id=f"{case.method.upper()} {case.name} [{role}]", marks=_marks(case, role))
+    pytest.param(case, role, id=f"{case.method.upper()} {case.name} [{role}]")
     for case in CASES
     for role in ROLES
     if role in case.expected

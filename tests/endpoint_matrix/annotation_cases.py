@@ -1,0 +1,112 @@
+"""Matrix rows for sources, problems, pass documents, events, imports and site-wide pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.models import ImportJob, PassDocument
+from physalign_site.canonical import digest
+from tests.endpoint_matrix import ADJ, ADM, ANN, ANON, NOROLE, PRB, SRC, Case, World, only, statuses
+from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, SourceFactory
+
+
+def _pass1(pid: str) -> dict[str, Any]:
+    return {"problem_id": pid, "visual_nodes": [], "ambiguities": []}
+
+
+GLYPH_NODE = {"id": "v001", "type": "text_glyph", "subtype": "", "text": "m", "image_id": "img_0",
+              "bbox_1000": [70, 200, 115, 280], "keypoints_1000": [], "center_1000": [-1, -1],
+              "radius_1000": -1, "confidence": "high"}
+
+API_READERS = statuses(200, anonymous=403, no_role=403)
+PASS_READERS = only({ANN: 200, SRC: 200, ADM: 200})
+PASS_WRITERS = only({ANN: 200, ADM: 200})
+REVIEWERS = only({SRC: 200, ADM: 200})
+IMPORTERS = only({ANN: 200, ADM: 200})
+
+CASES: list[Case] = [
+    # --- site-wide API ---
+    Case("me", "get", "/api/me/", expected=statuses(200, anonymous=403)),
+    Case("schema", "get", "/api/schema/", expected=statuses(200, anonymous=403)),
+    Case("docs", "get", "/api/docs/", expected=statuses(200, anonymous=403)),
+    Case("token bad credentials", "post", "/api/auth/token/", {"username": "nobody", "password": "wrong"},
+         expected=statuses(400)),
+    # --- HTML pages ---
+    Case("home", "get", "/", expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
+    Case("login page", "get", "/accounts/login/", expected=statuses(302, anonymous=200)),
+    Case("problem page", "get", lambda w: f"/problems/{w.pid}/",
+         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
+    Case("problem image file", "get", lambda w: f"/problems/{w.pid}/images/img_0",
+         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
+    Case("imports page", "get", "/imports/", expected=only({ANN: 200, ADM: 200, ANON: 302})),
+    Case("import job page", "get", lambda w: f"/imports/{w.import_job_id}/",
+         expected=only({ANN: 200, ADM: 200, ANON: 302})),
+    # --- sources ---
+    Case("sources list", "get", "/api/sources/", expected=API_READERS),
+    Case("sources create", "post", "/api/sources/", {"name": "new-source", "license": "MIT"},
+         expected=only({ADM: 201})),
+    Case("source detail", "get", lambda w: f"/api/sources/{w.source_id}/", expected=API_READERS),
+    # --- parents ---
+    Case("parents list", "get", "/api/parents/", expected=API_READERS),
+    Case("parents list filtered", "get", "/api/parents/?language=en&search=block&ordering=-problem_id",
+         expected=API_READERS),
+    Case("parent detail", "get", lambda w: f"/api/parents/{w.pid}/", expected=API_READERS),
+    Case("parent detail missing", "get", "/api/parents/no-such-problem/",
+         expected=statuses(404, anonymous=403, no_role=403)),
+    # --- passes ---
+    Case("passes summary", "get", lambda w: f"/api/parents/{w.pid}/passes/", expected=PASS_READERS),
+    Case("pass 1 read", "get", lambda w: f"/api/parents/{w.pid}/passes/1/", expected=PASS_READERS),
+    Case("pass 2 read (not created)", "get", lambda w: f"/api/parents/{w.pid}/passes/2/",
+         expected=only({ANN: 404, SRC: 404, ADM: 404})),
+    Case("pass 1 write", "put", lambda w: f"/api/parents/{w.pid}/passes/1/",
+         lambda w: {"document": _pass1(w.pid)}, headers={"If-Match": '"1"'},
+         expected=PASS_WRITERS),
+    Case("pass 1 submit", "post", lambda w: f"/api/parents/{w.pid_plain}/passes/1/submit/",
+         expected=PASS_WRITERS),
+    Case("pass 1 approve", "post", lambda w: f"/api/parents/{w.pid}/passes/1/approve/",
+         lambda w: {"document_sha256": w.pass1_sha, "note": "ok"}, expected=REVIEWERS),
+    Case("pass 1 reject", "post", lambda w: f"/api/parents/{w.pid}/passes/1/reject/",
+         lambda w: {"document_sha256": w.pass1_sha, "note": "bbox too loose"}, expected=REVIEWERS),
+    Case("pass 5 read while locked", "get", lambda w: f"/api/parents/{w.pid}/passes/5/",
+         expected=only({ANN: 409, ADM: 409})),
+    Case("pass 5 write while locked", "put", lambda w: f"/api/parents/{w.pid}/passes/5/",
+         lambda w: {"document": {"problem_id": w.pid, "solution_steps": []}}, expected=only({ANN: 409, ADM: 409})),
+    Case("pass 5 read when open", "get", lambda w: f"/api/parents/{w.pid_done}/passes/5/",
+         expected=only({ANN: 200, ADM: 200})),
+    Case("pass 6 does not exist", "get", lambda w: f"/api/parents/{w.pid}/passes/6/", expected=statuses(404)),
+    # --- events ---
+    Case("events", "get", "/api/events/", expected=only({ADM: 200})),
+    Case("events filtered", "get", "/api/events/?object_type=annotation.passdocument&object_id=1",
+         expected=only({ADM: 200})),
+    # --- imports ---
+    Case("import without file", "post", "/api/imports/", {"kind": "problems"}, fmt="multipart",
+         expected=only({ANN: 400, ADM: 400})),
+    Case("import job status", "get", lambda w: f"/api/imports/{w.import_job_id}/", expected=IMPORTERS),
+]
+
+
+def populate(world: World, users: dict[str, Any]) -> None:
+    annotator, reviewer = users[ANN], users[SRC]
+    source = SourceFactory(name="matrix-source")
+    parent = ParentProblemFactory(problem_id="prob_matrix", source=source)
+    ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
+    pass1 = PassDocumentFactory(parent=parent, pass_no=1, status=PassDocument.Status.SUBMITTED,
+                                updated_by=annotator,
+                                document={**_pass1(parent.problem_id), "visual_nodes": [GLYPH_NODE]})
+    plain = ParentProblemFactory(problem_id="prob_plain", source=source)
+    PassDocumentFactory(parent=plain, pass_no=1, updated_by=annotator, document=_pass1(plain.problem_id))
+    done = ParentProblemFactory(problem_id="prob_done", source=source, status="annotated")
+    for pass_no in (1, 2, 3, 4):
+        doc = {"problem_id": done.problem_id, "pass": pass_no}
+        PassDocumentFactory(parent=done, pass_no=pass_no, document=doc, status=PassDocument.Status.APPROVED,
+                            approved_sha256=digest(doc), approved_by=reviewer, updated_by=annotator)
+    PassDocumentFactory(parent=done, pass_no=5, document={"problem_id": done.problem_id, "solution_steps": []})
+    job = ImportJob.objects.create(kind=ImportJob.Kind.PROBLEMS, created_by=annotator)
+    world.source_id = source.pk
+    world.pid = parent.problem_id            # one image; pass 1 submitted by the annotator
+    world.pid_plain = plain.problem_id       # no images; pass 1 is a valid draft
+    world.pid_done = done.problem_id         # passes 1-4 approved and fresh; pass 5 exists
+    world.import_job_id = job.pk
+    world.pass1_sha = pass1.document_sha256
+
+

@@ -43,6 +43,7 @@ from physalign_site.canonical import bytes_digest, digest, parse_json, text_dige
 from physalign_site.errors import ApplicationError
 
 from .events import event_record
+from .history import pass_version_record
 from .images import ImageInfo, ImageRejected, inspect_image_bytes
 from .models import SAFE_ID_PATTERN, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
 
@@ -1333,6 +1334,7 @@ def _write_passes(parent: ParentProblem, passes: list[_PreparedPass], *, actor: 
                 updated_by=actor_user,
                 **wanted,
             )
+            pass_version_record(doc=doc, actor=actor)
             event_record(
                 actor=actor,
                 verb="pass.imported",
@@ -1363,6 +1365,7 @@ def _write_passes(parent: ParentProblem, passes: list[_PreparedPass], *, actor: 
         doc.version += 1
         doc.updated_by = actor_user
         doc.save()
+        pass_version_record(doc=doc, actor=actor)
         event_record(
             actor=actor,
             verb="pass.reimported",

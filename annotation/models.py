@@ -166,6 +166,70 @@ class PassDocument(models.Model):
         return self.status == self.Status.APPROVED and self.approved_sha256 == self.document_sha256
 
 
+class PassDocumentVersion(models.Model):
+    """Every saved state of a pass document, kept for history, diffs and revert."""
+
+    pass_document = models.ForeignKey(PassDocument, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    document = models.JSONField()
+    document_sha256 = models.CharField(max_length=64)
+    saved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    saved_at = models.DateTimeField(auto_now_add=True)
+    source_draft = models.ForeignKey(
+        "LLMDraft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )  # set when this version came from accepting an LLM draft
+    note = models.CharField(max_length=300, blank=True)  # e.g. "reverted to v3"
+
+    class Meta:
+        ordering = ["pass_document", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["pass_document", "version"], name="one_row_per_pass_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pass_document} @v{self.version}"
+
+
+class DraftRun(models.Model):
+    """One drafting request for one pass over one or many parents (a Celery batch with progress)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Finished"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    pass_no = models.PositiveSmallIntegerField()
+    model_config = models.ForeignKey("evaluation.ModelConfig", on_delete=models.PROTECT, related_name="+")
+    prompt_version = models.CharField(max_length=100)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(pass_no__gte=1) & Q(pass_no__lte=5), name="draftrun_pass_no_1_to_5"),
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "succeeded", "failed", "cancelled"]),
+                name="draftrun_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"draft run #{self.pk} pass {self.pass_no} ({self.status})"
+
+
 class LLMDraft(models.Model):
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -177,15 +241,27 @@ class LLMDraft(models.Model):
 
     parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="llm_drafts")
     pass_no = models.PositiveSmallIntegerField()
+    run = models.ForeignKey(DraftRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="drafts")
+    model_config = models.ForeignKey(
+        "evaluation.ModelConfig", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     model_label = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=100)
+    request_record = models.JSONField(default=dict, blank=True)  # what was sent (texts, image hashes, settings)
     raw_output = models.TextField(blank=True)
     parsed_document = models.JSONField(null=True, blank=True)
     validation_errors = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    usage = models.JSONField(default=dict, blank=True)  # input/output/reasoning tokens
+    attempts = models.JSONField(default=list, blank=True)  # one entry per provider attempt
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=0)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     accepted_into = models.ForeignKey(
         PassDocument, null=True, blank=True, on_delete=models.SET_NULL, related_name="accepted_drafts"
     )
+    # Human edits relative to the draft when accepted: {"added": n, "removed": n, "changed": n, ...}
+    acceptance = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -200,6 +276,7 @@ class LLMDraft(models.Model):
                 name="draft_status_valid",
             ),
         ]
+        indexes = [models.Index(fields=["parent", "pass_no"])]
 
     def __str__(self) -> str:
         return f"draft {self.parent.problem_id} pass {self.pass_no} ({self.model_label})"

@@ -16,6 +16,7 @@ from physalign_site.errors import ApplicationError, ConflictError
 from physalign_site.roles import is_admin
 
 from .events import event_record
+from .history import pass_version_record
 from .models import ParentProblem, PassDocument, Source
 from .selectors import (
     ANNOTATION_PASSES,
@@ -156,6 +157,7 @@ def pass_document_save(*, parent: ParentProblem, pass_no: int, document: Any, ac
         doc.updated_by = _user_or_none(actor)
         doc.save(update_fields=["document", "document_sha256", "version", "status", "updated_by",
                                 "updated_at"])
+    pass_version_record(doc=doc, actor=actor)
 
     if pass_no in ANNOTATION_PASSES:
         _parent_mark_in_annotation(parent)

@@ -1,1 +1,12 @@
-"""Model provider layer: one request/result type for every provider (DESIGN §2)."""
+"""The model provider layer: one request type, one result type, every provider behind ``generate``.
+
+No Django here. Django-aware glue (ModelConfig → ProviderConfig, the shared rate limiter) lives in
+``evaluation.llm_glue``.
+"""
+
+from .client import Backoff, generate
+from .errors import ErrorKind, ProviderError
+from .types import ImageInput, LLMRequest, LLMResult, ProviderConfig, ResultStatus, Usage
+
+__all__ = ["Backoff", "ErrorKind", "ImageInput", "LLMRequest", "LLMResult", "ProviderConfig", "ProviderError",
+           "ResultStatus", "Usage", "generate"]

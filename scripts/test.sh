@@ -17,5 +17,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 
+# The baseline-ocr-nearest provider reads anchors with Debian's tesseract.
+if ! command -v tesseract >/dev/null 2>&1; then
+  echo "Installing Debian tesseract-ocr for the OCR baseline…"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null
+fi
+
 .venv/bin/python manage.py makemigrations --check --dry-run >/dev/null
 exec .venv/bin/pytest "$@"

@@ -1,0 +1,138 @@
+"""REST API for LLM drafts and draft runs (annotators and admins)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluation.models import ModelConfig
+
+from ..drafting import draft_accept, draft_discard, draft_run_create, draft_run_progress, record_comparison
+from ..drafting_views import can_draft
+from ..models import DraftRun, LLMDraft, ParentProblem, PassDocument
+
+
+class DraftOutput(serializers.ModelSerializer):
+    model = serializers.CharField(source="model_config.name", default=None)
+    status = serializers.CharField()  # pending|ready|invalid|failed|accepted|discarded
+    problem_id = serializers.CharField(source="parent.problem_id")
+
+    class Meta:
+        model = LLMDraft
+        fields = ("id", "problem_id", "pass_no", "run", "model", "model_label", "prompt_version", "status",
+                  "raw_output", "parsed_document", "validation_errors", "error", "usage", "attempts", "latency_ms",
+                  "cost_usd", "accepted_into", "acceptance", "request_record", "created_at")
+
+
+class RunOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    pass_no = serializers.IntegerField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    finished = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    cost_usd = serializers.CharField()
+    model = serializers.CharField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+def _require(user: Any, pass_no: int) -> None:
+    if not can_draft(user, pass_no):
+        raise PermissionDenied()
+
+
+def _parent(problem_id: str) -> ParentProblem:
+    return get_object_or_404(ParentProblem, problem_id=problem_id)
+
+
+class DraftStartInput(serializers.Serializer):
+    model = serializers.SlugField()
+
+
+class DraftAcceptInput(serializers.Serializer):
+    expected_version = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    record_keys = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    document = serializers.JSONField(required=False, allow_null=True)
+
+
+class ParentDraftsView(APIView):
+    Input = DraftStartInput
+
+    @extend_schema(responses=DraftOutput(many=True))
+    def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        _require(request.user, pass_no)
+        drafts = LLMDraft.objects.filter(parent=_parent(problem_id), pass_no=pass_no) \
+            .select_related("model_config", "parent")
+        return Response(DraftOutput(drafts, many=True).data)
+
+    @extend_schema(request=Input, responses={202: RunOutput})
+    def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        _require(request.user, pass_no)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        model_config = get_object_or_404(ModelConfig, name=data.validated_data["model"])
+        run = draft_run_create(pass_no=pass_no, model_config=model_config, parents=[_parent(problem_id)],
+                               actor=request.user)
+        return Response(RunOutput(draft_run_progress(run=run)).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DraftDetailView(APIView):
+    @extend_schema(responses=DraftOutput)
+    def get(self, request: Request, draft_id: int) -> Response:
+        draft = get_object_or_404(LLMDraft.objects.select_related("parent", "model_config"), pk=draft_id)
+        _require(request.user, draft.pass_no)
+        current = PassDocument.objects.filter(parent=draft.parent, pass_no=draft.pass_no).first()
+        data = DraftOutput(draft).data
+        data["comparison"] = record_comparison(draft_document=draft.parsed_document,
+                                               current_document=current.document if current else None) \
+            if draft.parsed_document is not None else []
+        data["current_version"] = current.version if current else 0
+        return Response(data)
+
+
+class DraftAcceptView(APIView):
+    Input = DraftAcceptInput
+
+    @extend_schema(request=Input, responses=DraftOutput)
+    def post(self, request: Request, draft_id: int) -> Response:
+        draft = get_object_or_404(LLMDraft, pk=draft_id)
+        _require(request.user, draft.pass_no)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        document = data.validated_data.get("document")
+        if document is not None and not isinstance(document, dict):
+            raise serializers.ValidationError({"document": "must be a JSON object"})
+        draft_accept(draft=draft, actor=request.user, expected_version=data.validated_data.get("expected_version"),
+                     record_keys=data.validated_data.get("record_keys"), document=document)
+        draft.refresh_from_db()
+        return Response(DraftOutput(draft).data)
+
+
+class DraftDiscardView(APIView):
+    @extend_schema(request=None, responses=DraftOutput)
+    def post(self, request: Request, draft_id: int) -> Response:
+        draft = get_object_or_404(LLMDraft, pk=draft_id)
+        _require(request.user, draft.pass_no)
+        return Response(DraftOutput(draft_discard(draft=draft, actor=request.user)).data)
+
+
+class DraftRunView(APIView):
+    @extend_schema(responses=RunOutput)
+    def get(self, request: Request, run_id: int) -> Response:
+        run = DraftRun.objects.select_related("model_config").filter(pk=run_id).first()
+        if run is None:
+            raise Http404
+        _require(request.user, run.pass_no)
+        return Response(RunOutput(draft_run_progress(run=run)).data)
+
+

@@ -1,0 +1,321 @@
+"""LLM drafting of pass documents: request, parse + validate into an ``LLMDraft``, batch runs,
+and the human decision (accept whole, accept per record, discard).
+
+A draft never overwrites a human document by itself: only ``draft_accept`` writes, through
+``pass_document_save`` (optimistic concurrency and the validator's hard refusals apply), and the
+version it creates records the draft it came from and how the human changed it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from evaluation.llm_glue import model_generate
+from evaluation.models import ModelConfig
+from llm import ImageInput, LLMRequest, ResultStatus
+from physalign_site.canonical import digest
+from physalign_site.errors import ApplicationError
+
+from .drafting_prompts import PromptImage, build_draft_prompt, skeleton
+from .events import event_record
+from .history import pass_version_record
+from .models import DraftRun, LLMDraft, ParentProblem, PassDocument, PassDocumentVersion
+from .selectors import parent_passes_approved, pass_validation_issues
+
+logger = logging.getLogger(__name__)
+
+REVIEWABLE = (LLMDraft.Status.READY, LLMDraft.Status.INVALID)
+PARSE_ERROR = "PARSE_ERROR"
+
+
+# ------------------------------------------------------------------------------------------------
+# Building the request (public input only)
+# ------------------------------------------------------------------------------------------------
+
+def draft_request_build(*, parent: ParentProblem, pass_no: int) -> tuple[LLMRequest, str]:
+    """The model request for drafting ``pass_no`` of ``parent`` and the prompt version."""
+    images = []
+    for image in parent.images.order_by("ordinal"):
+        with image.file.open("rb") as handle:
+            data = handle.read()
+        images.append(PromptImage(image.image_id, image.width, image.height, image.media_type, data))
+    earlier = {doc.pass_no: doc.document for doc in PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no)}
+    prompt = build_draft_prompt(
+        pass_no=pass_no, problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
+        options=parent.options or [], images=images, earlier_passes=earlier,
+        solution=parent.solution if pass_no == 5 else None,
+    )
+    request = LLMRequest(system=prompt.system, user=prompt.user,
+                         images=tuple(ImageInput(i.data, i.media_type) for i in prompt.images),
+                         request_id=f"draft:{parent.problem_id}:pass{pass_no}")
+    return request, prompt.version
+
+
+def parse_output(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object in a model's output (code fences tolerated) or ``(None, parse error)``."""
+    stripped = text.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", stripped, re.S)
+    if fenced:
+        stripped = fenced.group(1)
+    if not stripped:
+        return None, "The output is empty."
+    try:
+        value = json.loads(stripped)
+    except ValueError as exc:
+        return None, f"The output is not valid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"The output is JSON but not an object (got {type(value).__name__})."
+    return value, ""
+
+
+# ------------------------------------------------------------------------------------------------
+# Runs and execution
+# ------------------------------------------------------------------------------------------------
+
+def _dispatch(draft_ids: list[int]) -> None:
+    from .drafting_tasks import draft_execute_task
+
+    for draft_id in draft_ids:
+        draft_execute_task.delay(draft_id=draft_id)
+
+
+@transaction.atomic
+def draft_run_create(*, pass_no: int, model_config: ModelConfig, parents: list[ParentProblem], actor: Any,
+                     dispatch: bool = True) -> DraftRun:
+    """One draft per parent, queued for the Celery workers once the transaction commits."""
+    if pass_no not in (1, 2, 3, 4, 5):
+        raise ApplicationError("Pass numbers run from 1 to 5.", code="pass_not_found", status=404)
+    if not model_config.is_active:
+        raise ApplicationError(f"The model {model_config.name} is not active.", code="model_inactive")
+    if pass_no == 5:
+        parents = [p for p in parents if parent_passes_approved(parent=p)]
+    if not parents:
+        raise ApplicationError("No problem to draft (Pass 5 needs Passes 1–4 approved).", code="nothing_to_draft")
+    from .drafting_prompts import PROMPT_VERSIONS
+
+    user = actor if getattr(actor, "is_authenticated", False) else None
+    run = DraftRun.objects.create(pass_no=pass_no, model_config=model_config, prompt_version=PROMPT_VERSIONS[pass_no],
+                                  status=DraftRun.Status.QUEUED, total=len(parents), created_by=user)
+    drafts = LLMDraft.objects.bulk_create([
+        LLMDraft(parent=parent, pass_no=pass_no, run=run, model_config=model_config,
+                 model_label=f"{model_config.name} ({model_config.provider}:{model_config.model})",
+                 prompt_version=run.prompt_version, status=LLMDraft.Status.PENDING, created_by=user)
+        for parent in parents
+    ])
+    event_record(actor=actor, verb="draft_run.create", obj=run, after={"pass_no": pass_no, "total": run.total,
+                                                                        "model": model_config.name})
+    ids = [d.pk for d in drafts] if all(d.pk for d in drafts) else \
+        list(LLMDraft.objects.filter(run=run).values_list("pk", flat=True))
+    if dispatch:
+        transaction.on_commit(partial(_dispatch, ids))
+    return run
+
+
+@dataclass(frozen=True)
+class DraftOutcome:
+    status: str
+    parsed: dict[str, Any] | None
+    issues: list[dict[str, str]]
+    error: str
+
+
+def _outcome(*, parent: ParentProblem, pass_no: int, result: Any) -> DraftOutcome:
+    if result.status == ResultStatus.FAILED:
+        return DraftOutcome(LLMDraft.Status.FAILED, None, [], f"{result.error_kind}: {result.error}")
+    if result.status == ResultStatus.REFUSAL:
+        return DraftOutcome(LLMDraft.Status.FAILED, None, [], f"refusal: {result.text[:500]}")
+    parsed, parse_error = parse_output(result.text)
+    if parsed is None:
+        prefix = "truncated output; " if result.status == ResultStatus.TRUNCATED else ""
+        return DraftOutcome(LLMDraft.Status.FAILED, None,
+                            [{"code": PARSE_ERROR, "path": "", "message": parse_error}], prefix + parse_error)
+    issues = pass_validation_issues(parent=parent, pass_no=pass_no, document=parsed)
+    status = LLMDraft.Status.READY if not issues else LLMDraft.Status.INVALID
+    return DraftOutcome(status, parsed, issues, "")
+
+
+def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
+    """Call the model for one pending draft and store the outcome. Idempotent: a draft that is no
+    longer pending is left alone, and only the first finished execution is written."""
+    draft = LLMDraft.objects.select_related("parent", "model_config", "run").filter(pk=draft_id).first()
+    if draft is None or draft.status != LLMDraft.Status.PENDING:
+        return draft
+    if draft.run_id:
+        DraftRun.objects.filter(pk=draft.run_id, status=DraftRun.Status.QUEUED).update(status=DraftRun.Status.RUNNING)
+    request, version = draft_request_build(parent=draft.parent, pass_no=draft.pass_no)
+    result = model_generate(model_config=draft.model_config, request=request, **generate_kwargs)
+    outcome = _outcome(parent=draft.parent, pass_no=draft.pass_no, result=result)
+    record = {**request.record(), "prompt_version": version, "model": draft.model_config.name,
+              "provider": draft.model_config.provider, "model_id": draft.model_config.model,
+              "settings": {"max_output_tokens": draft.model_config.max_output_tokens,
+                           "temperature": draft.model_config.temperature,
+                           "reasoning": draft.model_config.reasoning},
+              "finish_reason": result.finish_reason, "result_status": result.status}
+    with transaction.atomic():
+        written = LLMDraft.objects.filter(pk=draft.pk, status=LLMDraft.Status.PENDING).update(
+            status=outcome.status, request_record=record, raw_output=result.text, parsed_document=outcome.parsed,
+            validation_errors=outcome.issues, error=outcome.error[:5000], usage=result.usage.as_dict(),
+            attempts=result.attempts_record(), latency_ms=result.latency_ms, cost_usd=result.cost_usd,
+            prompt_version=version,
+        )
+        if written and draft.run_id:
+            counter = "failed" if outcome.status == LLMDraft.Status.FAILED else "done"
+            DraftRun.objects.filter(pk=draft.run_id).update(**{counter: F(counter) + 1},
+                                                            cost_usd=F("cost_usd") + result.cost_usd)
+            _run_finish_if_complete(run_id=draft.run_id)
+    draft.refresh_from_db()
+    return draft
+
+
+def _run_finish_if_complete(*, run_id: int) -> None:
+    run = DraftRun.objects.select_for_update().get(pk=run_id)
+    if run.finished_at is None and run.done + run.failed >= run.total:
+        run.status = DraftRun.Status.SUCCEEDED if run.done else DraftRun.Status.FAILED
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+
+
+def draft_run_progress(*, run: DraftRun) -> dict[str, Any]:
+    finished = run.done + run.failed
+    percent = int(100 * finished / run.total) if run.total else 100
+    return {"id": run.pk, "status": run.status, "pass_no": run.pass_no, "total": run.total, "done": run.done,
+            "failed": run.failed, "finished": finished, "percent": percent, "cost_usd": str(run.cost_usd),
+            "model": run.model_config.name, "finished_at": run.finished_at}
+
+
+# ------------------------------------------------------------------------------------------------
+# Review: compare, accept whole / per record, discard
+# ------------------------------------------------------------------------------------------------
+
+def document_records(document: Any) -> dict[str, Any]:
+    """Flatten a pass document into ``{"collection/id": record, "field": value}`` for comparison."""
+    records: dict[str, Any] = {}
+    if not isinstance(document, dict):
+        return records
+    for key, value in document.items():
+        if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+            for index, item in enumerate(value):
+                ident = item.get("id", item.get("step_id", f"#{index}"))
+                records[f"{key}/{ident}"] = item
+        else:
+            records[key] = value
+    return records
+
+
+def record_comparison(*, draft_document: Any, current_document: Any) -> list[dict[str, Any]]:
+    """Per record: ``new`` (only in the draft), ``changed``, ``same``, ``current_only``."""
+    draft = document_records(draft_document)
+    current = document_records(current_document)
+    rows = []
+    for key, value in draft.items():
+        state = "new" if key not in current else ("same" if digest(current[key]) == digest(value) else "changed")
+        rows.append({"key": key, "state": state, "draft": value, "current": current.get(key)})
+    for key, value in current.items():
+        if key not in draft:
+            rows.append({"key": key, "state": "current_only", "draft": None, "current": value})
+    return rows
+
+
+def acceptance_stats(*, draft_document: Any, accepted_document: Any) -> dict[str, int]:
+    """How the human changed the draft: records added, removed, changed, kept (by collection/id)."""
+    draft = document_records(draft_document)
+    final = document_records(accepted_document)
+    return {
+        "added": sum(1 for key in final if key not in draft),
+        "removed": sum(1 for key in draft if key not in final),
+        "changed": sum(1 for key in final if key in draft and digest(final[key]) != digest(draft[key])),
+        "kept": sum(1 for key in final if key in draft and digest(final[key]) == digest(draft[key])),
+    }
+
+
+def merge_records(*, current_document: Any, draft_document: dict[str, Any], keys: list[str],
+                  pass_no: int, problem_id: str) -> dict[str, Any]:
+    """The current document with the chosen draft records put in (same id replaced, else appended)."""
+    base = json.loads(json.dumps(current_document)) if isinstance(current_document, dict) \
+        else skeleton(pass_no, problem_id)
+    chosen = set(keys)
+    draft_records = document_records(draft_document)
+    unknown = chosen - set(draft_records)
+    if unknown:
+        raise ApplicationError("Some chosen records are not in the draft.", code="record_unknown",
+                               extra={"keys": sorted(unknown)})
+    for key in [k for k in draft_records if k in chosen]:  # draft order
+        collection, _, _ = key.partition("/")
+        if "/" not in key:
+            base[key] = draft_records[key]
+            continue
+        record = draft_records[key]
+        items = base.setdefault(collection, [])
+        ident = record.get("id", record.get("step_id"))
+        for index, item in enumerate(items):
+            if isinstance(item, dict) and item.get("id", item.get("step_id")) == ident:
+                items[index] = record
+                break
+        else:
+            items.append(record)
+    return base
+
+
+@transaction.atomic
+def draft_accept(*, draft: LLMDraft, actor: Any, expected_version: int | None,
+                 record_keys: list[str] | None = None, document: dict[str, Any] | None = None) -> PassDocument:
+    """Accept a draft into the pass document: whole (default), only ``record_keys`` merged into the
+    current document, or as ``document`` (the draft after the human's edits)."""
+    draft = LLMDraft.objects.select_for_update().select_related("parent").get(pk=draft.pk)
+    if draft.status not in REVIEWABLE or draft.parsed_document is None:
+        raise ApplicationError("Only a ready (or invalid but parsed) draft can be accepted.",
+                               code="draft_not_acceptable", extra={"status": draft.status})
+    current = PassDocument.objects.filter(parent=draft.parent, pass_no=draft.pass_no).first()
+    if document is not None:
+        mode, final = "edited", document
+    elif record_keys is not None:
+        mode = "records"
+        final = merge_records(current_document=current.document if current else None,
+                              draft_document=draft.parsed_document, keys=record_keys, pass_no=draft.pass_no,
+                              problem_id=draft.parent.problem_id)
+    else:
+        mode, final = "whole", draft.parsed_document
+    from .services import pass_document_save
+
+    doc = pass_document_save(parent=draft.parent, pass_no=draft.pass_no, document=final, actor=actor,
+                             expected_version=expected_version)
+    note = f"accepted LLM draft #{draft.pk} ({mode})"
+    pass_version_record(doc=doc, actor=actor, source_draft=draft, note=note)
+    PassDocumentVersion.objects.filter(pass_document=doc, version=doc.version, source_draft__isnull=True) \
+        .update(source_draft=draft, note=note)
+    stats = acceptance_stats(draft_document=draft.parsed_document, accepted_document=doc.document)
+    draft.status = LLMDraft.Status.ACCEPTED
+    draft.accepted_into = doc
+    draft.acceptance = {**stats, "mode": mode, "record_keys": record_keys or [], "version": doc.version,
+                        "document_sha256": doc.document_sha256, "accepted_at": timezone.now().isoformat()}
+    draft.save(update_fields=["status", "accepted_into", "acceptance"])
+    event_record(actor=actor, verb="llm_draft.accept", obj=draft, after=draft.acceptance)
+    return doc
+
+
+@transaction.atomic
+def draft_discard(*, draft: LLMDraft, actor: Any) -> LLMDraft:
+    draft = LLMDraft.objects.select_for_update().get(pk=draft.pk)
+    if draft.status in (LLMDraft.Status.ACCEPTED, LLMDraft.Status.DISCARDED, LLMDraft.Status.PENDING):
+        raise ApplicationError("This draft cannot be discarded now.", code="draft_not_discardable",
+                               extra={"status": draft.status})
+    before = draft.status
+    draft.status = LLMDraft.Status.DISCARDED
+    draft.save(update_fields=["status"])
+    event_record(actor=actor, verb="llm_draft.discard", obj=draft, before={"status": before},
+                 after={"status": draft.status})
+    return draft
+
+
+def run_cost(run: DraftRun) -> Decimal:
+    return Decimal(run.cost_usd)

@@ -1,0 +1,78 @@
+"""Draft one pass with an LLM for one problem or all of them, showing a progress bar."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.drafting import draft_execute, draft_run_create, draft_run_progress
+from annotation.models import DraftRun, LLMDraft, ParentProblem
+from evaluation.models import ModelConfig
+from physalign_site.errors import ApplicationError
+
+
+class Command(BaseCommand):
+    help = ("Draft Pass N with a model: manage.py draft --pass N (--parent ID | --all) --model NAME. "
+            "Work is queued for the Celery workers and followed here; --inline runs it in this process.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pass", dest="pass_no", type=int, required=True, choices=[1, 2, 3, 4, 5])
+        scope = parser.add_mutually_exclusive_group(required=True)
+        scope.add_argument("--parent", action="append", help="problem ID (repeatable)")
+        scope.add_argument("--all", action="store_true", help="every problem that is not excluded")
+        parser.add_argument("--model", required=True, help="model configuration name")
+        parser.add_argument("--inline", action="store_true", help="run here instead of on the Celery workers")
+        parser.add_argument("--no-wait", action="store_true", help="queue and return without following progress")
+        parser.add_argument("--timeout", type=float, default=3600, help="seconds to follow progress")
+
+    def handle(self, *args, pass_no: int, parent, all: bool, model: str, inline: bool, no_wait: bool,
+               timeout: float, **opts):
+        model_config = ModelConfig.objects.filter(name=model).first()
+        if model_config is None:
+            raise CommandError(f"No model configuration named {model!r} (see manage.py add_model).")
+        if all:
+            parents = list(ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED))
+        else:
+            parents = list(ParentProblem.objects.filter(problem_id__in=parent))
+            missing = set(parent) - {p.problem_id for p in parents}
+            if missing:
+                raise CommandError(f"Unknown problem IDs: {', '.join(sorted(missing))}")
+        try:
+            run = draft_run_create(pass_no=pass_no, model_config=model_config, parents=parents, actor=None,
+                                   dispatch=not inline)
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from exc
+        self.stdout.write(f"Draft run #{run.pk}: Pass {pass_no}, {run.total} problem(s), model {model_config.name}")
+        if inline:
+            for draft_id in LLMDraft.objects.filter(run=run).order_by("pk").values_list("pk", flat=True):
+                draft_execute(draft_id=draft_id)
+                self._bar(DraftRun.objects.get(pk=run.pk))
+        elif not no_wait:
+            deadline = time.monotonic() + timeout
+            while True:
+                current = DraftRun.objects.get(pk=run.pk)
+                self._bar(current)
+                if current.finished_at is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+        run.refresh_from_db()
+        self.stdout.write("")
+        progress = draft_run_progress(run=run)
+        self.stdout.write(f"Run #{run.pk} {progress['status']}: {progress['done']} drafted, {progress['failed']} "
+                          f"failed of {progress['total']}; cost ${progress['cost_usd']}")
+        for draft in run.drafts.select_related("parent").exclude(status__in=["ready", "pending"]).order_by("pk"):
+            detail = draft.error or f"{len(draft.validation_errors)} validation issue(s)"
+            self.stdout.write(f"  {draft.parent.problem_id}: {draft.status} — {detail[:160]}")
+
+    def _bar(self, run: DraftRun, width: int = 30) -> None:
+        finished = run.done + run.failed
+        filled = int(width * finished / run.total) if run.total else width
+        line = (f"\r[{'#' * filled}{'.' * (width - filled)}] {finished}/{run.total} "
+                f"· {run.done} drafted · {run.failed} failed · ${run.cost_usd}")
+        self.stdout.write(line, ending="")
+        if hasattr(self.stdout, "flush"):
+            self.stdout.flush()
+        elif sys.stdout.isatty():  # pragma: no cover
+            sys.stdout.flush()

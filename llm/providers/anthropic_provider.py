@@ -1,0 +1,72 @@
+"""Anthropic Messages API through the official SDK. Images go as base64 blocks before the text
+(Anthropic's recommendation), in order. Thinking uses the family's form (budget or adaptive)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import anthropic
+
+from ..capabilities import (
+    Reasoning,
+    capabilities_for,
+    check_images,
+    check_reasoning,
+    temperature_allowed,
+    token_cap,
+)
+from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
+from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
+from . import api_key
+
+FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "refusal": "refusal",
+          "model_context_window_exceeded": "length", "pause_turn": "other", "tool_use": "other"}
+
+
+def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]:
+    caps = capabilities_for("anthropic", config.model)
+    reasoning = check_reasoning(caps, config.reasoning)
+    check_images(caps, len(request.images), [len(i.data) for i in request.images])
+    content: list[dict[str, Any]] = [
+        {"type": "image", "source": {"type": "base64", "media_type": image.media_type,
+                                     "data": base64.b64encode(image.data).decode("ascii")}}
+        for image in request.images
+    ]
+    content.append({"type": "text", "text": request.user})
+    payload: dict[str, Any] = {"model": config.model, "messages": [{"role": "user", "content": content}],
+                               **token_cap(caps, config.max_output_tokens)}
+    if request.system:
+        payload["system"] = request.system
+    if caps.reasoning == Reasoning.ANTHROPIC_BUDGET and reasoning:
+        payload["thinking"] = {"type": "enabled", "budget_tokens": int(reasoning["budget_tokens"])}
+    elif caps.reasoning == Reasoning.ANTHROPIC_ADAPTIVE and reasoning:
+        payload["thinking"] = {"type": "adaptive"}
+        payload["output_config"] = {"effort": reasoning["effort"]}
+    if config.temperature is not None and temperature_allowed(caps, reasoning):
+        payload["temperature"] = config.temperature
+    return payload
+
+
+class AnthropicProvider:
+    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
+             attempt: int = 1) -> ProviderReply:
+        key = api_key(config)
+        payload = build_payload(request, config)
+        client = anthropic.Anthropic(api_key=key, base_url=config.base_url or None, max_retries=0,
+                                     timeout=config.timeout_seconds, http_client=http_client)
+        try:
+            message = client.messages.create(**payload)
+        except anthropic.APITimeoutError as exc:
+            raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
+        except anthropic.APIConnectionError as exc:
+            raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
+        except anthropic.APIStatusError as exc:
+            raise ProviderError(f"HTTP {exc.status_code}: {exc.message}",
+                                kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
+                                status_code=exc.status_code,
+                                retry_after=retry_after_seconds(exc.response.headers)) from exc
+        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        finish = FINISH.get(message.stop_reason or "", "other")
+        usage = Usage(input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0)
+        return ProviderReply(text=text, finish_reason=finish, usage=usage, raw=message.model_dump(mode="json"))

@@ -1,0 +1,79 @@
+"""OpenAI and any OpenAI-compatible server (by ``base_url``), through the official SDK's Chat
+Completions API, which both speak. Images go as ``image_url`` data URLs after the text, in order."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import openai
+
+from ..capabilities import capabilities_for, check_images, check_reasoning, temperature_allowed, token_cap
+from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
+from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
+from . import api_key
+
+FINISH = {"stop": "stop", "length": "length", "content_filter": "content_filter", "tool_calls": "other",
+          "function_call": "other"}
+
+
+def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]:
+    caps = capabilities_for(config.provider, config.model)
+    reasoning = check_reasoning(caps, config.reasoning)
+    check_images(caps, len(request.images), [len(i.data) for i in request.images])
+    content: list[dict[str, Any]] = [{"type": "text", "text": request.user}]
+    for image in request.images:
+        url = f"data:{image.media_type};base64,{base64.b64encode(image.data).decode('ascii')}"
+        content.append({"type": "image_url", "image_url": {"url": url}})
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    messages.append({"role": "user", "content": content})
+    payload: dict[str, Any] = {"model": config.model, "messages": messages,
+                               **token_cap(caps, config.max_output_tokens)}
+    if config.temperature is not None and temperature_allowed(caps, reasoning):
+        payload["temperature"] = config.temperature
+    if "effort" in reasoning:
+        payload["reasoning_effort"] = reasoning["effort"]
+    if "seed" in config.extra:
+        payload["seed"] = config.extra["seed"]
+    return payload
+
+
+class OpenAIProvider:
+    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
+             attempt: int = 1) -> ProviderReply:
+        compatible = config.provider == "openai_compatible"
+        key = api_key(config, required=not compatible) or "not-needed"  # local servers often need none
+        payload = build_payload(request, config)
+        client = openai.OpenAI(api_key=key, base_url=config.base_url or None, max_retries=0,
+                               timeout=config.timeout_seconds, http_client=http_client)
+        try:
+            completion = client.chat.completions.create(**payload)
+        except openai.APITimeoutError as exc:
+            raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
+        except openai.APIConnectionError as exc:
+            raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
+        except openai.APIStatusError as exc:
+            message = f"HTTP {exc.status_code}: {exc.message}"
+            raise ProviderError(message, kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
+                                status_code=exc.status_code,
+                                retry_after=retry_after_seconds(exc.response.headers)) from exc
+        except openai.APIResponseValidationError as exc:  # pragma: no cover - strict validation is off
+            raise ProviderError(f"invalid response: {exc}", kind=ErrorKind.OTHER, retryable=True) from exc
+        if not completion.choices:
+            raise ProviderError("The response has no choices.", kind=ErrorKind.SERVER, retryable=True)
+        choice = completion.choices[0]
+        message = choice.message
+        finish = FINISH.get(choice.finish_reason or "", "other") if choice.finish_reason else "stop"
+        if getattr(message, "refusal", None):
+            finish = "refusal"
+        text = message.content or (message.refusal if finish == "refusal" else "") or ""
+        usage = Usage()
+        if completion.usage is not None:
+            details = getattr(completion.usage, "completion_tokens_details", None)
+            reasoning = int(getattr(details, "reasoning_tokens", 0) or 0) if details is not None else 0
+            usage = Usage(input_tokens=completion.usage.prompt_tokens or 0,
+                          output_tokens=max((completion.usage.completion_tokens or 0) - reasoning, 0),
+                          reasoning_tokens=reasoning)
+        return ProviderReply(text=text, finish_reason=finish, usage=usage, raw=completion.model_dump(mode="json"))

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from .models import Event, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
+from .models import Event, ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
 
 logger = logging.getLogger(__name__)
 
@@ -137,3 +137,27 @@ def event_list() -> QuerySet[Event]:
 
 def import_job_get(*, job_id: int) -> ImportJob | None:
     return ImportJob.objects.filter(pk=job_id).first()
+
+
+# --- workspace: history ------------------------------------------------------------------------------
+
+def pass_version_list(*, doc: PassDocument) -> QuerySet[PassDocumentVersion]:
+    """Every saved version, newest first, without the documents (one query, whatever the count)."""
+    return (
+        PassDocumentVersion.objects.filter(pass_document=doc)
+        .select_related("saved_by")
+        .defer("document")
+        .order_by("-version")
+    )
+
+
+def pass_version_get(*, doc: PassDocument, version: int) -> PassDocumentVersion | None:
+    return PassDocumentVersion.objects.select_related("saved_by").filter(pass_document=doc, version=version).first()
+
+
+def workspace_documents(*, parent: ParentProblem) -> dict[int, PassDocument]:
+    """All pass documents of a parent in one query (the workspace needs earlier passes as context)."""
+    return {
+        doc.pass_no: doc
+        for doc in PassDocument.objects.filter(parent=parent).select_related("updated_by", "approved_by")
+    }

@@ -17,7 +17,7 @@ from physalign_site.roles import is_admin
 
 from .events import event_record
 from .history import pass_version_record
-from .models import ParentProblem, PassDocument, Source
+from .models import ParentProblem, PassDocument, PassDocumentVersion, Source
 from .selectors import (
     ANNOTATION_PASSES,
     FORBIDDEN_KEY_CODE,
@@ -92,7 +92,7 @@ def _parent_refresh_annotated(parent: ParentProblem) -> None:
 
 @transaction.atomic
 def pass_document_save(*, parent: ParentProblem, pass_no: int, document: Any, actor: Any,
-                       expected_version: int | None) -> PassDocument:
+                       expected_version: int | None, note: str = "") -> PassDocument:
     """Create or replace one pass document, guarded by the version the caller last saw.
 
     ``expected_version`` is None/0 only for a pass that does not exist yet. A stale version raises
@@ -157,13 +157,32 @@ def pass_document_save(*, parent: ParentProblem, pass_no: int, document: Any, ac
         doc.updated_by = _user_or_none(actor)
         doc.save(update_fields=["document", "document_sha256", "version", "status", "updated_by",
                                 "updated_at"])
-    pass_version_record(doc=doc, actor=actor)
+    pass_version_record(doc=doc, actor=actor, note=note)
 
     if pass_no in ANNOTATION_PASSES:
         _parent_mark_in_annotation(parent)
     event_record(actor=actor, verb="pass_document.save", obj=doc,
                  before=before, after={**_pass_state(doc), "validation_issue_count": len(issues)})
     return doc
+
+
+@transaction.atomic
+def pass_document_revert(*, doc: PassDocument, version: int, actor: Any, expected_version: int | None
+                         ) -> PassDocument:
+    """Save the content of an earlier version as a new version (history is never rewritten).
+
+    Guarded like any save: ``expected_version`` must be the current version. Reverting to content
+    equal to the current document changes nothing.
+    """
+    old = PassDocumentVersion.objects.filter(pass_document=doc, version=version).first()
+    if old is None:
+        raise ApplicationError(f"Version {version} does not exist.", code="version_not_found", status=404)
+    saved = pass_document_save(parent=doc.parent, pass_no=doc.pass_no, document=old.document, actor=actor,
+                               expected_version=expected_version, note=f"reverted to v{version}")
+    if saved.version != doc.version:
+        event_record(actor=actor, verb="pass_document.revert", obj=saved,
+                     before={"version": doc.version}, after={"version": saved.version, "reverted_to": version})
+    return saved
 
 
 @transaction.atomic

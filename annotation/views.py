@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -13,16 +15,36 @@ from django.db.models import Prefetch
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET, require_http_methods
+from django.utils.csp import CSP
+from django.views.decorators.csp import csp_override
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
 from physalign_site.errors import ApplicationError
 
 from .forms import ImportUploadForm, ProblemFilterForm
-from .models import ImportJob, ParentProblem, PassDocument, ProblemImage
-from .permissions import can_import, can_view_private_fields, can_view_problems
-from .selectors import parent_detail_queryset, parent_facets, parent_list
+from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage
+from .permissions import (
+    can_edit_pass,
+    can_import,
+    can_read_pass,
+    can_review_pass_no,
+    can_view_private_fields,
+    can_view_problems,
+)
+from .selectors import (
+    parent_detail_queryset,
+    parent_facets,
+    parent_list,
+    pass_version_list,
+    workspace_documents,
+)
+from .services import pass_document_approve, pass_document_reject, pass_document_revert
+from .workspace import PASS_TITLES
+from .workspace_diff import document_diff
+from .workspace_page import workspace_payload
 
 PROBLEMS_PER_PAGE = 50
 RECENT_IMPORTS = 20
@@ -301,3 +323,195 @@ def import_detail(request: HttpRequest, job_id: int) -> TemplateResponse:
     _require(can_import(request.user))
     job = get_object_or_404(ImportJob.objects.select_related("created_by"), pk=job_id)
     return _render(request, "annotation/import_detail.html", "job", _job_context(job))
+
+
+# ---------------------------------------------------------------- workspace
+
+
+# Annotorious (vendored; the workspace canvas) sets style *attributes* on its SVG shapes. Only the
+# workspace and review pages allow that, narrowly (style-src-attr); <style> elements and sheets stay 'self'.
+WORKSPACE_CSP = {**settings.SECURE_CSP, "style-src-attr": [CSP.UNSAFE_INLINE]} if settings.SECURE_CSP else {}
+
+
+def _workspace_parent(problem_id: str) -> ParentProblem:
+    # Private columns are never loaded for the workspace (answer-blind, paper §3.2); Pass 5 reads
+    # the solution separately and only when it is allowed.
+    return get_object_or_404(
+        ParentProblem.objects.select_related("source")
+        .defer("answer", "solution", "raw_question", "meta", "segmentation")
+        .prefetch_related(Prefetch("images", queryset=ProblemImage.objects.order_by("ordinal"))),
+        problem_id=problem_id,
+    )
+
+
+def _suggestions_url(problem_id: str, pass_no: int) -> str:
+    """The draft-review page lands with the drafting issue; link to it only once it resolves."""
+    url = f"/problems/{problem_id}/passes/{pass_no}/drafts/"
+    try:
+        match = resolve(url)
+    except Resolver404:
+        return ""
+    return "" if match.func is pass_workspace else url
+
+
+@csp_override(WORKSPACE_CSP)
+@login_required
+@require_GET
+def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
+    _require(can_read_pass(request.user, pass_no))
+    parent = _workspace_parent(problem_id)
+    docs = workspace_documents(parent=parent)
+    images = list(parent.images.all())
+    locked = pass_no == 5 and not all(
+        docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES
+    )
+    if locked:
+        return TemplateResponse(
+            request,
+            "annotation/workspace_locked.html",
+            {"problem": parent, "pass_no": pass_no, "passes": _pass_tabs(parent, docs), "nav_section": "problems"},
+            status=409,
+        )
+    payload = workspace_payload(
+        parent=parent, images=images, docs=docs, pass_no=pass_no,
+        editable=can_edit_pass(request.user, pass_no),
+        image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
+        solution=_solution_text(parent) if pass_no == 5 else None,
+    )
+    context = {
+        "problem": parent,
+        "pass_no": pass_no,
+        "pass_title": PASS_TITLES[pass_no],
+        "passes": _pass_tabs(parent, docs),
+        "payload": payload,
+        "suggestions_url": _suggestions_url(parent.problem_id, pass_no),
+        "can_review": can_review_pass_no(request.user, pass_no),
+        "nav_section": "problems",
+    }
+    return TemplateResponse(request, "annotation/workspace.html", context)
+
+
+def _solution_text(parent: ParentProblem) -> str:
+    # Pass 5 only: the single place outside admin pages where the solution leaves the server.
+    return ParentProblem.objects.filter(pk=parent.pk).values_list("solution", flat=True).first() or ""
+
+
+def _pass_tabs(parent: ParentProblem, docs: dict[int, PassDocument]) -> list[dict[str, Any]]:
+    unlocked = all(docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES)
+    tabs = []
+    for n in ALL_PASSES:
+        cell = _pass_cell(n, docs.get(n))
+        tabs.append({"no": n, "title": PASS_TITLES[n], "state": cell.state, "label": cell.label,
+                     "locked": n == 5 and not unlocked})
+    return tabs
+
+
+@csp_override(WORKSPACE_CSP)
+@login_required
+@require_http_methods(["GET", "POST"])
+def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
+    """Source review: the document drawn over the diagram and its records; approve or reject."""
+    _require(can_read_pass(request.user, pass_no) and (can_review_pass_no(request.user, pass_no)
+                                                       or can_edit_pass(request.user, pass_no)))
+    parent = _workspace_parent(problem_id)
+    docs = workspace_documents(parent=parent)
+    doc = docs.get(pass_no)
+    if doc is None:
+        raise Http404("This pass has no document yet.")
+    if pass_no == 5 and not all(docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES):
+        raise Http404("Pass 5 is locked.")
+    error = ""
+    status = 200
+    if request.method == "POST":
+        _require(can_review_pass_no(request.user, pass_no))
+        decision = request.POST.get("decision")
+        sha = request.POST.get("document_sha256", "")
+        note = request.POST.get("note", "")
+        try:
+            if decision == "approve":
+                pass_document_approve(doc=doc, actor=request.user, document_sha256=sha, note=note)
+            elif decision == "reject":
+                pass_document_reject(doc=doc, actor=request.user, document_sha256=sha, note=note)
+            else:
+                raise ApplicationError("Choose approve or reject.", code="decision_required")
+        except ApplicationError as exc:
+            error, status = exc.message, exc.status_code
+        else:
+            return redirect("annotation:pass_review", problem_id=parent.problem_id, pass_no=pass_no)
+    images = list(parent.images.all())
+    payload = workspace_payload(
+        parent=parent, images=images, docs=docs, pass_no=pass_no, editable=False,
+        image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
+        solution=_solution_text(parent) if pass_no == 5 else None,
+    )
+    context = {
+        "problem": parent,
+        "pass_no": pass_no,
+        "pass_title": PASS_TITLES[pass_no],
+        "passes": _pass_tabs(parent, docs),
+        "doc": doc,
+        "payload": payload,
+        "issues": payload["issues"],
+        "can_review": can_review_pass_no(request.user, pass_no),
+        "error": error,
+        "nav_section": "problems",
+    }
+    return TemplateResponse(request, "annotation/pass_review.html", context, status=status)
+
+
+@login_required
+@require_GET
+def pass_history(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
+    _require(can_read_pass(request.user, pass_no))
+    parent = _workspace_parent(problem_id)
+    docs = workspace_documents(parent=parent)
+    doc = docs.get(pass_no)
+    if doc is None:
+        raise Http404("This pass has no document yet.")
+    versions = list(pass_version_list(doc=doc))
+    numbers = [v.version for v in versions]
+
+    def pick(name: str, default: int | None) -> int | None:
+        raw = request.GET.get(name, "")
+        return int(raw) if raw.isdigit() and int(raw) in numbers else default
+
+    to_v = pick("to", numbers[0] if numbers else None)
+    from_v = pick("from", next((n for n in numbers if to_v is not None and n < to_v), None))
+    diff = None
+    if to_v is not None:
+        rows = {v.version: v.document for v in
+                PassDocumentVersion.objects.filter(pass_document=doc, version__in=[x for x in (from_v, to_v) if x])}
+        diff = document_diff(rows.get(from_v) if from_v else None, rows.get(to_v))
+    context = {
+        "problem": parent,
+        "pass_no": pass_no,
+        "pass_title": PASS_TITLES[pass_no],
+        "passes": _pass_tabs(parent, docs),
+        "doc": doc,
+        "versions": versions,
+        "from_v": from_v,
+        "to_v": to_v,
+        "diff": diff,
+        "can_edit": can_edit_pass(request.user, pass_no),
+        "nav_section": "problems",
+    }
+    return TemplateResponse(request, "annotation/pass_history.html", context)
+
+
+@login_required
+@require_POST
+def pass_revert(request: HttpRequest, problem_id: str, pass_no: int, version: int) -> HttpResponse:
+    _require(can_edit_pass(request.user, pass_no))
+    parent = _workspace_parent(problem_id)
+    doc = workspace_documents(parent=parent).get(pass_no)
+    if doc is None:
+        raise Http404("This pass has no document yet.")
+    expected = request.POST.get("expected_version", "")
+    try:
+        pass_document_revert(doc=doc, version=version, actor=request.user,
+                             expected_version=int(expected) if expected.isdigit() else None)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Reverted to version {version}; the revert is saved as a new version.")
+    return redirect("annotation:pass_history", problem_id=parent.problem_id, pass_no=pass_no)

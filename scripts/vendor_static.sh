@@ -5,6 +5,8 @@
 set -euo pipefail
 
 HTMX_VERSION="${HTMX_VERSION:-2.0.11}"
+ANNOTORIOUS_VERSION="${ANNOTORIOUS_VERSION:-3.8.9}"
+KATEX_VERSION="${KATEX_VERSION:-0.16.22}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENDOR="$ROOT/static/vendor"
@@ -35,4 +37,89 @@ NOTE
   echo "htmx ${HTMX_VERSION} -> ${dest}/htmx.min.js (${sha})"
 }
 
+# npm_unpack <spec> <dir>: `npm pack` one package from the registry and unpack it under $WORK/<dir>.
+npm_unpack() {
+  local spec="$1" dir="$2"
+  mkdir -p "$WORK/$dir"
+  local tarball
+  tarball="$(cd "$WORK/$dir" && npm pack --silent "$spec" | tail -n1)"
+  tar -xzf "$WORK/$dir/$tarball" -C "$WORK/$dir"
+}
+
+vendor_annotorious() {
+  local dest="$VENDOR/annotorious"
+  npm_unpack "@annotorious/annotorious@${ANNOTORIOUS_VERSION}" annotorious
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  cp "$WORK/annotorious/package/dist/annotorious.js" "$dest/annotorious.js"
+  cp "$WORK/annotorious/package/dist/annotorious.css" "$dest/annotorious.css"
+  # The npm tarball carries no licence file; the package declares BSD-3-Clause. This is the text of
+  # LICENSE in github.com/annotorious/annotorious (Copyright (c) 2020, Pelagios Network).
+  cat > "$dest/LICENSE" <<'LICENCE'
+BSD 3-Clause License
+
+Copyright (c) 2020, Pelagios Network
+All rights reserved.
+
+Redistribution and use in source and binary forms, with or without
+modification, are permitted provided that the following conditions are met:
+
+1. Redistributions of source code must retain the above copyright notice, this
+   list of conditions and the following disclaimer.
+
+2. Redistributions in binary form must reproduce the above copyright notice,
+   this list of conditions and the following disclaimer in the documentation
+   and/or other materials provided with the distribution.
+
+3. Neither the name of the copyright holder nor the names of its
+   contributors may be used to endorse or promote products derived from
+   this software without specific prior written permission.
+
+THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS"
+AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE
+IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT HOLDER OR CONTRIBUTORS BE LIABLE
+FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL
+DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR
+SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER
+CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY,
+OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+LICENCE
+  local sha
+  sha="$(sha256sum "$dest/annotorious.js" | cut -d' ' -f1)"
+  cat > "$dest/VERSIONS" <<NOTE
+package: @annotorious/annotorious
+version: ${ANNOTORIOUS_VERSION}
+source: npm registry (npm pack @annotorious/annotorious@${ANNOTORIOUS_VERSION}), files dist/annotorious.js (UMD, global Annotorious) and dist/annotorious.css
+license: BSD-3-Clause (see LICENSE)
+sha256(annotorious.js): ${sha}
+vendored by: scripts/vendor_static.sh
+NOTE
+  echo "annotorious ${ANNOTORIOUS_VERSION} -> ${dest} (${sha})"
+}
+
+vendor_katex() {
+  local dest="$VENDOR/katex"
+  npm_unpack "katex@${KATEX_VERSION}" katex
+  rm -rf "$dest"
+  mkdir -p "$dest/fonts"
+  cp "$WORK/katex/package/dist/katex.min.js" "$WORK/katex/package/dist/katex.min.css" "$dest/"
+  cp "$WORK/katex/package/dist/fonts/"*.woff2 "$dest/fonts/"
+  cp "$WORK/katex/package/LICENSE" "$dest/LICENSE"
+  local sha
+  sha="$(sha256sum "$dest/katex.min.js" | cut -d' ' -f1)"
+  cat > "$dest/VERSIONS" <<NOTE
+package: katex
+version: ${KATEX_VERSION}
+source: npm registry (npm pack katex@${KATEX_VERSION}), files dist/katex.min.{js,css} and dist/fonts/*.woff2
+license: MIT (see LICENSE)
+sha256(katex.min.js): ${sha}
+vendored by: scripts/vendor_static.sh
+NOTE
+  echo "katex ${KATEX_VERSION} -> ${dest} (${sha})"
+}
+
 vendor_htmx
+vendor_annotorious
+vendor_katex

@@ -16,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
+    extend_schema_field,
     extend_schema_serializer,
     extend_schema_view,
     inline_serializer,
@@ -31,7 +32,7 @@ from rest_framework.views import APIView
 from physalign_site.errors import ApplicationError
 
 from .. import permissions as perms
-from ..models import ImportJob, ParentProblem, PassDocument
+from ..models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion
 from ..selectors import (
     event_list,
     import_job_get,
@@ -40,16 +41,20 @@ from ..selectors import (
     parent_passes_approved,
     pass_document_get,
     pass_validation_issues,
+    pass_version_get,
+    pass_version_list,
     source_list,
 )
 from ..services import (
     SOLUTION_PASS,
     pass_document_approve,
     pass_document_reject,
+    pass_document_revert,
     pass_document_save,
     pass_document_submit,
     source_create,
 )
+from ..workspace_diff import document_diff
 from .filters import EventFilter, ParentFilter
 from .serializers import (
     EventOutput,
@@ -386,3 +391,106 @@ class ImportDetailApi(APIView):
         if job is None:
             raise Http404("No such import job.")
         return Response(ImportJobOutput(job).data)
+
+
+# --- workspace: history, diff, revert -----------------------------------------------------------------
+
+class PassReadPermission(BasePermission):
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(request.user and request.user.is_authenticated
+                    and perms.can_read_pass(request.user, int(view.kwargs["pass_no"])))
+
+
+class PassWritePermission(BasePermission):
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(request.user and request.user.is_authenticated
+                    and perms.can_edit_pass(request.user, int(view.kwargs["pass_no"])))
+
+
+class PassVersionOutput(serializers.Serializer):
+    version = serializers.IntegerField()
+    document_sha256 = serializers.CharField()
+    saved_by = serializers.SerializerMethodField()
+    saved_at = serializers.DateTimeField()
+    note = serializers.CharField()
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_saved_by(self, row: Any) -> str | None:
+        return row.saved_by.get_username() if row.saved_by_id else None
+
+
+class PassVersionDetailOutput(PassVersionOutput):
+    document = serializers.JSONField()
+
+
+def _open_pass(problem_id: str, pass_no: int) -> PassDocument:
+    parent = _parent_or_404(problem_id)
+    _require_pass5_open(parent, pass_no)
+    return _pass_or_404(parent, pass_no)
+
+
+class PassVersionListApi(APIView):
+    """Every saved version of a pass document, newest first (documents omitted; see the detail)."""
+
+    permission_classes = [PassReadPermission]
+
+    @extend_schema(operation_id="passes_versions_list", parameters=PASS_PATH_PARAMS,
+                   responses=PassVersionOutput(many=True))
+    def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        doc = _open_pass(problem_id, pass_no)
+        return Response(PassVersionOutput(pass_version_list(doc=doc), many=True).data)
+
+
+class PassVersionDetailApi(APIView):
+    permission_classes = [PassReadPermission]
+
+    @extend_schema(operation_id="passes_versions_retrieve",
+                   parameters=[*PASS_PATH_PARAMS, OpenApiParameter("version", OpenApiTypes.INT,
+                                                                   OpenApiParameter.PATH)],
+                   responses={200: PassVersionDetailOutput, 404: ERROR_RESPONSE})
+    def get(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
+        row = pass_version_get(doc=_open_pass(problem_id, pass_no), version=version)
+        if row is None:
+            raise Http404("No such version.")
+        return Response(PassVersionDetailOutput(row).data)
+
+
+class PassDiffApi(APIView):
+    """Record-level diff between two saved versions (``?from=`` may be 0 for the empty document)."""
+
+    permission_classes = [PassReadPermission]
+
+    @extend_schema(operation_id="passes_diff",
+                   parameters=[*PASS_PATH_PARAMS,
+                               OpenApiParameter("from", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
+                               OpenApiParameter("to", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True)],
+                   responses={200: OpenApiTypes.OBJECT, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE})
+    def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        doc = _open_pass(problem_id, pass_no)
+        raw_from, raw_to = request.query_params.get("from", ""), request.query_params.get("to", "")
+        if not (raw_from.isdigit() and raw_to.isdigit()):
+            raise ApplicationError("Give ?from=<version>&to=<version>.", code="versions_required")
+        wanted = {int(raw_from), int(raw_to)} - {0}
+        rows = {row.version: row.document
+                for row in PassDocumentVersion.objects.filter(pass_document=doc, version__in=wanted)}
+        if wanted - set(rows):
+            raise Http404("No such version.")
+        diff = document_diff(rows.get(int(raw_from)), rows.get(int(raw_to)))
+        return Response({"from": int(raw_from), "to": int(raw_to), **diff.as_dict()})
+
+
+class PassRevertApi(APIView):
+    """Save an earlier version's content as the new current version (If-Match: the current version)."""
+
+    permission_classes = [PassWritePermission]
+
+    @extend_schema(operation_id="passes_revert",
+                   parameters=[*PASS_PATH_PARAMS, IF_MATCH,
+                               OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH)],
+                   request=None, responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE,
+                                            428: ERROR_RESPONSE})
+    def post(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
+        doc = _open_pass(problem_id, pass_no)
+        saved = pass_document_revert(doc=doc, version=version, actor=request.user,
+                                     expected_version=_expected_version(request))
+        return _pass_state_response(saved)

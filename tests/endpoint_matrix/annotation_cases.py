@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.models import ImportJob, PassDocument
+from annotation.services import pass_document_save
 from physalign_site.canonical import digest
 from tests.endpoint_matrix import ADJ, ADM, ANN, ANON, NOROLE, PRB, SRC, Case, World, only, statuses
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, SourceFactory
@@ -23,6 +24,7 @@ PASS_READERS = only({ANN: 200, SRC: 200, ADM: 200})
 PASS_WRITERS = only({ANN: 200, ADM: 200})
 REVIEWERS = only({SRC: 200, ADM: 200})
 IMPORTERS = only({ANN: 200, ADM: 200})
+PAGE_READERS = only({ANN: 200, SRC: 200, ADM: 200, ANON: 302})
 
 CASES: list[Case] = [
     # --- site-wide API ---
@@ -82,6 +84,48 @@ CASES: list[Case] = [
     Case("import without file", "post", "/api/imports/", {"kind": "problems"}, fmt="multipart",
          expected=only({ANN: 400, ADM: 400})),
     Case("import job status", "get", lambda w: f"/api/imports/{w.import_job_id}/", expected=IMPORTERS),
+    # --- workspace pages (HTML) ---
+    Case("workspace pass 1", "get", lambda w: f"/problems/{w.pid}/passes/1/", expected=PAGE_READERS, fmt=None),
+    Case("workspace pass 2 (not created)", "get", lambda w: f"/problems/{w.pid}/passes/2/", expected=PAGE_READERS,
+         fmt=None),
+    Case("workspace pass 5 while locked", "get", lambda w: f"/problems/{w.pid}/passes/5/",
+         expected=only({ANN: 409, ADM: 409, ANON: 302}), fmt=None),
+    Case("workspace pass 5 when open", "get", lambda w: f"/problems/{w.pid_done}/passes/5/",
+         expected=only({ANN: 200, ADM: 200, ANON: 302}), fmt=None),
+    Case("workspace pass 6 does not exist", "get", lambda w: f"/problems/{w.pid}/passes/6/", expected=statuses(404),
+         fmt=None),
+    Case("review page", "get", lambda w: f"/problems/{w.pid}/passes/1/review/", expected=PAGE_READERS, fmt=None),
+    Case("review page (no document)", "get", lambda w: f"/problems/{w.pid}/passes/2/review/",
+         expected=only({ANN: 404, SRC: 404, ADM: 404, ANON: 302}), fmt=None),
+    Case("review approve", "post", lambda w: f"/problems/{w.pid}/passes/1/review/",
+         lambda w: {"decision": "approve", "document_sha256": w.pass1_sha, "note": "ok"},
+         expected=only({SRC: 302, ADM: 302, ANN: 403, ANON: 302}), fmt="multipart"),
+    Case("review reject without note", "post", lambda w: f"/problems/{w.pid}/passes/1/review/",
+         lambda w: {"decision": "reject", "document_sha256": w.pass1_sha, "note": ""},
+         expected=only({SRC: 400, ADM: 400, ANN: 403, ANON: 302}), fmt="multipart"),
+    Case("history page", "get", lambda w: f"/problems/{w.pid_hist}/passes/1/history/", expected=PAGE_READERS,
+         fmt=None),
+    Case("history page diff", "get", lambda w: f"/problems/{w.pid_hist}/passes/1/history/?from=1&to=2",
+         expected=PAGE_READERS, fmt=None),
+    Case("history page (no document)", "get", lambda w: f"/problems/{w.pid}/passes/3/history/",
+         expected=only({ANN: 404, SRC: 404, ADM: 404, ANON: 302}), fmt=None),
+    Case("revert (page form)", "post", lambda w: f"/problems/{w.pid_hist}/passes/1/history/1/revert/",
+         {"expected_version": "2"}, expected=only({ANN: 302, ADM: 302, ANON: 302}), fmt="multipart"),
+    # --- workspace API: history, diff, revert ---
+    Case("versions list", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/", expected=PASS_READERS),
+    Case("version detail", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/",
+         expected=PASS_READERS),
+    Case("version detail missing", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/99/",
+         expected=only({ANN: 404, SRC: 404, ADM: 404})),
+    Case("versions of pass 5 while locked", "get", lambda w: f"/api/parents/{w.pid}/passes/5/versions/",
+         expected=only({ANN: 409, ADM: 409})),
+    Case("diff", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/diff/?from=1&to=2", expected=PASS_READERS),
+    Case("diff without versions", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/diff/",
+         expected=only({ANN: 400, SRC: 400, ADM: 400})),
+    Case("revert", "post", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/revert/",
+         headers={"If-Match": '"2"'}, expected=PASS_WRITERS),
+    Case("revert stale version", "post", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/revert/",
+         headers={"If-Match": '"1"'}, expected=only({ANN: 409, ADM: 409})),
 ]
 
 
@@ -101,11 +145,18 @@ def populate(world: World, users: dict[str, Any]) -> None:
         PassDocumentFactory(parent=done, pass_no=pass_no, document=doc, status=PassDocument.Status.APPROVED,
                             approved_sha256=digest(doc), approved_by=reviewer, updated_by=annotator)
     PassDocumentFactory(parent=done, pass_no=5, document={"problem_id": done.problem_id, "solution_steps": []})
+    hist = ParentProblemFactory(problem_id="prob_hist", source=source)
+    ProblemImageFactory(parent=hist, image_id="img_0", ordinal=0)
+    first = pass_document_save(parent=hist, pass_no=1, document=_pass1(hist.problem_id), actor=annotator,
+                               expected_version=None)
+    pass_document_save(parent=hist, pass_no=1, document={**_pass1(hist.problem_id), "visual_nodes": [GLYPH_NODE]},
+                       actor=annotator, expected_version=first.version)
     job = ImportJob.objects.create(kind=ImportJob.Kind.PROBLEMS, created_by=annotator)
     world.source_id = source.pk
     world.pid = parent.problem_id            # one image; pass 1 submitted by the annotator
     world.pid_plain = plain.problem_id       # no images; pass 1 is a valid draft
     world.pid_done = done.problem_id         # passes 1-4 approved and fresh; pass 5 exists
+    world.pid_hist = hist.problem_id         # pass 1 saved twice (versions 1 and 2): history, diff, revert
     world.import_job_id = job.pk
     world.pass1_sha = pass1.document_sha256
 

@@ -1,0 +1,97 @@
+"""The one JSON payload a workspace page starts from (embedded with ``json_script``; no extra fetch).
+
+Answer-blind by construction: the payload is built from the parent's public fields only, earlier
+passes' documents (which may not carry answer keys, Kit §2.4), and — for Pass 5 alone — the solution
+text passed in by the caller. It issues no queries of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.urls import reverse
+
+from .models import ParentProblem, PassDocument, ProblemImage
+from .passes.validator import ImageRef, PassContext, validate_pass_document
+from .workspace import (
+    ANNOTATION_PASSES,
+    PASS_TITLES,
+    consolidate_gobs,
+    empty_document,
+    later_references,
+    vocabulary,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def workspace_issues(*, parent: ParentProblem, images: list[ProblemImage], docs: dict[int, PassDocument],
+                     pass_no: int, document: Any) -> list[dict[str, str]]:
+    """The validator's issues for ``document`` as Pass ``pass_no``, from data already loaded."""
+    context = PassContext(
+        problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
+        images=tuple(ImageRef(image_id=i.image_id, width=i.width, height=i.height) for i in images),
+        **{f"pass{n}": docs[n].document for n in ANNOTATION_PASSES if n < pass_no and n in docs},
+    )
+    try:
+        return [issue.as_dict() for issue in validate_pass_document(pass_no, document, context)]
+    except Exception:  # the validator's contract is never to raise; keep the page usable if it does
+        logger.exception("validator crashed on %s pass %s", parent.problem_id, pass_no)
+        return [{"code": "VALIDATOR_CRASHED", "path": "", "message": "The validator could not check this document."}]
+
+
+def _state(doc: PassDocument | None) -> dict[str, Any]:
+    if doc is None:
+        return {"exists": False, "version": 0, "status": "new", "document_sha256": "", "approval_is_fresh": False,
+                "updated_by": "", "updated_at": "", "review_note": "", "approved_sha256": ""}
+    return {
+        "exists": True, "version": doc.version, "status": doc.status, "document_sha256": doc.document_sha256,
+        "approval_is_fresh": doc.approval_is_fresh, "approved_sha256": doc.approved_sha256,
+        "updated_by": doc.updated_by.get_username() if doc.updated_by_id else "",
+        "updated_at": doc.updated_at.isoformat() if doc.updated_at else "", "review_note": doc.review_note,
+    }
+
+
+def workspace_payload(*, parent: ParentProblem, images: list[ProblemImage], docs: dict[int, PassDocument],
+                      pass_no: int, editable: bool, image_url: Callable[[ProblemImage], str],
+                      solution: str | None) -> dict[str, Any]:
+    doc = docs.get(pass_no)
+    document = doc.document if doc is not None else empty_document(pass_no, parent.problem_id)
+    earlier = {f"pass{n}": docs[n].document for n in (1, 2, 3, 4) if n < pass_no and n in docs}
+    args = [parent.problem_id, pass_no]
+    payload: dict[str, Any] = {
+        "problem": {
+            "problem_id": parent.problem_id, "language": parent.language, "stem": parent.stem,
+            "query": parent.query, "options": [o for o in (parent.options or []) if isinstance(o, dict)],
+            "domain": parent.domain,
+        },
+        "images": [{"image_id": i.image_id, "url": image_url(i), "width": i.width, "height": i.height}
+                   for i in images],
+        "pass_no": pass_no,
+        "pass_title": PASS_TITLES[pass_no],
+        "editable": editable,
+        "state": _state(doc),
+        "document": document,
+        "earlier": earlier,
+        "issues": workspace_issues(parent=parent, images=images, docs=docs, pass_no=pass_no, document=document),
+        "vocab": vocabulary(),
+        "later_refs": later_references(
+            pass_no=pass_no, later={n: docs[n].document for n in ANNOTATION_PASSES if n > pass_no and n in docs},
+        ),
+        "urls": {
+            "api": reverse("annotation-api:pass-detail", args=args),
+            "submit": reverse("annotation-api:pass-submit", args=args),
+            "history": reverse("annotation:pass_history", args=args),
+            "review": reverse("annotation:pass_review", args=args),
+        },
+    }
+    if pass_no == 4:
+        payload["consolidated"] = consolidate_gobs(
+            problem_id=parent.problem_id, pass1=earlier.get("pass1"), pass2=earlier.get("pass2"),
+            pass3=earlier.get("pass3"), current=document if doc is not None else None, domain_hint=parent.domain,
+        )
+    if pass_no == 5 and solution is not None:
+        payload["solution"] = solution
+    return payload

@@ -4,6 +4,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
+from annotation import drafting_urls
+
 from . import views
 
 api_patterns = [
@@ -20,5 +22,11 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("api/", include((api_patterns, "api"), namespace="api")),
     path("api/", include("annotation.api.urls")),
+    path("api/", include("probes.api.urls")),
+    path("api/", include("evaluation.api.urls")),
+    path("api/", include((drafting_urls.api_urlpatterns, "drafts_api"))),
+    path("", include("evaluation.urls")),
+    path("", include("annotation.drafting_urls")),
     path("", include("annotation.urls")),
+    path("", include("probes.urls")),
 ]

@@ -1,0 +1,38 @@
+"""manage.py compile (--parent ID | --all) [--seed 2027]: compile probes with a progress bar."""
+
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from physalign_site.errors import ApplicationError
+from probes.services import compile_run_create, compile_run_execute
+
+
+class Command(BaseCommand):
+    help = "Compile approved Pass 1–4 documents into probes (runs in this process)."
+
+    def add_arguments(self, parser):
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("--parent", action="append", dest="parents", metavar="ID")
+        target.add_argument("--all", action="store_true")
+        parser.add_argument("--seed", type=int, default=2027)
+
+    def handle(self, *args, **options):
+        try:
+            run = compile_run_create(actor=None, parent_ids=options["parents"], seed=options["seed"], enqueue=False)
+        except ApplicationError as error:
+            raise CommandError(f"{error.message} {error.extra or ''}") from error
+        run = compile_run_execute(run_id=run.pk, progress=self._bar)
+        self.stdout.write("")
+        self.stdout.write(f"compile run {run.pk}: {run.status}; " +
+                          ", ".join(f"{k}={v}" for k, v in sorted(run.counts.items())))
+        for issue in run.issues.order_by("code")[:50]:
+            self.stdout.write(f"  blocked {issue.task_id} {issue.parent.problem_id}: {issue.code} {issue.scope}")
+
+    def _bar(self, done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / total) if total else width
+        sys.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stdout.flush()

@@ -1,0 +1,72 @@
+"""Reads for probes: compiler inputs from the annotation tables, probe lists, release items."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from annotation.models import ParentProblem, PassDocument
+from probes.compiler import CompileError, ParentSource, SourceImage
+
+from .models import CompileIssue, CompileRun, Probe
+
+
+def compilable_parents() -> QuerySet[ParentProblem]:
+    """Parents whose Passes 1–4 are all approved (freshness is re-checked per parent)."""
+    return (ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED)
+            .filter(passes__pass_no__lte=4, passes__status=PassDocument.Status.APPROVED)
+            .annotate(approved=Count("passes")).filter(approved=4).order_by("problem_id"))
+
+
+def parent_source_for(parent: ParentProblem) -> ParentSource:
+    """The compiler's only view of a parent. Answer, solution and Pass 5 are never read."""
+    if parent.status == ParentProblem.Status.EXCLUDED:
+        raise CompileError("SOURCE_EXCLUDED", parent.problem_id)
+    passes = {p.pass_no: p for p in parent.passes.all() if p.pass_no <= 4}
+    documents: dict[str, dict[str, Any]] = {}
+    for number in (1, 2, 3, 4):
+        document = passes.get(number)
+        if document is None or document.status != PassDocument.Status.APPROVED:
+            raise CompileError("SOURCE_REVIEW_NOT_APPROVED", f"pass{number}")
+        if not document.approval_is_fresh:
+            raise CompileError("SOURCE_REVIEW_HASH_STALE", f"pass{number}")
+        documents[f"pass{number}"] = document.document
+    reviewer = passes[4].approved_by.get_username() if passes[4].approved_by else ""
+    if not reviewer:
+        raise CompileError("SOURCE_REVIEWER_MISSING", "pass4")
+    images = []
+    for image in parent.images.all():
+        with image.file.open("rb") as handle:
+            data = handle.read()
+        images.append(SourceImage(image.image_id, data, image.width, image.height,
+                                  PurePosixPath(image.file.name).suffix.lower() or ".png"))
+    return ParentSource(
+        problem_id=parent.problem_id, source_dataset=parent.source.name, source_split=parent.source_split,
+        source_sample_id=parent.source_sample_id, language=parent.language, stem=parent.stem, query=parent.query,
+        options=list(parent.options), images=images, passes=documents, pass4_reviewer=reviewer,
+        span_rule_approved=bool(parent.meta.get("span_rule_approved", False)),
+    )
+
+
+def probe_list(*, interface: str = "", state: str = "", split: str = "", parent: str = "") -> QuerySet[Probe]:
+    probes = Probe.objects.select_related("parent").exclude(state=Probe.State.SUPERSEDED)
+    if interface:
+        probes = probes.filter(interface=interface)
+    if state:
+        probes = probes.filter(state=state)
+    if split:
+        probes = probes.filter(split=split)
+    if parent:
+        probes = probes.filter(parent__problem_id=parent)
+    return probes.order_by("parent__problem_id", "logical_probe_id")
+
+
+def issues_by_code(run: CompileRun) -> list[dict[str, Any]]:
+    rows = (CompileIssue.objects.filter(run=run).values("code").annotate(n=Count("id")).order_by("-n", "code"))
+    grouped = []
+    for row in rows:
+        examples = list(CompileIssue.objects.filter(run=run, code=row["code"]).select_related("parent")[:20])
+        grouped.append({"code": row["code"], "count": row["n"], "issues": examples})
+    return grouped

@@ -1,0 +1,105 @@
+"""Admin pages: compile runs (launch, progress, issues by code), the probe browser, releases."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.models import ProblemImage
+from physalign_site.errors import ApplicationError
+
+from .models import CompileRun, Probe, Release
+from .permissions import can_manage_probes, can_view_private_mapping
+from .selectors import issues_by_code, probe_list
+from .services import compile_run_create
+
+INTERFACES = ["T02-single", "T03-image", "T03-text"]
+
+
+def _admin_only(request: HttpRequest) -> None:
+    if not can_manage_probes(request.user):
+        raise PermissionDenied
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_list(request: HttpRequest) -> HttpResponse:
+    _admin_only(request)
+    if request.method == "POST":
+        parent_ids = [p for p in request.POST.get("parents", "").split() if p]
+        try:
+            run = compile_run_create(actor=request.user, parent_ids=parent_ids or None,
+                                     seed=int(request.POST.get("seed") or 2027))
+        except (ApplicationError, ValueError) as error:
+            messages.error(request, getattr(error, "message", str(error)))
+            return redirect("probes:run_list")
+        return redirect("probes:run_detail", run.pk)
+    runs = Paginator(CompileRun.objects.all(), 25).get_page(request.GET.get("page"))
+    return TemplateResponse(request, "probes/run_list.html", {"page": runs, "nav_section": "compile"})
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    _admin_only(request)
+    run = get_object_or_404(CompileRun, pk=run_id)
+    running = run.status in (CompileRun.Status.QUEUED, CompileRun.Status.RUNNING)
+    context = {"run": run, "running": running, "groups": [] if running else issues_by_code(run),
+               "nav_section": "compile"}
+    template = "probes/run_detail.html#progress" if request.headers.get("HX-Request") else "probes/run_detail.html"
+    return TemplateResponse(request, template, context)
+
+
+@login_required
+@require_GET
+def probe_browser(request: HttpRequest) -> HttpResponse:
+    _admin_only(request)
+    filters = {k: request.GET.get(k, "") for k in ("interface", "state", "split", "parent")}
+    page = Paginator(probe_list(**filters), 50).get_page(request.GET.get("page"))
+    return TemplateResponse(request, "probes/probe_list.html", {
+        "page": page, "filters": filters, "interfaces": INTERFACES, "states": Probe.State.choices,
+        "splits": Probe.Split.choices, "nav_section": "probes"})
+
+
+@login_required
+@require_GET
+def probe_detail(request: HttpRequest, logical_probe_id: str) -> HttpResponse:
+    _admin_only(request)
+    probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
+    condition = "gold" if request.GET.get("condition") == "gold" else "raw"
+    show_private = can_view_private_mapping(request.user)
+    return TemplateResponse(request, "probes/probe_detail.html", {
+        "probe": probe, "condition": condition,
+        "messages_shown": probe.gold_messages if condition == "gold" else probe.raw_messages,
+        "show_private": show_private, "key": probe.key.key if show_private else None,
+        "gold_aliases": probe.key.gold_aliases if show_private else None, "nav_section": "probes"})
+
+
+@login_required
+@require_GET
+def probe_attachment(request: HttpRequest, logical_probe_id: str, asset_id: str) -> HttpResponse:
+    """The exact bytes a model receives for one attachment (a rendered view or an original)."""
+    _admin_only(request)
+    probe = get_object_or_404(Probe, logical_probe_id=logical_probe_id)
+    if asset_id not in probe.attachment_ids:
+        raise Http404
+    view = probe.views.filter(view_id=asset_id).first()
+    if view is not None:
+        return HttpResponse(bytes(view.png), content_type="image/png")
+    image = get_object_or_404(ProblemImage, parent=probe.parent, image_id=asset_id)
+    with image.file.open("rb") as handle:
+        return HttpResponse(handle.read(), content_type=image.media_type)
+
+
+@login_required
+@require_GET
+def release_list(request: HttpRequest) -> HttpResponse:
+    _admin_only(request)
+    return TemplateResponse(request, "probes/release_list.html",
+                            {"releases": Release.objects.all()[:100], "nav_section": "releases"})

@@ -95,7 +95,7 @@ def page(browser, page_problems) -> Iterator:
     context = browser.new_context(viewport={"width": 1360, "height": 900}, locale="en-US")
     context.add_init_script(CSP_RECORDER)
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(30_000)  # generous: a loaded 2-core CI machine is slow, a real failure still fails
     page.on(
         "console", lambda msg: page_problems.console_errors.append(msg.text) if msg.type == "error" else None
     )

@@ -23,7 +23,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 bench: $(STAMP)
-	for b in bench/bench_*.py; do DJANGO_DEBUG=1 $(VENV)/bin/python $$b || exit 1; done
+	scripts/services.sh
+	for b in bench/*.py; do echo "== $$b"; DJANGO_DEBUG=1 $(VENV)/bin/python $$b || exit 1; done
 
 clean-demo:
 	rm -rf var/

@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import zipfile
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,15 +40,19 @@ REVIEWED = "reviewed_data_release"
 
 
 # Export ---------------------------------------------------------------------------------------------
-def release_export(*, split: str, output: Path, actor: Any, synthetic_example: bool = False) -> Release:
+def release_export(*, split: str, output: Path, actor: Any, synthetic_example: bool = False,
+                   problem_ids: Collection[str] | None = None) -> Release:
     """Freeze approved probes of a split into a new directory. ``synthetic_example`` admits pending
-    probes under their prospective (approved) packets and marks the artefact as not benchmark data."""
+    probes under their prospective (approved) packets and marks the artefact as not benchmark data.
+    ``problem_ids`` limits the export to those parents (the review app's signoff passes its admitted set)."""
     output = Path(output)
     if split not in RELEASE_SPLITS:
         raise ApplicationError("The split must be development or test.", code="SPLIT_INVALID")
     if output.exists():
         raise ApplicationError("The output directory exists; use a new directory.", code="OUTPUT_EXISTS_USE_NEW_DIRECTORY")
     probes = list(_release_probes(split, synthetic_example))
+    if problem_ids is not None:
+        probes = [p for p in probes if p.parent.problem_id in set(problem_ids)]
     if not probes:
         raise ApplicationError("No approved probes in this split.", code="RELEASE_EMPTY")
     frozen = [_freeze(p, split, actor, synthetic_example) for p in probes]

@@ -33,6 +33,7 @@ cat <<MSG
     annotator         / annotator-demo
     source_reviewer   / source_reviewer-demo
     probe_reviewer    / probe_reviewer-demo
+    probe_reviewer2   / probe_reviewer2-demo
     adjudicator       / adjudicator-demo
     admin             / admin-demo
 

@@ -194,8 +194,12 @@ def test_cli_compile_show_probe_and_release_commands(demo_parent, tmp_path):
     assert doc["views"][0]["marks"] == [{"alias": "R1", "points_px": demo.POINTS_GLYPH_M}]
     assert doc["recognition_packet"] == [{"anchor": "R1", "text": "m"}]
     assert doc["attachment_ids"] == ["V1", "V2", "V3", "img_0"]
+    with pytest.raises(CommandError, match="SIGNOFF_REQUIRED"):  # no signoff and no explicit override
+        call_command("export_release", "--split", "development", "--output", str(tmp_path / "r"),
+                     "--synthetic-example", stdout=StringIO())
+    assert not (tmp_path / "r").exists()
     call_command("export_release", "--split", "development", "--output", str(tmp_path / "r"), "--synthetic-example",
-                 stdout=StringIO())
+                 "--without-signoff", stdout=StringIO(), stderr=StringIO())
     call_command("validate_release", str(tmp_path / "r"), stdout=StringIO())
     (tmp_path / "r" / "public" / "leak.txt").write_text("x")
     with pytest.raises(CommandError):

@@ -1,4 +1,9 @@
-"""manage.py export_release --split {development,test} --output DIR [--synthetic-example]."""
+"""manage.py export_release (--signoff ID | --split {development,test} --without-signoff) --output DIR
+[--synthetic-example].
+
+The normal path is ``--signoff ID``: the release a review signoff covers (an accepted audit assessment or
+individually approved parents, with the six release confirmations). Exporting without a signoff is an explicit
+admin override (``--without-signoff``); without either the command refuses and says why."""
 
 from __future__ import annotations
 
@@ -11,18 +16,38 @@ from probes.releases import release_export
 
 
 class Command(BaseCommand):
-    help = "Freeze approved probes of a split into a new release directory (kit layout)."
+    help = "Freeze approved probes into a new release directory (kit layout), normally from a review signoff."
 
     def add_arguments(self, parser):
-        parser.add_argument("--split", choices=["development", "test"], required=True)
+        parser.add_argument("--signoff", type=int, help="Export the release this review signoff covers.")
+        parser.add_argument("--split", choices=["development", "test"])
         parser.add_argument("--output", required=True)
         parser.add_argument("--synthetic-example", action="store_true",
                             help="Synthetic sources only: export pending probes as a non-benchmark example.")
+        parser.add_argument("--without-signoff", action="store_true",
+                            help="Admin override: export a split without a review signoff (not a reviewed release).")
 
     def handle(self, *args, **options):
         try:
-            release = release_export(split=options["split"], output=Path(options["output"]), actor=None,
-                                     synthetic_example=options["synthetic_example"])
+            if options["signoff"]:
+                from review.models import Signoff
+                from review.services import signoff_export
+
+                signoff = Signoff.objects.filter(pk=options["signoff"]).first()
+                if signoff is None:
+                    raise CommandError(f"SIGNOFF_NOT_FOUND: no signoff {options['signoff']}.")
+                release = signoff_export(signoff=signoff, output=Path(options["output"]), actor=signoff.reviewer)
+            elif not options["without_signoff"]:
+                raise CommandError(
+                    "SIGNOFF_REQUIRED: a release is exported from a review signoff (an accepted audit assessment or "
+                    "individually approved parents, with the six release confirmations). Pass --signoff ID, or "
+                    "--without-signoff to override explicitly.")
+            elif not options["split"]:
+                raise CommandError("SPLIT_REQUIRED: --without-signoff needs --split development|test.")
+            else:
+                self.stderr.write("Exporting WITHOUT a review signoff (--without-signoff).")
+                release = release_export(split=options["split"], output=Path(options["output"]), actor=None,
+                                         synthetic_example=options["synthetic_example"])
         except ApplicationError as error:
             raise CommandError(f"{error.code}: {error.message}") from error
         self.stdout.write(f"{release.release_id} {release.artifact_mode} {release.counts}")

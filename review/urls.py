@@ -1,0 +1,20 @@
+from django.urls import path
+
+from . import views
+
+app_name = "review"
+
+urlpatterns = [
+    path("review/", views.queue, name="queue"),
+    path("review/claim/", views.claim, name="claim"),
+    path("review/slots/<int:slot_id>/", views.slot_detail, name="slot"),
+    path("review/slots/<int:slot_id>/probes/<str:logical_probe_id>/", views.probe_blind, name="probe"),
+    path("review/slots/<int:slot_id>/probes/<str:logical_probe_id>/target/", views.probe_target, name="target"),
+    path("review/slots/<int:slot_id>/probes/<str:logical_probe_id>/attachments/<str:asset_id>", views.attachment,
+         name="attachment"),
+    path("review/agreement/", views.agreement, name="agreement"),
+    path("review/audit/", views.audit_list, name="audit_list"),
+    path("review/audit/<int:campaign_pk>/", views.audit_detail, name="audit_detail"),
+    path("review/signoff/", views.signoff, name="signoff"),
+    path("review/accounting/", views.accounting, name="accounting"),
+]

@@ -1,0 +1,252 @@
+"""Review pages: the queue, a parent's slot, the blind page, the reveal page with the decision form,
+agreement, audit campaigns and assessments, signoff + export, accounting (paper Tables 4 and 5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation.models import ProblemImage
+from physalign_site.errors import ApplicationError
+from probes.models import Probe
+
+from . import services
+from .models import (
+    CONFIRMATIONS,
+    SIGNOFF_CONFIRMATIONS,
+    AuditAssessment,
+    AuditCampaign,
+    AuditPlan,
+    ReviewSlot,
+    Role,
+    Severity,
+    Signoff,
+)
+from .permissions import can_manage_audit, can_reveal, can_review, can_view_agreement, can_work_slot
+from .reports import accounting_tables, agreement_report
+from .selectors import my_slots, open_contexts, probe_decisions, slot_rows, slot_work, unclaimed_counts
+
+
+def _require(allowed: bool) -> None:
+    if not allowed:
+        raise PermissionDenied
+
+
+def _slot_probe(request: HttpRequest, slot_id: int, logical_probe_id: str) -> tuple[ReviewSlot, Probe]:
+    slot = get_object_or_404(ReviewSlot.objects.select_related("parent"), pk=slot_id)
+    _require(can_work_slot(request.user, slot))
+    probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
+    if probe.logical_probe_id not in {p.logical_probe_id for p in slot_work(slot, include_done=True)}:
+        raise Http404
+    return slot, probe
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    _require(can_review(request.user))
+    services.review_slots_ensure_development()
+    counts = unclaimed_counts()
+    roles = [Role.PRIMARY, Role.SECONDARY, Role.ADJUDICATOR]
+    offers = [{"context": c, "label": label, "roles": [(r.value, r.label, counts.get((c, r.value), 0)) for r in roles]}
+              for c, label in open_contexts()]
+    return TemplateResponse(request, "review/queue.html", {"slots": my_slots(request.user), "offers": offers,
+                                                           "nav_section": "review"})
+
+
+@login_required
+@require_POST
+def claim(request: HttpRequest) -> HttpResponse:
+    _require(can_review(request.user))
+    try:
+        slot = services.review_claim(reviewer=request.user, role=request.POST.get("role", ""),
+                                     context=request.POST.get("context", ""))
+    except ApplicationError as error:
+        messages.error(request, error.message)
+        return redirect("review:queue")
+    return redirect("review:slot", slot.pk)
+
+
+@login_required
+@require_GET
+def slot_detail(request: HttpRequest, slot_id: int) -> HttpResponse:
+    slot = get_object_or_404(ReviewSlot.objects.select_related("parent"), pk=slot_id)
+    _require(can_work_slot(request.user, slot))
+    rows = slot_rows(slot)
+    next_row = next((r for r in rows if r.decision is None), None)
+    return TemplateResponse(request, "review/slot.html", {"slot": slot, "rows": rows, "next_row": next_row,
+                                                          "nav_section": "review"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def probe_blind(request: HttpRequest, slot_id: int, logical_probe_id: str) -> HttpResponse:
+    """Exactly the public raw prompt and attachments, and the blind-answer form."""
+    slot, probe = _slot_probe(request, slot_id, logical_probe_id)
+    contract = services.contract_of(probe)
+    if request.method == "POST":
+        given = services.BlindAnswerIn(
+            binding=[a for a in request.POST.get("binding", "").replace(";", ",").split(",")],
+            read={anchor: request.POST.get(f"read_{anchor}", "") for anchor in contract["read_anchor_ids"]},
+            cannot_answer=request.POST.get("cannot_answer") == "on", reason=request.POST.get("reason", ""))
+        try:
+            services.review_submit_blind(slot=slot, probe=probe, reviewer=request.user, given=given)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+            return redirect("review:probe", slot.pk, probe.logical_probe_id)
+        return redirect("review:target", slot.pk, probe.logical_probe_id)
+    blind = probe.blind_answers.filter(slot=slot, review_target_root=probe.review_target_root).first()
+    return TemplateResponse(request, "review/probe_blind.html", {
+        "slot": slot, "probe": probe, "contract": contract, "blind": blind, "nav_section": "review",
+        "messages_shown": probe.raw_messages})
+
+
+def _target_context(slot: ReviewSlot, probe: Probe) -> dict:
+    key = probe.key.key
+    blind = probe.blind_answers.get(slot=slot, review_target_root=probe.review_target_root)
+    decision = probe.review_decisions.filter(slot=slot, review_target_root=probe.review_target_root).first()
+    others = probe_decisions(probe, slot.context) if slot.role == Role.ADJUDICATOR else {}
+    packet_ids = key["packet_plan"]["observation_ids"]
+    return {
+        "slot": slot, "probe": probe, "blind": blind, "decision": decision, "key": key,
+        "gold_aliases": probe.key.gold_aliases, "packet": probe.gold_view.get("recognition_packet", []),
+        "packet_ids": packet_ids, "source_records": json.dumps(key.get("source_records"), ensure_ascii=False, indent=1),
+        "diagnostics": json.dumps(probe.metadata, ensure_ascii=False, indent=1),
+        "mapping": json.dumps(key["candidate_map"], ensure_ascii=False, indent=1),
+        "confirmations": CONFIRMATIONS, "severities": Severity.choices, "empty_reasons": services.EMPTY_REASONS,
+        "others": [others[r] for r in (Role.PRIMARY, Role.SECONDARY) if r in others],
+        "nav_section": "review",
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def probe_target(request: HttpRequest, slot_id: int, logical_probe_id: str) -> HttpResponse:
+    """The private side. 403 until this reviewer has a blind answer on the probe's current content."""
+    slot, probe = _slot_probe(request, slot_id, logical_probe_id)
+    _require(can_reveal(request.user, slot, probe))
+    if request.method == "POST":
+        given = services.DecisionIn(
+            status=request.POST.get("status", ""), severity=request.POST.get("severity", ""),
+            confirmations={k: request.POST.get(f"confirm_{k}") == "on" for k, _ in CONFIRMATIONS},
+            packet_state=request.POST.get("packet_state", ""),
+            packet_empty_reason=request.POST.get("packet_empty_reason", ""), note=request.POST.get("note", ""))
+        try:
+            services.review_decide(slot=slot, probe=probe, reviewer=request.user, given=given)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+            return redirect("review:target", slot.pk, probe.logical_probe_id)
+        messages.success(request, f"Decision recorded: {given.status} ({given.severity}).")
+        return redirect("review:slot", slot.pk)
+    return TemplateResponse(request, "review/probe_target.html", _target_context(slot, probe))
+
+
+@login_required
+@require_GET
+def attachment(request: HttpRequest, slot_id: int, logical_probe_id: str, asset_id: str) -> HttpResponse:
+    """The exact bytes a model receives for one attachment (same source as the probe browser)."""
+    slot, probe = _slot_probe(request, slot_id, logical_probe_id)
+    if asset_id not in probe.attachment_ids:
+        raise Http404
+    view = probe.views.filter(view_id=asset_id).first()
+    if view is not None:
+        return HttpResponse(bytes(view.png), content_type="image/png")
+    image = get_object_or_404(ProblemImage, parent=probe.parent, image_id=asset_id)
+    with image.file.open("rb") as handle:
+        return HttpResponse(handle.read(), content_type=image.media_type)
+
+
+@login_required
+@require_GET
+def agreement(request: HttpRequest) -> HttpResponse:
+    _require(can_view_agreement(request.user))
+    context = request.GET.get("context", "development")
+    return TemplateResponse(request, "review/agreement.html", {"report": agreement_report(context=context),
+                                                               "contexts": open_contexts(), "context": context,
+                                                               "nav_section": "agreement"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def audit_list(request: HttpRequest) -> HttpResponse:
+    _require(can_manage_audit(request.user))
+    if request.method == "POST":
+        campaign = services.audit_campaign_create(actor=request.user)
+        messages.success(request, f"Campaign {campaign.campaign_id[:16]}… created with a fresh random nonce.")
+        return redirect("review:audit_detail", campaign.pk)
+    return TemplateResponse(request, "review/audit_list.html", {"campaigns": AuditCampaign.objects.all(),
+                                                                "nav_section": "audit"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def audit_detail(request: HttpRequest, campaign_pk: int) -> HttpResponse:
+    _require(can_manage_audit(request.user))
+    campaign = get_object_or_404(AuditCampaign, pk=campaign_pk)
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "assess":
+                plan = get_object_or_404(AuditPlan, pk=request.POST.get("plan"), campaign=campaign)
+                assessment = services.audit_assess(plan=plan, actor=request.user)
+                messages.success(request, "Assessment: " + ("accepted" if assessment.accepted else
+                                                            "blocked by " + ", ".join(assessment.result["blockers"])))
+            else:
+                plan = services.audit_plan_create(campaign=campaign, actor=request.user)
+                messages.success(request, f"Round {plan.round_number} plan drawn: {len(plan.sample)} sampled parents.")
+        except ApplicationError as error:
+            messages.error(request, f"{error.message} ({error.code})")
+        return redirect("review:audit_detail", campaign.pk)
+    plans = []
+    for plan in campaign.plans.all():
+        plans.append({"plan": plan, "live": services.audit_assess_compute(plan),
+                      "assessment": plan.assessments.first()})
+    # Another round makes sense only while fewer than two exist and none has been accepted.
+    can_draw_plan = len(plans) < 2 and not any(p["assessment"] and p["assessment"].accepted for p in plans)
+    return TemplateResponse(request, "review/audit_detail.html", {"campaign": campaign, "plans": plans,
+                                                                  "can_draw_plan": can_draw_plan,
+                                                                  "nav_section": "audit"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def signoff(request: HttpRequest) -> HttpResponse:
+    _require(can_manage_audit(request.user))
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "export":
+                item = get_object_or_404(Signoff, pk=request.POST.get("signoff"))
+                stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+                output = Path(settings.MEDIA_ROOT) / "releases" / f"signoff-{item.pk}-{stamp}"
+                release = services.signoff_export(signoff=item, output=output, actor=request.user)
+                messages.success(request, f"Release {release.release_id[:20]}… exported ({release.counts}).")
+            else:
+                assessment = AuditAssessment.objects.filter(pk=request.POST.get("assessment") or None).first()
+                services.signoff_create(
+                    actor=request.user, mode=request.POST.get("mode", ""), assessment=assessment,
+                    confirmations={k: request.POST.get(f"confirm_{k}") == "on" for k, _ in SIGNOFF_CONFIRMATIONS},
+                    evidence_ref=request.POST.get("evidence_ref", ""))
+                messages.success(request, "Signed off.")
+        except ApplicationError as error:
+            messages.error(request, f"{error.message} ({error.code})")
+        return redirect("review:signoff")
+    return TemplateResponse(request, "review/signoff.html", {
+        "signoffs": Signoff.objects.select_related("release", "reviewer")[:50],
+        "assessments": AuditAssessment.objects.filter(accepted=True).select_related("plan__campaign")[:20],
+        "confirmations": SIGNOFF_CONFIRMATIONS, "modes": Signoff.Mode.choices, "nav_section": "signoff"})
+
+
+@login_required
+@require_GET
+def accounting(request: HttpRequest) -> HttpResponse:
+    _require(can_view_agreement(request.user))
+    return TemplateResponse(request, "review/accounting.html", {**accounting_tables(), "nav_section": "accounting"})

@@ -1,0 +1,85 @@
+"""Matrix rows for review: queue, slot, blind page, the reveal gate (HTML and API), agreement, audit, signoff,
+accounting. ``populate`` gives the matrix probe reviewer a claimed slot with a blind answer on its blind-first
+probe, so only that reviewer may see the target; everyone else (admin included) gets 403."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from probes.models import Probe
+from review import services
+from review.models import Role
+from tests.endpoint_matrix import ADJ, ADM, ANON, PRB, Case, World, only
+
+REVIEWER_PAGE = {**only({PRB: 200}), ANON: 302}
+REVIEWER_API = only({PRB: 200})
+QUEUE_PAGE = {**only({PRB: 200, ADJ: 200, ADM: 200}), ANON: 302}
+AGREEMENT_PAGE = {**only({ADJ: 200, ADM: 200}), ANON: 302}
+ADMIN_PAGE = {**only({ADM: 200}), ANON: 302}
+
+
+def _probe(w: World, suffix: str = "") -> str:
+    return f"/review/slots/{w.review_slot}/probes/{w.review_probe}/{suffix}"
+
+
+def _api(w: World, suffix: str = "") -> str:
+    return f"/api/review/slots/{w.review_slot}/probes/{w.review_probe}/{suffix}"
+
+
+CASES: list[Case] = [
+    Case("review queue page", "get", "/review/", expected=QUEUE_PAGE, fmt=None),
+    Case("review slot page", "get", lambda w: f"/review/slots/{w.review_slot}/", expected=REVIEWER_PAGE, fmt=None),
+    Case("review blind page", "get", lambda w: _probe(w), expected=REVIEWER_PAGE, fmt=None),
+    Case("review target page", "get", lambda w: _probe(w, "target/"), expected=REVIEWER_PAGE, fmt=None),
+    Case("review attachment", "get", lambda w: _probe(w, f"attachments/{w.review_asset}"), expected=REVIEWER_PAGE,
+         fmt=None),
+    Case("review agreement page", "get", "/review/agreement/", expected=AGREEMENT_PAGE, fmt=None),
+    Case("review accounting page", "get", "/review/accounting/", expected=AGREEMENT_PAGE, fmt=None),
+    Case("review audit page", "get", "/review/audit/", expected=ADMIN_PAGE, fmt=None),
+    Case("review signoff page", "get", "/review/signoff/", expected=ADMIN_PAGE, fmt=None),
+    Case("review queue api", "get", "/api/review/queue/", expected=only({PRB: 200, ADJ: 200, ADM: 200})),
+    Case("review claim api bad body", "post", "/api/review/queue/", {"role": "nobody"},
+         expected=only({PRB: 400, ADJ: 400, ADM: 400})),
+    Case("review slot api", "get", lambda w: f"/api/review/slots/{w.review_slot}/", expected=REVIEWER_API),
+    Case("review public probe api", "get", lambda w: _api(w), expected=REVIEWER_API),
+    Case("review target api", "get", lambda w: _api(w, "target/"), expected=REVIEWER_API),
+    Case("review blind api again", "post", lambda w: _api(w, "blind/"), {"binding": ["E1"]},
+         expected=only({PRB: 409})),
+    Case("review decision api bad body", "post", lambda w: _api(w, "decision/"), {"status": "maybe"},
+         expected=only({PRB: 400})),
+    Case("review agreement api", "get", "/api/review/agreement/", expected=only({ADJ: 200, ADM: 200})),
+    Case("review campaigns api", "get", "/api/review/campaigns/", expected=only({ADM: 200})),
+    Case("review plan api missing", "get", "/api/review/plans/999999/", expected=only({ADM: 404})),
+    Case("review signoff api incomplete", "post", "/api/review/signoffs/",
+         {"mode": "individual", "confirmations": {}, "evidence_ref": "x"}, expected=only({ADM: 400})),
+    # writes through pages (form posts redirect back with a message) and the audit API
+    Case("review claim page unknown role", "post", "/review/claim/", {"role": "nobody", "context": "development"},
+         expected={**only({PRB: 302, ADJ: 302, ADM: 302}), ANON: 302}, fmt=None),
+    Case("review audit campaign page", "get", lambda w: f"/review/audit/{w.review_campaign}/", expected=ADMIN_PAGE,
+         fmt=None),
+    Case("review audit new campaign page", "post", "/review/audit/", {}, expected={**only({ADM: 302}), ANON: 302},
+         fmt=None),
+    Case("review audit draw plan page", "post", lambda w: f"/review/audit/{w.review_campaign}/", {"action": "plan"},
+         expected={**only({ADM: 302}), ANON: 302}, fmt=None),
+    Case("review signoff page post incomplete", "post", "/review/signoff/", {"mode": "individual"},
+         expected={**only({ADM: 302}), ANON: 302}, fmt=None),
+    Case("review campaign create api", "post", "/api/review/campaigns/", {}, expected=only({ADM: 201})),
+    Case("review plan create api dev incomplete", "post", lambda w: f"/api/review/campaigns/{w.review_campaign}/plans/",
+         {}, expected=only({ADM: 400})),
+    Case("review plan assess api missing", "post", "/api/review/plans/999999/assess/", {}, expected=only({ADM: 404})),
+]
+
+
+def populate(world: World, users: dict[str, Any]) -> None:
+    if not Probe.objects.exists():  # the probes area normally compiled the demo parent already
+        from tests.endpoint_matrix.probes_cases import populate as probes_populate
+
+        probes_populate(world, users)
+    slot = services.review_claim(reviewer=users[PRB], role=Role.PRIMARY, context="development")
+    probe = Probe.objects.select_related("key").get(logical_probe_id=slot.blind_first_probe_id)
+    services.review_submit_blind(slot=slot, probe=probe, reviewer=users[PRB], given=services.BlindAnswerIn(
+        binding=probe.key.gold_aliases, read={r["anchor_alias"]: r["expected"] for r in probe.key.key["read_targets"]}))
+    world.review_slot = slot.pk
+    world.review_probe = probe.logical_probe_id
+    world.review_asset = probe.attachment_ids[0]
+    world.review_campaign = services.audit_campaign_create(actor=users[ADM]).pk

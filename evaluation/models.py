@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -59,3 +60,138 @@ class ModelConfig(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.provider}:{self.model})"
+
+
+class EvalRun(models.Model):
+    """One evaluation: models × probes × conditions, all request rows planned up front (fixed denominator)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"
+        SCORING = "scoring", "Scoring"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+
+    name = models.CharField(max_length=200, blank=True)
+    release = models.ForeignKey("probes.Release", null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="eval_runs")
+    model_configs = models.ManyToManyField(ModelConfig, related_name="eval_runs")
+    conditions = models.JSONField(default=list)
+    probe_filter = models.JSONField(default=dict, blank=True)
+    seed = models.IntegerField(default=2027)
+    options = models.JSONField(default=dict, blank=True)  # chunk size, claim lease, resamples
+    manifest = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    metrics = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["queued", "running", "cancelled", "scoring", "completed",
+                                                           "failed"]), name="eval_run_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name or f"run {self.pk}"
+
+
+class EvalRequest(models.Model):
+    """One (run, model, probe, condition) request. The raw output string is kept as returned."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        UNPARSEABLE = "unparseable", "Unparseable"
+        REFUSAL = "refusal", "Refusal"
+        TRUNCATED = "truncated", "Truncated"
+        INFRA_MISSING = "infra_missing", "Infrastructure missing"
+
+    TERMINAL = ("completed", "unparseable", "refusal", "truncated", "infra_missing")
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="requests")
+    model = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="+")
+    probe = models.ForeignKey("probes.Probe", on_delete=models.PROTECT, related_name="+")
+    condition = models.CharField(max_length=10)
+    pools = models.JSONField(default=list)
+    status = models.CharField(max_length=14, choices=Status.choices, default=Status.PENDING)
+    claims = models.PositiveSmallIntegerField(default=0)  # times a worker took the row (≤ 3)
+    attempts = models.JSONField(default=list, blank=True)  # provider attempts of the final claim
+    claim_token = models.CharField(max_length=32, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    raw_output = models.TextField(null=True, blank=True)  # noqa: DJ001 — null = nothing served, "" = empty output
+    finish_reason = models.CharField(max_length=30, blank=True)
+    provider_status = models.CharField(max_length=20, blank=True)
+    error = models.TextField(blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    request_hash = models.CharField(max_length=64, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "model", "probe", "condition"], name="eval_request_unique"),
+            models.CheckConstraint(condition=Q(condition__in=["raw", "gold", "no_image", "reordered"]),
+                                   name="eval_request_condition_valid"),
+            models.CheckConstraint(condition=Q(claims__lte=3), name="eval_request_claims_bounded"),
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="eval_request_run_status")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}/{self.model_id}/{self.probe_id}/{self.condition}"
+
+
+class ItemScore(models.Model):
+    request = models.OneToOneField(EvalRequest, on_delete=models.CASCADE, related_name="score")
+    status = models.CharField(max_length=14)
+    C = models.SmallIntegerField(null=True)
+    G = models.SmallIntegerField(null=True)
+    J = models.SmallIntegerField(null=True)
+    object_valid = models.BooleanField(default=False)
+    field_valid = models.JSONField(default=dict)
+    canonical = models.JSONField(null=True)
+    scored_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(J__isnull=True) | (Q(C__isnull=False) & Q(G__isnull=False)),
+                                   name="item_score_j_needs_c_and_g"),
+        ]
+
+    def __str__(self) -> str:
+        return f"score of {self.request_id}"
+
+
+class MetricSnapshot(models.Model):
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="snapshots")
+    model = models.ForeignKey(ModelConfig, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    subject = models.CharField(max_length=100)  # the model's name, or "baseline"
+    pool = models.CharField(max_length=20)
+    metric = models.CharField(max_length=60)
+    value = models.FloatField(null=True)
+    ci_low = models.FloatField(null=True)
+    ci_high = models.FloatField(null=True)
+    lower = models.FloatField(null=True)
+    upper = models.FloatField(null=True)
+    support_parents = models.PositiveIntegerField(default=0)
+    support_probes = models.PositiveIntegerField(default=0)
+    undefined_reason = models.CharField(max_length=60, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "subject", "metric"]
+        constraints = [models.UniqueConstraint(fields=["run", "subject", "metric"], name="metric_snapshot_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}/{self.model_id}/{self.metric}"

@@ -14,3 +14,8 @@ def can_manage_models(user: Any) -> bool:
 def can_list_models(user: Any) -> bool:
     """Annotators pick a model for drafting; they see names and settings, never keys (none are stored)."""
     return has_role(user, ANNOTATOR)
+
+
+def can_run_evaluations(user: Any) -> bool:
+    """Launching, cancelling and reading evaluation runs, results and raw outputs: admins."""
+    return is_admin(user)

@@ -1,15 +1,24 @@
-"""Server-rendered evaluation pages: the model configurations (admins)."""
+"""Server-rendered evaluation pages: model configurations, runs (launch, live progress), results, drill-down."""
 
 from __future__ import annotations
 
+import json
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from .models import ModelConfig
-from .permissions import can_manage_models
+from physalign_site.errors import ApplicationError
+
+from . import selectors
+from .forms import RunLaunchForm
+from .models import EvalRequest, EvalRun, ModelConfig
+from .permissions import can_manage_models, can_run_evaluations
+from .runs import eval_run_cancel, eval_run_create, eval_run_resume, run_items, run_progress
 
 
 @login_required
@@ -19,3 +28,126 @@ def model_list(request: HttpRequest) -> TemplateResponse:
         raise PermissionDenied
     return TemplateResponse(request, "evaluation/model_list.html",
                             {"configs": ModelConfig.objects.all(), "nav_section": "models"})
+
+
+def _admin(request: HttpRequest) -> None:
+    if not can_run_evaluations(request.user):
+        raise PermissionDenied
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_list(request: HttpRequest) -> HttpResponse:
+    _admin(request)
+    form = RunLaunchForm(request.POST or None)
+    error = ""
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        probe_filter = {k: data[k] for k in ("interface", "limit") if data.get(k)}
+        try:
+            run = eval_run_create(model_names=[m.name for m in data["models"]], conditions=data["conditions"],
+                                  release=data["release"], probe_filter=probe_filter, name=data["name"],
+                                  actor=request.user, options={"resamples": data["resamples"]})
+        except ApplicationError as exc:
+            error = exc.message
+        else:
+            return redirect("evaluation:run_detail", pk=run.pk)
+    runs = [(r, run_progress(r)) for r in selectors.run_list()[:50]]
+    return TemplateResponse(request, "evaluation/run_list.html",
+                            {"runs": runs, "form": form, "error": error, "nav_section": "runs"})
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
+    _admin(request)
+    run = get_object_or_404(EvalRun.objects.select_related("release"), pk=pk)
+    context = {"run": run, "progress": run_progress(run), "tables": selectors.results_tables(run.metrics),
+               "chart": selectors.chart_data(run.metrics), "nav_section": "runs",
+               "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True)}
+    return TemplateResponse(request, "evaluation/run_detail.html", context)
+
+
+@login_required
+@require_GET
+def run_progress_fragment(request: HttpRequest, pk: int) -> HttpResponse:
+    _admin(request)
+    run = get_object_or_404(EvalRun, pk=pk)
+    response = TemplateResponse(request, "evaluation/run_detail.html#progress",
+                                {"run": run, "progress": run_progress(run)})
+    if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED) and request.headers.get("HX-Request"):
+        response["HX-Refresh"] = "true"  # show the results once, then stop polling
+    return response
+
+
+@login_required
+@require_POST
+def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    _admin(request)
+    run = get_object_or_404(EvalRun, pk=pk)
+    if action not in ("cancel", "resume"):
+        raise Http404("unknown action")
+    try:
+        if action == "cancel":
+            eval_run_cancel(run=run, actor=request.user)
+        else:
+            eval_run_resume(run=run, actor=request.user)
+    except ApplicationError:
+        pass
+    return redirect("evaluation:run_detail", pk=run.pk)
+
+
+@login_required
+@require_GET
+def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
+    _admin(request)
+    run = get_object_or_404(EvalRun, pk=pk)
+    filters = {k: request.GET.get(k, "") for k in ("model", "condition", "status")}
+    page = Paginator(selectors.run_requests(run, **filters), 50).get_page(request.GET.get("page"))
+    return TemplateResponse(request, "evaluation/run_items.html",
+                            {"run": run, "page": page, "filters": filters, "nav_section": "runs",
+                             "models": run.model_configs.all(), "statuses": EvalRequest.Status.choices,
+                             "conditions": run.conditions})
+
+
+@login_required
+@require_GET
+def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
+    _admin(request)
+    row = get_object_or_404(EvalRequest.objects.select_related("run", "model", "probe", "score"), pk=pk)
+    other = {r.condition: r for r in EvalRequest.objects.filter(run=row.run, model=row.model, probe=row.probe)
+             .select_related("score")}
+    raw, gold = other.get("raw"), other.get("gold")
+    transition = None
+    if raw and gold and getattr(raw, "score", None) and getattr(gold, "score", None):
+        transition = (raw.score.G, gold.score.G)
+    messages = row.probe.gold_messages if row.condition == "gold" else row.probe.raw_messages
+    from .runs import build_request
+
+    sent = build_request(row, row.run.seed)
+    return TemplateResponse(request, "evaluation/request_detail.html", {
+        "row": row, "score": getattr(row, "score", None), "others": other, "transition": transition,
+        "system_message": messages["system"], "user_message": sent.user, "images_sent": len(sent.images),
+        "attachment_ids": [] if row.condition == "no_image" else row.probe.attachment_ids,
+        "attempts_json": json.dumps(row.attempts, indent=1), "nav_section": "runs"})
+
+
+@login_required
+@require_GET
+def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    _admin(request)
+    run = get_object_or_404(EvalRun, pk=pk)
+    if fmt not in ("csv", "json", "items"):
+        raise Http404("unknown download format")
+    if fmt == "csv":
+        response = HttpResponse(selectors.snapshots_csv(run), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-metrics.csv"'
+    elif fmt == "json":
+        response = JsonResponse({"run": run.pk, "manifest": run.manifest, "metrics": run.metrics},
+                                json_dumps_params={"indent": 1})
+        response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-metrics.json"'
+    else:
+        body = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in run_items(run))
+        response = HttpResponse(body, content_type="application/x-ndjson")
+        response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-items.jsonl"'
+    return response

@@ -24,9 +24,11 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("api/", include("probes.api.urls")),
     path("api/", include("evaluation.api.urls")),
+    path("api/", include("review.api.urls")),
     path("api/", include((drafting_urls.api_urlpatterns, "drafts_api"))),
     path("", include("evaluation.urls")),
     path("", include("annotation.drafting_urls")),
     path("", include("annotation.urls")),
     path("", include("probes.urls")),
+    path("", include("review.urls")),
 ]

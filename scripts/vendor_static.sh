@@ -120,6 +120,37 @@ NOTE
   echo "katex ${KATEX_VERSION} -> ${dest} (${sha})"
 }
 
+
+# Chart.js (evaluation results charts; canvas rendering, no eval, CSP-compatible). Run alone with
+# `scripts/vendor_static.sh chartjs`.
+CHARTJS_VERSION="${CHARTJS_VERSION:-4.4.9}"
+
+vendor_chartjs() {
+  local dest="$VENDOR/chartjs"
+  npm_unpack "chart.js@${CHARTJS_VERSION}" chartjs
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  cp "$WORK/chartjs/package/dist/chart.umd.js" "$dest/chart.umd.min.js"
+  cp "$WORK/chartjs/package/LICENSE.md" "$dest/LICENSE.md"
+  local sha
+  sha="$(sha256sum "$dest/chart.umd.min.js" | cut -d' ' -f1)"
+  cat > "$dest/VERSIONS" <<NOTE
+package: chart.js
+version: ${CHARTJS_VERSION}
+source: npm registry (npm pack chart.js@${CHARTJS_VERSION}), file dist/chart.umd.js
+license: MIT (see LICENSE.md)
+sha256(chart.umd.min.js): ${sha}
+vendored by: scripts/vendor_static.sh
+NOTE
+  echo "chart.js ${CHARTJS_VERSION} -> ${dest}/chart.umd.min.js (${sha})"
+}
+
+if [[ "${1:-}" == "chartjs" ]]; then
+  vendor_chartjs
+  exit 0
+fi
+
 vendor_htmx
 vendor_annotorious
 vendor_katex
+vendor_chartjs

@@ -1,0 +1,251 @@
+"""Evaluation throughput on real PostgreSQL + Redis + Celery workers with the simulated provider.
+
+Run: ``cd /work/main && .venv/bin/python bench/eval_throughput.py`` (defaults: 5,000 requests, 50 ms
+simulated latency, 2 prefork workers × 8 processes = concurrency 16). Needs a local PostgreSQL the
+current user can create databases on and Redis on 127.0.0.1:6379. The script
+
+1. creates the database ``physalign_bench`` if missing (``--db``) and migrates it;
+2. once: generates and compiles synthetic parents until there are enough probes (kept for later runs);
+3. starts ``--workers`` Celery worker processes (``--pool``, ``--per-worker``) on Redis db ``--redis-db``;
+4. creates one run of exactly ``--requests`` rows (``--models`` simulated configs × raw + no_image ×
+   probes) — rows are planned up front as in production — dispatches it and polls the database;
+5. prints the achieved requests/s against the ideal ``concurrency / latency`` and where the time went
+   (CPU seconds of the workers, of PostgreSQL and of Redis over the execution window; per-slot time per
+   request beyond the simulated latency).
+
+Nothing here is mocked: every request is claimed with a lease, built (images read from storage),
+answered by the simulated provider with a fixed sleep, written back, scored, and the run is finalized
+with metrics (``--resamples``; finalization is timed separately from request execution).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _configure_env(args: argparse.Namespace) -> dict[str, str]:
+    env = {
+        "DJANGO_SETTINGS_MODULE": "physalign_site.settings",
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production"),
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECURE_SSL": "false",
+        "DATABASE_URL": f"postgres:///{args.db}",
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
+        "REDIS_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "PHYSALIGN_MEDIA_ROOT": args.media,
+    }
+    os.environ.update(env)
+    return {**os.environ, **env}
+
+
+def _ensure_database(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect("dbname=postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+            print(f"created database {name}")
+
+
+def _ensure_probes(needed: int, seed: int) -> None:
+    from annotation.demo import generate_workspace
+    from annotation.importers import import_kit_workspace
+    from probes.models import Probe
+    from probes.services import compile_run_create, compile_run_execute
+
+    have = Probe.objects.exclude(state__in=["superseded", "rejected"]).count()
+    if have >= needed:
+        return
+    count = int((needed - have) / 3.0) + 20  # the generator yields ≈3.4 probes per parent
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        generate_workspace(Path(tmp) / "ws", count=count, seed=seed + have)
+        import_kit_workspace(workspace=Path(tmp) / "ws", dataset_root=None)
+    compile_run_execute(run_id=compile_run_create(actor=None, seed=seed, enqueue=False).pk)
+    have = Probe.objects.exclude(state__in=["superseded", "rejected"]).count()
+    print(f"fixture: {have} probes ({time.perf_counter() - started:.0f} s, kept for later runs)")
+    if have < needed:
+        raise SystemExit(f"only {have} probes after compiling; need {needed}")
+
+
+def _cpu_seconds(match) -> float:
+    """User+system CPU seconds of live processes whose command line satisfies ``match``, plus the CPU of
+    their children that already exited (``cutime``/``cstime``: PostgreSQL backends of closed connections,
+    recycled prefork children)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if not match(cmd):
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15]) / tick
+        except (FileNotFoundError, ProcessLookupError, PermissionError, IndexError):
+            continue
+    return total
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy, total) jiffies of the whole machine."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]
+    return sum(values) - idle, sum(values)
+
+
+def _start_workers(args: argparse.Namespace, env: dict[str, str], tag: str) -> list[subprocess.Popen]:
+    from physalign_site.celery import app
+
+    workers = []
+    for i in range(args.workers):
+        command = [sys.executable, "-m", "celery", "-A", "physalign_site.celery", "worker", f"--pool={args.pool}",
+                   f"--concurrency={args.per_worker}", "-n", f"{tag}{i}@localhost", "--without-gossip",
+                   "--without-mingle", "--without-heartbeat", "--loglevel=WARNING", "--prefetch-multiplier=1"]
+        workers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, text=True))
+    names = [f"{tag}{i}@localhost" for i in range(args.workers)]
+    deadline = time.monotonic() + 90
+    while True:
+        answered = {name for reply in (app.control.ping(destination=names, timeout=1.0) or []) for name in reply}
+        if answered >= set(names):
+            return workers
+        dead = [w for w in workers if w.poll() is not None]
+        if dead or time.monotonic() > deadline:
+            _stop(workers)
+            errors = "\n".join((w.stderr.read() or "")[-2000:] for w in dead)
+            raise SystemExit(f"Celery workers did not start ({sorted(answered)} answered):\n{errors}")
+
+
+def _stop(workers: list[subprocess.Popen]) -> None:
+    for worker in workers:
+        if worker.poll() is None:
+            worker.terminate()
+    for worker in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=5000)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (celery worker commands)")
+    parser.add_argument("--per-worker", type=int, default=8, help="--concurrency of each worker")
+    parser.add_argument("--pool", default="prefork", choices=["prefork", "threads", "gevent", "eventlet"])
+    parser.add_argument("--models", type=int, default=2, help="simulated model configs in the run")
+    parser.add_argument("--chunk-size", type=int, default=10)
+    parser.add_argument("--resamples", type=int, default=200)
+    parser.add_argument("--db", default="physalign_bench")
+    parser.add_argument("--redis-db", type=int, default=9)
+    parser.add_argument("--media", default=str(Path(tempfile.gettempdir()) / "physalign_bench_media"))
+    parser.add_argument("--seed", type=int, default=2027)
+    args = parser.parse_args()
+    concurrency = args.workers * args.per_worker
+    conditions = ["raw", "no_image"]
+    per_model = args.requests // args.models
+    if per_model * args.models != args.requests or per_model % len(conditions):
+        raise SystemExit("--requests must divide by --models × 2 conditions")
+    probes_needed = per_model // len(conditions)
+
+    env = _configure_env(args)
+    _ensure_database(args.db)
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
+
+    import django
+
+    django.setup()
+    from django.db.models import Avg, Count
+
+    from evaluation.models import EvalRequest, EvalRun, ModelConfig
+    from evaluation.runs import eval_run_create, eval_run_dispatch
+    from physalign_site.celery import app
+
+    _ensure_probes(probes_needed, args.seed)
+    names = []
+    for m in range(args.models):
+        name = f"bench-sim-{m}"
+        ModelConfig.objects.update_or_create(name=name, defaults={
+            "provider": "simulated", "model": "simulated-bench", "max_retries": 2, "is_active": True,
+            "requests_per_minute": None, "max_concurrency": None,
+            "extra": {"seed": 100 + m, "latency_ms": args.latency_ms}})
+        names.append(name)
+    run = eval_run_create(model_names=names, conditions=conditions, probe_filter={"limit": probes_needed},
+                          name=f"throughput {args.requests}", start=False,
+                          options={"chunk_size": args.chunk_size, "resamples": args.resamples})
+    assert run.total == args.requests, (run.total, args.requests)
+
+    app.control.purge()
+    tag = f"bench{os.getpid()}-"
+    workers = _start_workers(args, env, tag)
+    worker_cpu = lambda: _cpu_seconds(lambda c: "celery" in c and tag in c)  # noqa: E731
+    pg_cpu = lambda: _cpu_seconds(lambda c: c.startswith("postgres:") or c.split(" ", 1)[0].endswith("/postgres"))  # noqa: E731
+    redis_cpu = lambda: _cpu_seconds(lambda c: c.startswith("redis-server") or "/redis-server" in c)  # noqa: E731
+    me_cpu = time.process_time
+    try:
+        cpu0 = (worker_cpu(), pg_cpu(), redis_cpu(), me_cpu())
+        busy0, all0 = _machine_busy()
+        started = time.perf_counter()
+        eval_run_dispatch(run_id=run.pk)
+        dispatched = time.perf_counter()
+        terminal = EvalRequest.TERMINAL
+        done, first_done = 0, None
+        while done < run.total:
+            time.sleep(0.2)
+            done = run.requests.filter(status__in=terminal).count()
+            if done and first_done is None:
+                first_done = time.perf_counter()
+            if any(w.poll() is not None for w in workers):
+                raise SystemExit("a worker exited during the run")
+        executed = time.perf_counter()
+        cpu1 = (worker_cpu(), pg_cpu(), redis_cpu(), me_cpu())
+        busy1, all1 = _machine_busy()
+        while EvalRun.objects.get(pk=run.pk).status not in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED):
+            time.sleep(0.1)
+        finalized = time.perf_counter()
+    finally:
+        _stop(workers)
+
+    run.refresh_from_db()
+    wall = executed - started
+    rate = run.total / wall
+    ideal = concurrency / (args.latency_ms / 1000.0)
+    stats = run.requests.aggregate(latency=Avg("latency_ms"), claims=Avg("claims"))
+    by_status = dict(run.requests.values_list("status").annotate(n=Count("pk")).order_by())
+    duplicates = run.requests.filter(claims__gt=1).count()
+    slot_ms = 1000.0 * wall * concurrency / run.total
+    cores = os.cpu_count() or 1
+    workers_s, pg_s, redis_s, me_s = (b - a for a, b in zip(cpu0, cpu1, strict=True))
+    machine = (busy1 - busy0) / max(all1 - all0, 1)
+
+    print(f"eval throughput: {run.total} requests, simulated latency {args.latency_ms:.0f} ms, "
+          f"concurrency {concurrency} ({args.workers} × {args.pool} {args.per_worker}), chunk {args.chunk_size}, "
+          f"{cores} cores, PostgreSQL db {args.db}, Redis broker")
+    print(f"  execution wall {wall:.2f} s (dispatch of {-(-run.total // args.chunk_size)} tasks "
+          f"{dispatched - started:.2f} s, first result after {((first_done or executed) - started):.2f} s)")
+    print(f"  achieved {rate:.1f} requests/s vs ideal {ideal:.0f} requests/s = {100 * rate / ideal:.1f}% of ideal")
+    print(f"  finalize (metrics, {args.resamples} resamples, snapshots) {finalized - executed:.2f} s; "
+          f"run status {run.status}; statuses {by_status}; rows claimed more than once {duplicates}")
+    print(f"  per request: {slot_ms:.1f} ms of a concurrency slot = {stats['latency'] or 0:.1f} ms provider "
+          f"latency + {slot_ms - (stats['latency'] or 0):.1f} ms overhead (claim, build, write, score, queue)")
+    print(f"  CPU over the execution window ({wall:.1f} s × {cores} cores = {wall * cores:.1f} core-s, "
+          f"machine busy {100 * machine:.0f}%): workers {workers_s:.1f} s "
+          f"({1000 * workers_s / run.total:.2f} ms/request), PostgreSQL {pg_s:.1f} s "
+          f"({1000 * pg_s / run.total:.2f} ms/request), Redis {redis_s:.1f} s, this poller {me_s:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Launch (or with --resume, continue) an evaluation run and follow its progress."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation.models import EvalRun
+from evaluation.runs import eval_run_create, eval_run_dispatch, eval_run_resume, run_progress
+from physalign_site.errors import ApplicationError
+from probes.models import Release
+
+
+class Command(BaseCommand):
+    help = ("manage.py evaluate --release ID --models a,b --conditions raw,gold,no_image,reordered "
+            "[--probes interface=T03-image,limit=20] | --resume RUN")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--release", default="", help="release id (NREL-…) or pk; omit for all current probes")
+        parser.add_argument("--models", default="")
+        parser.add_argument("--conditions", default="raw")
+        parser.add_argument("--probes", default="", help="filter: interface=…,task_id=…,limit=N,probe_ids=a;b")
+        parser.add_argument("--name", default="")
+        parser.add_argument("--resume", type=int, help="continue a cancelled or interrupted run")
+        parser.add_argument("--resamples", type=int, default=2000)
+        parser.add_argument("--inline", action="store_true", help="run the chunks in this process (no worker)")
+        parser.add_argument("--no-wait", action="store_true")
+
+    def handle(self, *args, **options):
+        try:
+            if options["resume"]:
+                run = eval_run_resume(run=EvalRun.objects.get(pk=options["resume"]))
+            else:
+                run = self._create(options)
+        except (ApplicationError, EvalRun.DoesNotExist, Release.DoesNotExist) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"run {run.pk}: {run.total} planned requests")
+        if options["inline"]:
+            from celery import current_app
+
+            current_app.conf.task_always_eager = True
+            eval_run_dispatch(run_id=run.pk)
+        if options["no_wait"]:
+            return
+        self._follow(run)
+
+    def _create(self, options):
+        release = None
+        if options["release"]:
+            value = options["release"]
+            release = Release.objects.get(pk=int(value)) if value.isdigit() else Release.objects.get(release_id=value)
+        probe_filter = {}
+        for part in filter(None, options["probes"].split(",")):
+            key, _, value = part.partition("=")
+            probe_filter[key] = value.split(";") if key == "probe_ids" else (int(value) if key == "limit" else value)
+        models = [m for m in options["models"].split(",") if m]
+        conditions = [c for c in options["conditions"].split(",") if c]
+        return eval_run_create(model_names=models, conditions=conditions, release=release, probe_filter=probe_filter,
+                               name=options["name"], options={"resamples": options["resamples"]},
+                               start=not options["inline"])
+
+    def _follow(self, run):
+        while True:
+            run.refresh_from_db()
+            p = run_progress(run)
+            width = 30
+            filled = int(width * p.done / p.total) if p.total else width
+            rate = f"{p.rate_per_s:.1f}/s" if p.rate_per_s else "-"
+            eta = f"{p.eta_s:.0f}s" if p.eta_s is not None else "-"
+            sys.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total} {rate} ETA {eta} "
+                             f"{run.status}   ")
+            sys.stdout.flush()
+            if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.CANCELLED, EvalRun.Status.FAILED):
+                break
+            time.sleep(1)
+        sys.stdout.write("\n")
+        self.stdout.write(f"run {run.pk}: {run.status}; statuses {p.by_status}; cost ${p.cost_usd:.4f}")

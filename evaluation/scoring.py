@@ -1,0 +1,126 @@
+"""Item scoring: output states (Kit §5.2) and field-independent C/G/J (Kit §5.3). Pure.
+
+``key`` is a probe's private mapping (``ProbeKey.key``): ``candidate_map`` (alias → {"id", …}),
+``gold_targets`` ([{"id", …}]), ``read_targets`` ([{"anchor_alias", "normalizer_id", "expected"}]),
+``response_contract`` ({"binding_key", "cardinality", "read_shape", "read_anchor_ids"}).
+G is the paper's grounding score (the kit's binding B). C exists only for raw probes with reads
+(pool L); J = C·G wherever C exists, and is never taken from outside.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .normalizers import LABEL, UnsupportedGoldReading, normalize
+from .parsing import parse_response
+
+CONDITIONS = ("raw", "gold", "no_image", "reordered")
+READ_FIELD = "read"
+
+
+class Status:
+    COMPLETED = "completed"
+    UNPARSEABLE = "unparseable"
+    REFUSAL = "refusal"
+    TRUNCATED = "truncated"
+    INFRA_MISSING = "infra_missing"
+    ALL = ("completed", "unparseable", "refusal", "truncated", "infra_missing")
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """What the provider layer returned: its status (completed, refusal, truncated, or
+    infra_missing/failed when nothing was served) and the raw final output string."""
+
+    text: str | None
+    status: str = Status.COMPLETED
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    status: str
+    C: int | None
+    G: int | None
+    object_valid: bool = False
+    field_valid: dict[str, bool] = field(default_factory=dict)
+    canonical: tuple[str, ...] | None = None
+    set_f1: float | None = None
+
+    @property
+    def J(self) -> int | None:
+        return None if self.C is None or self.G is None else self.C * self.G
+
+
+def recognition_applies(key: dict[str, Any], condition: str) -> bool:
+    return condition == "raw" and bool(key.get("read_targets"))
+
+
+def score(response: ModelResponse | str | None, key: dict[str, Any], condition: str) -> ItemScore:
+    if condition not in CONDITIONS:
+        raise ValueError(f"unknown condition {condition!r}")
+    if not isinstance(response, ModelResponse):
+        response = ModelResponse(text=response, status=Status.COMPLETED if response is not None
+                                 else Status.INFRA_MISSING)
+    joint = recognition_applies(key, condition)
+    if response.status in (Status.INFRA_MISSING, "failed"):
+        return ItemScore(status=Status.INFRA_MISSING, C=None, G=None)
+    if response.status in (Status.REFUSAL, Status.TRUNCATED):
+        # a refused or budget-truncated output fails every field, even if its tail is valid JSON
+        return ItemScore(status=response.status, C=0 if joint else None, G=0)
+    obj = parse_response(response.text)
+    if obj is None:
+        return ItemScore(status=Status.UNPARSEABLE, C=0 if joint else None, G=0)
+    valid: dict[str, bool] = {}
+    G, canonical, set_f1 = _binding(obj, key, valid)
+    C = _recognition(obj, key, valid) if joint else None
+    return ItemScore(status=Status.COMPLETED, C=C, G=G, object_valid=True, field_valid=valid,
+                     canonical=canonical, set_f1=set_f1)
+
+
+def _binding(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]
+             ) -> tuple[int, tuple[str, ...] | None, float | None]:
+    contract = key["response_contract"]
+    name = contract["binding_key"]
+    domain = {alias: target["id"] for alias, target in key["candidate_map"].items()}
+    gold = sorted({target["id"] for target in key["gold_targets"]})
+    is_set = contract.get("cardinality", "one") == "set"
+    value = obj.get(name)
+    aliases = value if is_set and isinstance(value, list) else [value]
+    ok = isinstance(value, list) if is_set else isinstance(value, str)
+    ok = ok and all(isinstance(a, str) and a.strip() in domain for a in aliases)
+    valid[name] = ok
+    if not ok:
+        return 0, None, (0.0 if is_set else None)
+    canonical = [domain[a.strip()] for a in aliases]
+    if is_set:
+        predicted = set(canonical)
+        f1 = 2 * len(predicted & set(gold)) / (len(predicted) + len(gold))
+        return int(predicted == set(gold)), tuple(sorted(predicted)), f1
+    return int(canonical == gold), tuple(canonical), None
+
+
+def _recognition(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]) -> int:
+    targets = key["read_targets"]
+    multi = len(targets) > 1 or key["response_contract"].get("read_shape") == "object"
+    value = obj.get(READ_FIELD)
+    if multi:
+        required = {t["anchor_alias"] for t in targets}
+        if not isinstance(value, dict) or set(value) != required:
+            valid[READ_FIELD] = False
+            return 0
+        predictions = [value[t["anchor_alias"]] for t in targets]
+    else:
+        predictions = [value]
+    correct = True
+    field_ok = True
+    for target, predicted in zip(targets, predictions, strict=True):
+        profile = target.get("normalizer_id") or LABEL
+        expected = normalize(target["expected"], profile)
+        if expected is None:
+            raise UnsupportedGoldReading(f"gold reading at {target['anchor_alias']} is unsupported")
+        got = normalize(predicted, profile)
+        field_ok = field_ok and got is not None
+        correct = correct and got is not None and got == expected
+    valid[READ_FIELD] = field_ok
+    return int(correct)

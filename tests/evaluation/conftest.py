@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import pytest
+
+from evaluation.models import ModelConfig
+from probes.models import Probe
+from probes.services import compile_run_create, compile_run_execute, probe_record_review
+from tests.probes.conftest import make_demo_parent
+
+
+def compile_and_approve(django_user_model) -> list[Probe]:
+    make_demo_parent(django_user_model)
+    run = compile_run_create(actor=None, seed=2027, enqueue=False)
+    compile_run_execute(run_id=run.pk)
+    for probe in Probe.objects.exclude(state=Probe.State.SUPERSEDED):
+        ids = probe.key.key["packet_plan"]["observation_ids"]
+        probe_record_review(probe=probe, actor=None, state="approved",
+                            packet_state="approved_nonempty" if ids else "approved_empty",
+                            review_target_root=probe.review_target_root)
+    return list(Probe.objects.exclude(state=Probe.State.SUPERSEDED).order_by("logical_probe_id"))
+
+
+@pytest.fixture
+def approved_probes(db, django_user_model):
+    return compile_and_approve(django_user_model)
+
+
+@pytest.fixture
+def eager(settings):
+    from physalign_site.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER
+
+
+def scripted(name: str, responses: list, default: str = "{}") -> ModelConfig:
+    return ModelConfig.objects.create(name=name, provider="scripted", model="s", max_retries=2,
+                                      extra={"responses": responses, "default": default,
+                                             "backoff_base_seconds": 0})

@@ -1,0 +1,143 @@
+"""Parsing (Kit §5.1), output states (§5.2), field scoring (§5.3) and the normalizer table (§5.4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.normalizers import LABEL, LITERAL, UnsupportedGoldReading, equivalent, normalize
+from evaluation.parsing import parse_response
+from evaluation.scoring import ModelResponse, score
+
+LABEL_TABLE = [
+    ("2kg", "2 kg"), ("2\u00a0kg", "2 kg"), ("\u22122 kg", "-2 kg"), ("$2\\,\\mathrm{kg}$", "2 kg"),
+    ("\\(2\\;kg\\)", "2 kg"), ("$$x$$", "x"), ("\\text{Kg}", "Kg"), ("2000g", "2000 g"), ("2.0kg", "2.0 kg"),
+    ("2 Kg", "2 Kg"), ("m_{1}", "m_{1}"), ("\u20132kg", "\u20132kg"), ("\\vec{v}", None), ("\\mathbf{m}", None),
+    ("$x", None), ("$$$$", None), (" \u200b ", None), ("M", "M"), ("\\[ F \\]", "F"), ("2\u202fkg", "2 kg"),
+    ("  .5 m ", ".5 m"), ("+3mA", "+3 mA"), ("3 Ω", "3 Ω"), ("e\u0301", "\u00e9"), ("\\frac{1}{2}", None),
+    ("$2$ $", None), ("$$x$", None), ("\\(x", None), ("a\\ b", "a b"), (5, None), (None, None), ("", None),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), LABEL_TABLE)
+def test_label_normalizer_table(value, expected):
+    assert normalize(value, LABEL) == expected
+
+
+def test_label_inequalities_from_the_kit():
+    assert normalize("2000g", LABEL) != normalize("2 kg", LABEL)
+    assert normalize("2.0kg", LABEL) != normalize("2 kg", LABEL)
+    assert normalize("\u20132kg", LABEL) != normalize("-2 kg", LABEL)
+    assert normalize("m_{1}", LABEL) != normalize("m_1", LABEL)
+    assert normalize("M", LABEL) != normalize("m", LABEL)
+
+
+def test_literal_normalizer_keeps_everything_but_outer_space_and_nfc():
+    assert normalize("  2kg ", LITERAL) == "2kg"
+    assert normalize("$x$", LITERAL) == "$x$"
+    assert not equivalent("2kg", "2 kg", LITERAL)
+    assert equivalent("2kg", "2 kg", LABEL)
+    assert normalize("\u200b", LITERAL) is None
+
+
+def test_unsupported_gold_is_an_error_and_unknown_profile_raises():
+    with pytest.raises(UnsupportedGoldReading):
+        equivalent("x", "\\vec{v}", LABEL)
+    with pytest.raises(ValueError):
+        normalize("x", "ocr_fuzzy")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"owner": "E1"}', {"owner": "E1"}),
+    ('  \n{"owner": "E1"}\n ', {"owner": "E1"}),
+    ('```json\n{"owner": "E1"}\n```', {"owner": "E1"}),
+    ('```\n{"owner": "E1"}\n```', {"owner": "E1"}),
+    ('```json  \r\n{"owner": "E1"}\r\n```', {"owner": "E1"}),
+    ('```json{"owner": "E1"}```', None),                     # no newline after the fence
+    ('```json\n{"owner": "E1"}\n```\nthanks', None),          # text after the fence
+    ('```json\n{"a": 1}\n```\n```json\n{"b": 2}\n```', None),  # two fences
+    ('The answer: {"owner": "E1"}', None),                   # prose
+    ('{"owner": "E1"} done', None),
+    ('{"owner": "E1"}{"owner": "E2"}', None),                # two objects
+    ('["E1"]', None), ('"E1"', None), ("", None), ("null", None),
+    ('{"owner": "E1", "owner": "E2"}', None),                 # duplicate key
+    ('{"read": {"R1": "m", "R1": "n"}, "owner": "E1"}', None),  # nested duplicate
+    ('{"owner": "E1", "x": NaN}', None), ('{"x": Infinity}', None), ('{"x": -Infinity}', None),
+    ("{'owner': 'E1'}", None), ('{"owner": "E1",}', None),
+])
+def test_parse_response(text, expected):
+    assert parse_response(text) == expected
+
+
+def test_parse_rejects_non_strings():
+    assert parse_response(None) is None
+    assert parse_response({"owner": "E1"}) is None
+
+
+def _key(reads=True, multi=False):
+    read_targets = []
+    if reads:
+        read_targets = [{"anchor_alias": "R1", "normalizer_id": LABEL, "expected": "2 kg"}]
+        if multi:
+            read_targets.append({"anchor_alias": "R2", "normalizer_id": LABEL, "expected": "m"})
+    return {"candidate_map": {"E1": {"id": "ent_a"}, "E2": {"id": "ent_b"}, "E3": {"id": "ent_c"}},
+            "gold_targets": [{"id": "ent_b"}], "read_targets": read_targets,
+            "response_contract": {"binding_key": "owner", "cardinality": "one",
+                                  "read_shape": "object" if multi else ("string" if reads else "none")}}
+
+
+def test_fields_are_scored_independently():
+    s = score('{"read": "2kg", "owner": "E1"}', _key(), "raw")
+    assert (s.status, s.C, s.G, s.J) == ("completed", 1, 0, 0)
+    s = score('{"read": "2 g", "owner": " E2 "}', _key(), "raw")
+    assert (s.C, s.G, s.J) == (0, 1, 0)
+    s = score('{"read": "$2\\\\,\\\\mathrm{kg}$", "owner": "E2", "extra": 1}', _key(), "raw")
+    assert (s.C, s.G, s.J) == (1, 1, 1)
+
+
+def test_alias_rules_case_type_and_domain():
+    assert score('{"owner": "e2"}', _key(False), "raw").G == 0
+    assert score('{"owner": ["E2"]}', _key(False), "raw").G == 0
+    unknown = score('{"owner": "E9"}', _key(False), "raw")
+    assert unknown.G == 0 and unknown.field_valid == {"owner": False}
+    assert score('{"owner": "ent_b"}', _key(False), "raw").G == 0  # canonical ids are not aliases
+
+
+def test_c_only_for_raw_probes_with_reads():
+    assert score('{"owner": "E2"}', _key(False), "raw").C is None
+    gold = score('{"read": "2 kg", "owner": "E2"}', _key(), "gold")
+    assert (gold.C, gold.G, gold.J) == (None, 1, None)
+    assert score('{"read": "2 kg", "owner": "E2"}', _key(), "no_image").C is None
+    missing_read = score('{"owner": "E2"}', _key(), "raw")
+    assert (missing_read.C, missing_read.G) == (0, 1)
+
+
+def test_multi_anchor_read_needs_exact_key_set():
+    key = _key(multi=True)
+    assert score('{"read": {"R1": "2kg", "R2": "m"}, "owner": "E2"}', key, "raw").C == 1
+    assert score('{"read": {"R1": "2kg"}, "owner": "E2"}', key, "raw").C == 0
+    extra = score('{"read": {"R1": "2kg", "R2": "m", "R3": "x"}, "owner": "E2"}', key, "raw")
+    assert (extra.C, extra.G) == (0, 1)
+    assert score('{"read": "2kg", "owner": "E2"}', key, "raw").C == 0
+
+
+def test_output_states():
+    valid = '{"read": "2 kg", "owner": "E2"}'
+    truncated = score(ModelResponse(valid, "truncated"), _key(), "raw")
+    assert (truncated.status, truncated.C, truncated.G, truncated.J) == ("truncated", 0, 0, 0)
+    refusal = score(ModelResponse(valid, "refusal"), _key(), "gold")
+    assert (refusal.status, refusal.C, refusal.G) == ("refusal", None, 0)
+    missing = score(ModelResponse(None, "infra_missing"), _key(), "raw")
+    assert (missing.status, missing.C, missing.G, missing.J) == ("infra_missing", None, None, None)
+    bad = score("I think E2", _key(), "raw")
+    assert (bad.status, bad.C, bad.G, bad.J) == ("unparseable", 0, 0, 0)
+    assert score("I think E2", _key(False), "raw").C is None
+
+
+def test_set_cardinality_exact_set_equality():
+    key = _key(False)
+    key["response_contract"]["cardinality"] = "set"
+    key["gold_targets"] = [{"id": "ent_a"}, {"id": "ent_b"}]
+    assert score('{"owner": ["E2", "E1", "E1"]}', key, "raw").G == 1
+    partial = score('{"owner": ["E1"]}', key, "raw")
+    assert partial.G == 0 and partial.set_f1 == pytest.approx(2 / 3)
+    assert score('{"owner": "E1"}', key, "raw").G == 0

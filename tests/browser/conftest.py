@@ -11,6 +11,7 @@ import io
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,17 @@ def page(browser, page_problems) -> Iterator:
 
 def assert_no_csp_violations(page) -> None:
     assert page.evaluate("window.__cspViolations") == []
+
+
+def wait_for_js(page, expression: str, *, timeout_s: float = 30.0) -> None:
+    """Poll a JS expression until it is truthy. Unlike ``page.wait_for_function`` (which compiles the
+    string inside the page and so trips our CSP's ban on eval), ``page.evaluate`` goes through the
+    DevTools protocol, which the page's CSP does not govern."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for: {expression}")
+        page.wait_for_timeout(100)
 
 
 def screenshot(page, name: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from evaluation.demo import demo_models_ensure
 from evaluation.models import EvalRequest, EvalRun
 from probes.models import Probe
-from tests.browser.conftest import assert_no_csp_violations, screenshot
+from tests.browser.conftest import assert_no_csp_violations, screenshot, wait_for_js
 from tests.browser.test_pages_browser import login
 from tests.evaluation.conftest import compile_and_approve
 from tests.probes.conftest import make_demo_parent
@@ -63,7 +63,7 @@ def test_admin_launches_run_and_reads_results(page, live_server, make_browser_us
     gacc = cells.nth(0).inner_text()
     assert "[" in gacc and "]" in gacc, f"GAcc should show a 95% CI, got {gacc!r}"
     # charts: Chart.js is loaded from the vendored file and painted both canvases
-    page.wait_for_function("typeof Chart !== 'undefined' && Chart.getChart('chart-main') !== undefined")
+    wait_for_js(page, "typeof Chart !== 'undefined' && Chart.getChart('chart-main') !== undefined")
     assert _canvas_painted(page, "#chart-main")
     assert _canvas_painted(page, "#chart-quadrants")
     assert page.evaluate("Chart.getChart('chart-main').data.datasets.length") == 4
@@ -97,7 +97,7 @@ def test_admin_launches_run_and_reads_results(page, live_server, make_browser_us
     assert (raw.condition, raw.probe_id) == ("raw", item.probe_id)
     expected_images = len(Probe.objects.get(pk=raw.probe_id).attachment_ids)
     assert page.locator("ol.attachments img").count() == expected_images > 0
-    page.wait_for_function(
+    wait_for_js(page,
         "Array.from(document.querySelectorAll('ol.attachments img')).every(i => i.complete && i.naturalWidth > 0)")
     assert page.get_by_test_id("cgj").inner_text().count("/") == 2
     assert_no_csp_violations(page)

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from annotation.models import ImportJob, PassDocument
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, SourceFactory
 
-from .conftest import PASSWORD, assert_no_csp_violations, incline_diagram, screenshot
+from .conftest import PASSWORD, assert_no_csp_violations, incline_diagram, screenshot, wait_for_js
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -105,7 +105,7 @@ def test_login_list_filter_with_htmx_and_open_problem(page, live_server, catalog
     page.wait_for_url(f"{live_server.url}/problems/pr_0005/")
     image = page.get_by_role("img", name="Diagram img_1 of problem pr_0005")
     image.wait_for()
-    page.wait_for_function("document.querySelector('.diagram img').complete")
+    wait_for_js(page, "document.querySelector('.diagram img').complete")
     assert image.evaluate("img => img.naturalWidth") == 480
     assert SECRET_ANSWER not in page.content()
     assert page.get_by_text("Private (admin only)").count() == 0
@@ -172,7 +172,7 @@ def test_admin_sees_private_panel(page, live_server, catalogue, make_browser_use
     assert page.get_by_role("heading", name="Private (admin only)").is_visible()
     assert page.get_by_text(SECRET_ANSWER).is_visible()
     assert page.get_by_role("link", name="Admin").is_visible()
-    page.wait_for_function("document.querySelector('.diagram img').naturalWidth > 0")
+    wait_for_js(page, "document.querySelector('.diagram img').naturalWidth > 0")
     assert_no_csp_violations(page)
     screenshot(page, "06-problem-detail-admin")
 

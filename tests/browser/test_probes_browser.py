@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Permission
 
-from tests.browser.conftest import assert_no_csp_violations, screenshot
+from tests.browser.conftest import assert_no_csp_violations, screenshot, wait_for_js
 from tests.browser.test_pages_browser import login
 from tests.probes import kit_demo as demo
 from tests.probes.conftest import make_demo_parent
@@ -26,7 +26,7 @@ def test_compile_run_and_probe_browser(page, live_server, make_browser_user, dja
     assert page.locator("#gold-aliases").inner_text() == "E2"
     images = page.locator(".attachments img")
     assert images.count() == 4
-    page.wait_for_function(
+    wait_for_js(page,
         "Array.from(document.querySelectorAll('.attachments img')).every(i => i.complete && i.naturalWidth > 0)")
     assert "Copy the visible text at R1 exactly as written." in page.locator("#user-message").inner_text()
     assert_no_csp_violations(page)

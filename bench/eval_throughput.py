@@ -1,21 +1,26 @@
 """Evaluation throughput on real PostgreSQL + Redis + Celery workers with the simulated provider.
 
-Run: ``cd /work/main && .venv/bin/python bench/eval_throughput.py`` (defaults: 5,000 requests, 50 ms
-simulated latency, 2 prefork workers × 8 processes = concurrency 16). Needs a local PostgreSQL the
-current user can create databases on and Redis on 127.0.0.1:6379. The script
+Run: ``cd /work/main && .venv/bin/python bench/eval_throughput.py [--db physalign_bench_h1 --redis-db 12]``.
+Defaults: 5,000 requests, 50 ms simulated latency, chunks of 200 rows (the last ones smaller), 2 prefork
+workers × 1 process × 8 call threads per chunk task (``EVAL_CHUNK_THREADS``) = concurrency 16, i.e. at
+most 16 provider requests in flight at any moment; the ideal rate is ``concurrency / latency`` = 320
+requests/s. Needs a local PostgreSQL the current user can create databases on and Redis on 127.0.0.1:6379. The script
 
 1. creates the database ``physalign_bench`` if missing (``--db``) and migrates it;
 2. once: generates and compiles synthetic parents until there are enough probes (kept for later runs);
-3. starts ``--workers`` Celery worker processes (``--pool``, ``--per-worker``) on Redis db ``--redis-db``;
+3. starts ``--workers`` Celery worker commands (``--pool``, ``--per-worker`` processes each, ``--threads``
+   provider calls in flight per chunk task) on Redis db ``--redis-db``;
 4. creates one run of exactly ``--requests`` rows (``--models`` simulated configs × raw + no_image ×
    probes) — rows are planned up front as in production — dispatches it and polls the database;
-5. prints the achieved requests/s against the ideal ``concurrency / latency`` and where the time went
-   (CPU seconds of the workers, of PostgreSQL and of Redis over the execution window; per-slot time per
-   request beyond the simulated latency).
+5. prints the achieved requests/s against the ideal ``concurrency / latency``, the peak number of
+   provider calls actually in flight (swept from the stored attempt timestamps, so the concurrency
+   claim is checked, not assumed) and where the time went (CPU seconds of the workers, of PostgreSQL
+   and of Redis over the execution window; per-slot time per request beyond the simulated latency).
 
-Nothing here is mocked: every request is claimed with a lease, built (images read from storage),
-answered by the simulated provider with a fixed sleep, written back, scored, and the run is finalized
-with metrics (``--resamples``; finalization is timed separately from request execution).
+Nothing here is mocked: every chunk is claimed with a lease, its requests built (images read from
+storage or the per-process content-addressed cache), answered by the simulated provider with a fixed
+sleep, written back and scored in bulk, and the run is finalized with metrics (``--resamples``;
+finalization is timed separately from request execution).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ def _configure_env(args: argparse.Namespace) -> dict[str, str]:
         "REDIS_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "PHYSALIGN_MEDIA_ROOT": args.media,
+        "EVAL_CHUNK_THREADS": str(args.threads),
     }
     os.environ.update(env)
     return {**os.environ, **env}
@@ -98,6 +104,23 @@ def _cpu_seconds(match) -> float:
     return total
 
 
+def _peak_in_flight(run) -> int:
+    """The most provider attempts that overlapped in time, from each attempt's stored wall-clock start and
+    latency. Those are taken a few ms apart (rounded latency; the GIL may hand over between reading the
+    two clocks), so an attempt counts as ended 5 ms early: a thread's next call right after it is not
+    counted as overlapping it."""
+    events = []
+    for attempts in run.requests.values_list("attempts", flat=True):
+        for attempt in attempts or []:
+            start = float(attempt["started_at"])
+            events += [(start, 1), (start + (attempt["latency_ms"] - 5) / 1000.0, -1)]
+    peak = live = 0
+    for _, step in sorted(events):  # an end sorts before a start at the same instant
+        live += step
+        peak = max(peak, live)
+    return peak
+
+
 def _machine_busy() -> tuple[float, float]:
     """(busy, total) jiffies of the whole machine."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -112,7 +135,7 @@ def _start_workers(args: argparse.Namespace, env: dict[str, str], tag: str) -> l
     for i in range(args.workers):
         command = [sys.executable, "-m", "celery", "-A", "physalign_site.celery", "worker", f"--pool={args.pool}",
                    f"--concurrency={args.per_worker}", "-n", f"{tag}{i}@localhost", "--without-gossip",
-                   "--without-mingle", "--without-heartbeat", "--loglevel=WARNING", "--prefetch-multiplier=1"]
+                   "--without-mingle", "--without-heartbeat", "--loglevel=WARNING", f"--prefetch-multiplier={args.prefetch}"]
         workers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, text=True))
     names = [f"{tag}{i}@localhost" for i in range(args.workers)]
@@ -143,18 +166,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=5000)
     parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (celery worker commands)")
-    parser.add_argument("--per-worker", type=int, default=8, help="--concurrency of each worker")
+    parser.add_argument("--workers", type=int, default=2, help="celery worker commands")
+    parser.add_argument("--per-worker", type=int, default=1, help="--concurrency (processes) of each worker")
+    parser.add_argument("--threads", type=int, default=8, help="provider calls in flight per chunk task")
     parser.add_argument("--pool", default="prefork", choices=["prefork", "threads", "gevent", "eventlet"])
     parser.add_argument("--models", type=int, default=2, help="simulated model configs in the run")
-    parser.add_argument("--chunk-size", type=int, default=10)
+    parser.add_argument("--chunk-size", type=int, default=200)
+    parser.add_argument("--prefetch", type=int, default=1, help="--prefetch-multiplier of each worker")
     parser.add_argument("--resamples", type=int, default=200)
     parser.add_argument("--db", default="physalign_bench")
     parser.add_argument("--redis-db", type=int, default=9)
     parser.add_argument("--media", default=str(Path(tempfile.gettempdir()) / "physalign_bench_media"))
     parser.add_argument("--seed", type=int, default=2027)
     args = parser.parse_args()
-    concurrency = args.workers * args.per_worker
+    concurrency = args.workers * args.per_worker * args.threads
     conditions = ["raw", "no_image"]
     per_model = args.requests // args.models
     if per_model * args.models != args.requests or per_model % len(conditions):
@@ -171,7 +196,7 @@ def main() -> None:
     from django.db.models import Avg, Count
 
     from evaluation.models import EvalRequest, EvalRun, ModelConfig
-    from evaluation.runs import eval_run_create, eval_run_dispatch
+    from evaluation.runs import chunk_ids, eval_run_create, eval_run_dispatch
     from physalign_site.celery import app
 
     _ensure_probes(probes_needed, args.seed)
@@ -232,11 +257,13 @@ def main() -> None:
     machine = (busy1 - busy0) / max(all1 - all0, 1)
 
     print(f"eval throughput: {run.total} requests, simulated latency {args.latency_ms:.0f} ms, "
-          f"concurrency {concurrency} ({args.workers} × {args.pool} {args.per_worker}), chunk {args.chunk_size}, "
+          f"concurrency {concurrency} ({args.workers} × {args.pool} {args.per_worker} × {args.threads} threads), "
+          f"chunk {args.chunk_size}, "
           f"{cores} cores, PostgreSQL db {args.db}, Redis broker")
-    print(f"  execution wall {wall:.2f} s (dispatch of {-(-run.total // args.chunk_size)} tasks "
+    print(f"  execution wall {wall:.2f} s (dispatch of {len(chunk_ids(list(range(run.total)), args.chunk_size))} tasks "
           f"{dispatched - started:.2f} s, first result after {((first_done or executed) - started):.2f} s)")
     print(f"  achieved {rate:.1f} requests/s vs ideal {ideal:.0f} requests/s = {100 * rate / ideal:.1f}% of ideal")
+    print(f"  peak provider calls in flight {_peak_in_flight(run)} (limit {concurrency})")
     print(f"  finalize (metrics, {args.resamples} resamples, snapshots) {finalized - executed:.2f} s; "
           f"run status {run.status}; statuses {by_status}; rows claimed more than once {duplicates}")
     print(f"  per request: {slot_ms:.1f} ms of a concurrency slot = {stats['latency'] or 0:.1f} ms provider "

@@ -5,27 +5,41 @@ infrastructure retries); its result is written only by the claim holder and only
 not terminal, so a redelivered or duplicated task never writes twice and a returned output is never
 replaced. A worker killed mid-row leaves the row ``running``; once its lease expires another claim
 takes it (that counts as an infrastructure retry).
+
+Throughput: a chunk task keeps up to ``EVAL_CHUNK_THREADS`` provider calls in flight on a thread
+pool (the per-model limiter and ``max_concurrency`` still apply). Its main thread does all database
+work, in one transaction per refill — store the answers that arrived (on PostgreSQL one guarded
+``UPDATE … RETURNING`` feeding the ItemScore upsert), claim the next few rows (one ``SELECT … FOR
+UPDATE SKIP LOCKED``, one ``UPDATE``) — while the calls run; rows are claimed a few at a time just
+before their calls, never a whole chunk up front. Attachments are cached per process by their SHA-256.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import platform
 import subprocess
+import threading
+import time
 import uuid
+from collections import OrderedDict
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
+from functools import cached_property
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Count, Sum
+from django.db import connection, transaction
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from annotation.events import event_record
-from llm import ImageInput, LLMRequest, ResultStatus
+from llm import ImageInput, LLMRequest, ProviderConfig, ResultStatus
 from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError
 from probes.models import Probe, Release
@@ -37,7 +51,8 @@ from .models import EvalRequest, EvalRun, ItemScore, MetricSnapshot, ModelConfig
 from .scoring import CONDITIONS, ModelResponse, score
 
 MAX_CLAIMS = 3  # one attempt plus at most two infrastructure retries
-DEFAULT_OPTIONS = {"chunk_size": 10, "claim_lease_seconds": 300, "resamples": 2000}
+# a chunk task claims its rows a few at a time (not all up front), so a chunk can be large
+DEFAULT_OPTIONS = {"chunk_size": 100, "claim_lease_seconds": 300, "resamples": 2000}
 TERMINAL = EvalRequest.TERMINAL
 
 
@@ -150,12 +165,25 @@ def eval_run_dispatch(*, run_id: int) -> int:
     EvalRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
     EvalRun.objects.filter(pk=run_id).update(status=EvalRun.Status.RUNNING)
     ids = list(run.requests.exclude(status__in=TERMINAL).order_by("pk").values_list("pk", flat=True))
-    size = int(run.options.get("chunk_size", 10))
-    for start in range(0, len(ids), size):
-        eval_chunk_task.delay(run_id, ids[start:start + size])
+    for chunk in chunk_ids(ids, int(run.options.get("chunk_size", DEFAULT_OPTIONS["chunk_size"]))):
+        eval_chunk_task.delay(run_id, chunk)
     if not ids:
         eval_run_finalize(run_id=run_id)
     return len(ids)
+
+
+def chunk_ids(ids: list[int], size: int) -> list[list[int]]:
+    """Consecutive chunks of ``size`` ids, except that the last ones shrink (a quarter of what remains,
+    down to ``size // 4``) so the workers run out of work at nearly the same time instead of one worker
+    finishing a whole last chunk alone."""
+    size = max(size, 1)
+    floor = max(size // 4, 1)
+    chunks, start = [], 0
+    while start < len(ids):
+        step = min(size, max(-(-(len(ids) - start) // 4), floor))
+        chunks.append(ids[start:start + step])
+        start += step
+    return chunks
 
 
 @transaction.atomic
@@ -181,74 +209,257 @@ def eval_run_resume(*, run: EvalRun, actor: Any = None) -> EvalRun:
 
 # ------------------------------------------------------------------------------------------------ execution
 
+ACTIVE = (EvalRequest.Status.PENDING, EvalRequest.Status.RUNNING)
+_RESULT_FIELDS = ["status", "attempts", "finish_reason", "provider_status", "input_tokens", "output_tokens",
+                  "cost_usd", "latency_ms", "request_hash", "error", "raw_output", "completed_at"]
+_SCORE_FIELDS = ["status", "C", "G", "J", "object_valid", "field_valid", "canonical", "scored_at"]
+
+
+class _Image(ImageInput):
+    """An attachment whose digest is computed once: every request fingerprint hashes its images."""
+
+    @cached_property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+class _ImageCache:
+    """Per-process LRU of attachments by the SHA-256 of their bytes (content-addressed, so never stale)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._size = 0
+        self._items: OrderedDict[tuple[str, str], _Image] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, sha256: str, media_type: str) -> _Image | None:
+        with self._lock:
+            image = self._items.get((sha256, media_type))
+            if image is not None:
+                self._items.move_to_end((sha256, media_type))
+            return image
+
+    def put(self, sha256: str, image: _Image) -> _Image:
+        if len(image.data) > self.max_bytes:
+            return image
+        with self._lock:
+            key = (sha256, image.media_type)
+            if key not in self._items:
+                self._items[key] = image
+                self._size += len(image.data)
+                while self._size > self.max_bytes:
+                    _, old = self._items.popitem(last=False)
+                    self._size -= len(old.data)
+        return image
+
+
+_image_cache = _ImageCache(max_bytes=64 * 2**20)
+
+
+def _media_type(name: str) -> str:
+    suffix = Path(name).suffix.lower().lstrip(".")
+    return "image/jpeg" if suffix in ("jpg", "jpeg") else f"image/{suffix or 'png'}"
+
+
+def _attachments(probes: list[Probe]) -> dict[int, tuple[ImageInput, ...]]:
+    """Every probe's attachments in order (rendered views, else the parent's originals). Two metadata
+    queries; bytes come from the content-addressed cache, else one query for the missing views' PNGs
+    and a storage read per missing original."""
+    if not probes:
+        return {}
+    from annotation.models import ProblemImage
+    from probes.models import RenderedView
+
+    views: dict[tuple[int, str], tuple[int, str]] = {
+        (probe_id, view_id): (pk, sha) for pk, probe_id, view_id, sha in RenderedView.objects.filter(
+            probe_id__in=[p.pk for p in probes]).values_list("pk", "probe_id", "view_id", "bytes_sha256")}
+    originals = {(img.parent_id, img.image_id): img for img in ProblemImage.objects.filter(
+        parent_id__in={p.parent_id for p in probes}).only("parent_id", "image_id", "file", "sha256")}
+    loaded = {}
+    missing_views = [pk for pk, sha in views.values() if _image_cache.get(sha, "image/png") is None]
+    if missing_views:
+        for pk, png in RenderedView.objects.filter(pk__in=missing_views).values_list("pk", "png"):
+            loaded[pk] = _Image(bytes(png), "image/png")
+    result = {}
+    for probe in probes:
+        images: list[ImageInput] = []
+        for asset_id in probe.attachment_ids:
+            if (probe.pk, asset_id) in views:
+                pk, sha = views[(probe.pk, asset_id)]
+                image = _image_cache.get(sha, "image/png") or loaded.get(pk)
+                if image is None:  # evicted since the lookup above
+                    image = _Image(bytes(RenderedView.objects.values_list("png", flat=True).get(pk=pk)), "image/png")
+                images.append(_image_cache.put(sha, image))
+            else:
+                img = originals[(probe.parent_id, asset_id)]
+                media_type = _media_type(img.file.name)
+                image = _image_cache.get(img.sha256, media_type) if img.sha256 else None
+                if image is None:
+                    with img.file.open("rb") as handle:
+                        image = _Image(handle.read(), media_type)
+                    if img.sha256:
+                        _image_cache.put(img.sha256, image)
+                images.append(image)
+        result[probe.pk] = tuple(images)
+    return result
+
+
 def _images(probe: Probe) -> tuple[ImageInput, ...]:
-    originals = {img.image_id: img for img in probe.parent.images.all()}
-    views = {v.view_id: v for v in probe.views.all()}
-    images = []
-    for asset_id in probe.attachment_ids:
-        if asset_id in views:
-            images.append(ImageInput(bytes(views[asset_id].png), "image/png"))
-        else:
-            img = originals[asset_id]
-            suffix = Path(img.file.name).suffix.lower().lstrip(".")
-            with img.file.open("rb") as handle:
-                images.append(ImageInput(handle.read(), "image/jpeg" if suffix in ("jpg", "jpeg")
-                                         else f"image/{suffix or 'png'}"))
-    return tuple(images)
+    return _attachments([probe])[probe.pk]
 
 
-def build_request(row: EvalRequest, seed: int) -> LLMRequest:
-    """The exact request of a row: a fresh context with the probe's public messages for the condition."""
+def build_request(row: EvalRequest, seed: int, images: tuple[ImageInput, ...] | None = None) -> LLMRequest:
+    """The exact request of a row: a fresh context with the probe's public messages for the condition
+    (``images``: the probe's attachments when the caller already loaded them)."""
     probe = row.probe
     messages = probe.gold_messages if row.condition == "gold" else probe.raw_messages
     user = messages["user"]
     if row.condition == "reordered":
         user = reorder_candidates(user, seed=seed, probe_id=probe.logical_probe_id)
-    images = () if row.condition == "no_image" else _images(probe)
+    if row.condition == "no_image":
+        images = ()
+    elif images is None:
+        images = _images(probe)
     return LLMRequest(system=messages["system"], user=user, images=images,
                       request_id=f"{row.run_id}:{row.model_id}:{probe.logical_probe_id}:{row.condition}")
 
 
-def _claim(row_id: int, lease: int) -> tuple[EvalRequest | None, str]:
-    """(row, "claimed") or (None, "terminal" | "busy" | "exhausted")."""
-    token = uuid.uuid4().hex
+def _claim(request_ids: list[int], lease: int, token: str, rows: dict[int, EvalRequest]
+           ) -> tuple[list[int], list[int]]:
+    """Claim every claimable row among ``request_ids`` with one locking read and one UPDATE:
+    (claimed ids, busy ids). ``rows`` (the chunk's loaded rows) get their new claim fields.
+
+    Busy: locked by another transaction right now, or running under a live lease (the task retries
+    those later). A row whose three claims all died without an answer is finished as infra_missing.
+    Runs inside the caller's transaction, which holds the locks.
+    """
     now = timezone.now()
-    with transaction.atomic():
-        row = (EvalRequest.objects.select_for_update(skip_locked=True).filter(pk=row_id).first())
-        if row is None:
-            return None, "busy"
-        if row.status in TERMINAL:
-            return None, "terminal"
-        if row.status == EvalRequest.Status.RUNNING and row.claimed_at and row.claimed_at > now - timedelta(
-                seconds=lease):
-            return None, "busy"
-        if row.claims >= MAX_CLAIMS:  # three claims died without an answer: not an answer
-            _finish(row, status=EvalRequest.Status.INFRA_MISSING, raw_output=None,
-                    error="worker lost the request three times")
-            return None, "exhausted"
-        row.status, row.claim_token, row.claimed_at, row.claims = EvalRequest.Status.RUNNING, token, now, row.claims + 1
-        row.save(update_fields=["status", "claim_token", "claimed_at", "claims"])
-    return row, "claimed"
+    found = {pk: (status, claims, claimed_at) for pk, status, claims, claimed_at in
+             EvalRequest.objects.select_for_update(skip_locked=True).filter(pk__in=request_ids)
+             .order_by().values_list("pk", "status", "claims", "claimed_at")}
+    claimed, busy, exhausted = [], [], []
+    for pk in request_ids:
+        if pk not in found:
+            busy.append(pk)
+            continue
+        status, claims, claimed_at = found[pk]
+        if status in TERMINAL:
+            continue
+        if status == EvalRequest.Status.RUNNING and claimed_at and claimed_at > now - timedelta(seconds=lease):
+            busy.append(pk)
+        elif claims >= MAX_CLAIMS:  # three claims died without an answer: not an answer
+            exhausted.append(pk)
+        else:
+            claimed.append(pk)
+            row = rows[pk]
+            row.status, row.claim_token, row.claimed_at, row.claims = EvalRequest.Status.RUNNING, token, now, claims + 1
+    if claimed:
+        EvalRequest.objects.filter(pk__in=claimed).update(
+            status=EvalRequest.Status.RUNNING, claim_token=token, claimed_at=now, claims=F("claims") + 1)
+    if exhausted:
+        lost = [rows[pk] for pk in exhausted]
+        for row in lost:
+            row.status, row.raw_output = EvalRequest.Status.INFRA_MISSING, None
+            row.error = "worker lost the request three times"
+        _store_results([(row, _score_of(row)) for row in lost], token=None)
+    return claimed, busy
 
 
-def _finish(row: EvalRequest, **fields: Any) -> None:
-    for name, value in fields.items():
-        setattr(row, name, value)
-    row.completed_at = timezone.now()
-    row.save()
-    _score_row(row)
+def _score_of(row: EvalRequest) -> ItemScore:
+    key = row.probe.key.key if hasattr(row.probe, "key") else {}
+    result = score(ModelResponse(row.raw_output, _response_status(row)), key, row.condition)
+    return ItemScore(request_id=row.pk, status=result.status, C=result.C, G=result.G, J=result.J,
+                     object_valid=result.object_valid, field_valid=result.field_valid,
+                     canonical=list(result.canonical) if result.canonical else None)
+
+
+def _store_results(done: list[tuple[EvalRequest, ItemScore]], *, token: str | None) -> int:
+    """Write finished rows (result fields set) and their scores in the caller's transaction; only rows
+    that are not terminal and, with ``token``, still held by that claim: a row is never written twice.
+    Returns how many rows were written."""
+    now = timezone.now()
+    for row, item in done:
+        row.completed_at = now
+        row.status = item.status  # the scored status (unparseable, refusal, …) is the row's final status
+    if connection.vendor == "postgresql":
+        return _store_results_postgres(done, token=token, now=now)
+    owned = EvalRequest.objects.select_for_update().filter(pk__in=[row.pk for row, _ in done]).exclude(
+        status__in=TERMINAL)
+    if token is not None:
+        owned = owned.filter(claim_token=token)
+    keep = set(owned.order_by("pk").values_list("pk", flat=True))
+    kept = [(row, item) for row, item in done if row.pk in keep]
+    if kept:
+        EvalRequest.objects.bulk_update([row for row, _ in kept], _RESULT_FIELDS)
+        ItemScore.objects.bulk_create([item for _, item in kept], update_conflicts=True, unique_fields=["request"],
+                                      update_fields=_SCORE_FIELDS)
+    return len(kept)
+
+
+# field → (SQL type of the array its values are sent in, cast to the column's type)
+_RESULT_TYPES = {"status": ("text", ""), "attempts": ("text", "::jsonb"), "finish_reason": ("text", ""),
+                 "provider_status": ("text", ""), "input_tokens": ("bigint", ""), "output_tokens": ("bigint", ""),
+                 "cost_usd": ("numeric", ""), "latency_ms": ("bigint", ""), "request_hash": ("text", ""),
+                 "error": ("text", ""), "raw_output": ("text", ""), "completed_at": ("timestamptz", "")}
+_SCORE_TYPES = {"status": ("text", ""), "C": ("smallint", ""), "G": ("smallint", ""), "J": ("smallint", ""),
+                "object_valid": ("boolean", ""), "field_valid": ("text", "::jsonb"),
+                "canonical": ("text", "::jsonb"), "scored_at": ("timestamptz", "")}
+_JSON_FIELDS = {"attempts", "field_valid", "canonical"}
+
+
+def _column_arrays(objs: list[Any], types: dict[str, tuple[str, str]], *, now: Any) -> list[list[Any]]:
+    arrays = []
+    for name in types:
+        if name == "scored_at":
+            arrays.append([now] * len(objs))
+        elif name in _JSON_FIELDS:
+            arrays.append([None if getattr(o, name) is None else json.dumps(getattr(o, name)) for o in objs])
+        else:
+            arrays.append([getattr(o, name) for o in objs])
+    return arrays
+
+
+def _store_results_postgres(done: list[tuple[EvalRequest, ItemScore]], *, token: str | None, now: Any) -> int:
+    """One statement: a guarded ``UPDATE … FROM unnest(arrays) RETURNING`` of the rows feeding an
+    ``INSERT … ON CONFLICT DO UPDATE`` of exactly their scores — the same rows and values as
+    select_for_update + bulk_update + bulk_create, without compiling a CASE per row and field."""
+    rows, scores = [row for row, _ in done], [item for _, item in done]
+    req, sc = EvalRequest._meta, ItemScore._meta
+    r_cols = [req.get_field(name).column for name in _RESULT_TYPES]
+    s_cols = [sc.get_field(name).column for name in _SCORE_TYPES]
+    r_arrays = ", ".join(["%s::bigint[]"] + [f"%s::{t}[]" for t, _ in _RESULT_TYPES.values()])
+    s_arrays = ", ".join(["%s::bigint[]"] + [f"%s::{t}[]" for t, _ in _SCORE_TYPES.values()])
+    r_set = ", ".join(f'"{c}" = v."{c}"{cast}' for c, (_, cast) in zip(r_cols, _RESULT_TYPES.values(), strict=True))
+    s_select = ", ".join(f's."{c}"{cast}' for c, (_, cast) in zip(s_cols, _SCORE_TYPES.values(), strict=True))
+    s_update = ", ".join(f'"{c}" = EXCLUDED."{c}"' for c in s_cols)
+    terminal = ", ".join(["%s"] * len(TERMINAL))
+    guard = ' AND r."claim_token" = %s' if token is not None else ""
+    request_id = sc.get_field("request").column
+    sql = (
+        f'WITH u AS (UPDATE "{req.db_table}" AS r SET {r_set} '
+        f'FROM unnest({r_arrays}) AS v("_pk", {", ".join(f"{chr(34)}{c}{chr(34)}" for c in r_cols)}) '
+        f'WHERE r."{req.pk.column}" = v."_pk" AND r."status" NOT IN ({terminal}){guard} RETURNING r."{req.pk.column}" AS id) '
+        f'INSERT INTO "{sc.db_table}" ("{request_id}", {", ".join(f"{chr(34)}{c}{chr(34)}" for c in s_cols)}) '
+        f'SELECT s."_rid", {s_select} FROM unnest({s_arrays}) AS s("_rid", '
+        f'{", ".join(f"{chr(34)}{c}{chr(34)}" for c in s_cols)}) JOIN u ON u.id = s."_rid" '
+        f'ON CONFLICT ("{request_id}") DO UPDATE SET {s_update}')
+    params: list[Any] = [[row.pk for row in rows], *_column_arrays(rows, _RESULT_TYPES, now=now), *TERMINAL]
+    if token is not None:
+        params.append(token)
+    params += [[item.request_id for item in scores], *_column_arrays(scores, _SCORE_TYPES, now=now)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
 
 
 def _score_row(row: EvalRequest) -> ItemScore:
-    key = row.probe.key.key if hasattr(row.probe, "key") else {}
-    result = score(ModelResponse(row.raw_output, _response_status(row)), key, row.condition)
+    """Score one stored row (rescore) and keep the row's status in step with its score."""
+    item = _score_of(row)
     item, _ = ItemScore.objects.update_or_create(
-        request=row, defaults={"status": result.status, "C": result.C, "G": result.G, "J": result.J,
-                               "object_valid": result.object_valid, "field_valid": result.field_valid,
-                               "canonical": list(result.canonical) if result.canonical else None})
-    if row.status != result.status:
-        EvalRequest.objects.filter(pk=row.pk).update(status=result.status)
-        row.status = result.status
+        request=row, defaults={f: getattr(item, f) for f in _SCORE_FIELDS if f != "scored_at"})
+    if row.status != item.status:
+        EvalRequest.objects.filter(pk=row.pk).update(status=item.status)
+        row.status = item.status
     return item
 
 
@@ -259,49 +470,158 @@ def _response_status(row: EvalRequest) -> str:
                                                                                        "completed")
 
 
-def eval_request_execute(*, row: EvalRequest, seed: int) -> None:
-    config = provider_config_for(row.model)
-    config = replace(config, max_retries=min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
-    request = build_request(row, seed)
+def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tuple[EvalRequest, ItemScore]:
+    """One provider call and its score; no database access (runs in a pool thread)."""
     from llm import generate
 
+    config = replace(config, max_retries=min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
     result = generate(request, config, limiter=shared_limiter())
-    fields: dict[str, Any] = {
-        "attempts": result.attempts_record(), "finish_reason": result.finish_reason or "",
-        "provider_status": result.status, "input_tokens": result.usage.input_tokens,
-        "output_tokens": result.usage.output_tokens, "cost_usd": Decimal(result.cost_usd),
-        "latency_ms": result.latency_ms, "request_hash": request.fingerprint(), "error": result.error[:2000],
-    }
+    row.attempts, row.finish_reason, row.provider_status = result.attempts_record(), result.finish_reason or "", \
+        result.status
+    row.input_tokens, row.output_tokens = result.usage.input_tokens, result.usage.output_tokens
+    row.cost_usd, row.latency_ms = Decimal(result.cost_usd), result.latency_ms
+    row.request_hash, row.error = request.fingerprint(), result.error[:2000]
     if result.status == ResultStatus.FAILED:
-        fields.update(status=EvalRequest.Status.INFRA_MISSING, raw_output=None)
+        row.status, row.raw_output = EvalRequest.Status.INFRA_MISSING, None
     else:
-        fields.update(status=EvalRequest.Status.COMPLETED, raw_output=result.text)
-    with transaction.atomic():
-        locked = EvalRequest.objects.select_for_update(of=("self",)).select_related("probe__key").get(pk=row.pk)
-        if locked.status in TERMINAL or locked.claim_token != row.claim_token:
-            return  # another claim finished it: never write twice
-        _finish(locked, **fields)
+        row.status, row.raw_output = EvalRequest.Status.COMPLETED, result.text
+    return row, _score_of(row)
+
+
+def _chunk_threads(configs: list[ModelConfig]) -> int:
+    """Provider calls in flight per chunk task: EVAL_CHUNK_THREADS, never above a model's max_concurrency."""
+    limit = max(int(getattr(settings, "EVAL_CHUNK_THREADS", 8)), 1)
+    for config in configs:
+        if config.max_concurrency:
+            limit = min(limit, int(config.max_concurrency))
+    return limit
+
+
+class _ChunkExecutor:
+    """Keep up to ``threads`` provider calls of one chunk in flight on a thread pool.
+
+    The main thread does all database work: it loads rows (with probe, key and attachments) a little
+    ahead of their claim, in small slabs while the pool is busy, and writes in one transaction per
+    refill — store the answers that arrived, claim the next rows — while the calls in flight keep
+    running. It keeps the pool busy plus up to a pool's worth of claimed requests queued behind it,
+    refilling once half of those have started. So a row is claimed
+    (``claims`` charged) only shortly before its call starts — a killed worker charges its calls in
+    flight and at most ``threads`` queued ones, not its whole chunk — and an answer waits at most one
+    refill (≤ 1 s) to be stored. Leases of slow calls are renewed while the worker lives; cancellation
+    is checked at most once a second.
+    """
+
+    def __init__(self, run: EvalRun, lease: int) -> None:
+        self.run, self.lease = run, lease
+        self.token = uuid.uuid4().hex
+        self.configs = {c.pk: c for c in run.model_configs.all()}
+        self.provider_configs = {pk: provider_config_for(c) for pk, c in self.configs.items()}
+        self.threads = _chunk_threads(list(self.configs.values()))
+        self.cancel_checked = time.monotonic()
+
+    def _prepare(self, queue: list[int], rows: dict[int, EvalRequest], images: dict[int, tuple[ImageInput, ...]],
+                 *, want: int, slab: int) -> None:
+        """Make sure the next ``want`` queued rows are loaded (row, probe, key, attachments), loading up to
+        ``slab`` at a time; drop queued ids that are already terminal or gone."""
+        while [pk for pk in queue[:want] if pk not in rows]:
+            todo = [pk for pk in queue[:slab] if pk not in rows]
+            loaded = {row.pk: row for row in EvalRequest.objects.filter(pk__in=todo).exclude(status__in=TERMINAL)
+                      .select_related("probe", "probe__key").defer(*_DEFERRED)}
+            for row in loaded.values():
+                row.model = self.configs[row.model_id]
+            rows.update(loaded)
+            if len(loaded) < len(todo):
+                gone = set(todo) - set(loaded)
+                queue[:] = [pk for pk in queue if pk not in gone]
+            probes = {r.probe.pk: r.probe for r in loaded.values() if r.condition != "no_image"
+                      and r.probe.pk not in images}
+            images.update(_attachments(list(probes.values())))
+
+    def _cancelled(self) -> bool:
+        now = time.monotonic()
+        if now - self.cancel_checked < 1.0:
+            return False
+        self.cancel_checked = now
+        return EvalRun.objects.filter(pk=self.run.pk, status=EvalRun.Status.CANCELLED).exists()
+
+    def _refill(self, done: list[tuple[EvalRequest, ItemScore]], queue: list[int], free: int, busy: list[int],
+                rows: dict[int, EvalRequest], images: dict[int, tuple[ImageInput, ...]]) -> list[EvalRequest]:
+        """Store ``done``; claim up to ``free`` rows from the front of ``queue``."""
+        claimed: list[int] = []
+        with transaction.atomic():
+            if done:
+                _store_results(done, token=self.token)
+            if free and self._cancelled():
+                queue.clear()
+            while queue and len(claimed) < free:
+                self._prepare(queue, rows, images, want=free - len(claimed), slab=free - len(claimed))
+                take = queue[: free - len(claimed)]
+                del queue[: len(take)]
+                got, held = _claim(take, self.lease, self.token, rows)
+                claimed += got
+                busy += held
+        return [rows[pk] for pk in claimed]
+
+    def run_chunk(self, request_ids: list[int]) -> list[int]:
+        queue, busy = list(request_ids), []
+        rows: dict[int, EvalRequest] = {}  # loaded ahead of their claim
+        images: dict[int, tuple[ImageInput, ...]] = {}
+        in_flight: dict[Future, int] = {}
+        done: list[tuple[EvalRequest, ItemScore]] = []
+        errors: list[BaseException] = []
+        # claimed requests queued behind the busy threads (a pool's worth), refilled once half have started,
+        # so calls never wait for the database work of a refill
+        capacity, refill = 2 * self.threads, max(self.threads // 2, 1)
+        stored = renewed = time.monotonic()
+        with ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="eval-call") as pool:
+            while queue or in_flight or done:
+                free = capacity - len(in_flight) if queue else 0
+                now = time.monotonic()
+                # one transaction serves several rows: refill once the queued requests have started, store
+                # answers in batches, but never hold an answer for more than a second
+                if (free and (free >= refill or not in_flight)) or (done and (
+                        not in_flight or len(done) >= refill or now - stored >= 1.0)):
+                    for row in self._refill(done, queue, free, busy, rows, images):
+                        request = build_request(row, self.run.seed, images.get(row.probe.pk, ()))
+                        in_flight[pool.submit(_call, row, request, self.provider_configs[row.model_id])] = row.pk
+                    for row, _ in done:
+                        rows.pop(row.pk, None)
+                    done, stored = [], now
+                    # load the next rows while the pool is full, not when a slot is waiting for them
+                    self._prepare(queue, rows, images, want=capacity, slab=capacity + self.threads)
+                if not in_flight:
+                    continue
+                finished, _ = wait(in_flight, timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    in_flight.pop(future)
+                    if future.exception() is not None:
+                        errors.append(future.exception())
+                    else:
+                        done.append(future.result())
+                if in_flight and now - renewed >= self.lease / 3:  # slow calls: keep their leases alive
+                    EvalRequest.objects.filter(pk__in=list(in_flight.values()), claim_token=self.token,
+                                               status=EvalRequest.Status.RUNNING).update(claimed_at=timezone.now())
+                    renewed = now
+        if errors:  # those rows stay running under this claim; after the lease a later claim retries them
+            raise errors[0]
+        return busy
 
 
 def eval_chunk_process(*, run_id: int, request_ids: list[int]) -> list[int]:
-    """Process the rows; return the ids another live claim still holds (the task retries those later)."""
-    run = EvalRun.objects.get(pk=run_id)
-    lease = int(run.options.get("claim_lease_seconds", 300))
-    busy = []
-    for row_id in request_ids:
-        if EvalRun.objects.filter(pk=run_id, status=EvalRun.Status.CANCELLED).exists():
-            return []
-        row, state = _claim(row_id, lease)
-        if state == "busy":
-            busy.append(row_id)
-            continue
-        if row is None:
-            continue
-        row = EvalRequest.objects.select_related("model", "probe__parent", "probe__key").get(pk=row.pk)
-        eval_request_execute(row=row, seed=run.seed)
-    if not busy and not run.requests.exclude(status__in=TERMINAL).exists():
+    """Execute the chunk with up to EVAL_CHUNK_THREADS provider calls in flight; store each answer and
+    score once; return the ids another live claim still holds (the task retries those later). A
+    cancelled run claims nothing more."""
+    run = EvalRun.objects.only("pk", "status", "seed", "options").get(pk=run_id)
+    if run.status == EvalRun.Status.CANCELLED:
+        return []
+    busy = _ChunkExecutor(run, int(run.options.get("claim_lease_seconds", 300))).run_chunk(request_ids)
+    if not busy and not EvalRequest.objects.filter(run_id=run_id, status__in=ACTIVE).exists():
         eval_run_finalize(run_id=run_id)
     return busy
+
+
+_DEFERRED = ("raw_output", "error", "probe__raw_view", "probe__gold_view", "probe__metadata",
+             "probe__key__native_query", "probe__key__displays", "probe__key__assets")
 
 
 # ------------------------------------------------------------------------------------------------ scoring & metrics

@@ -212,6 +212,17 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # a task whose worker died unacknowledged is redelivered after this many seconds (kombu's default)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        # seconds between sweeps for such tasks = interval × throttle (kombu's defaults: 10 × 10)
+        "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
+        "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+    }
+# Provider calls one evaluation chunk task keeps in flight (threads in the worker process): a run's
+# concurrency is worker processes × this, still capped per model by max_concurrency and the shared limiter.
+EVAL_CHUNK_THREADS = env.int("EVAL_CHUNK_THREADS", default=8)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 

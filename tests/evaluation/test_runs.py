@@ -171,3 +171,110 @@ def test_unknown_condition_or_model_is_refused(approved_probes):
     with pytest.raises(ApplicationError):
         eval_run_create(model_names=["nope"], conditions=["raw"], start=False)
     assert EvalRun.objects.count() == 0
+
+
+def test_chunks_keep_their_size_and_shrink_only_at_the_end():
+    from evaluation.runs import chunk_ids
+
+    chunks = chunk_ids(list(range(5000)), 200)
+    assert [len(c) for c in chunks] == [200] * 22 + [150, 113, 85, 63, 50, 50, 50, 39]
+    assert [i for c in chunks for i in c] == list(range(5000))  # every id once, in order
+    assert chunk_ids(list(range(20)), 10_000) == [list(range(20))]
+    assert chunk_ids([], 10) == []
+
+
+def _peak_overlap(rows) -> int:
+    events = []
+    for row in rows:
+        for attempt in row.attempts:
+            start = float(attempt["started_at"])
+            events += [(start, 1), (start + (attempt["latency_ms"] - 5) / 1000.0, -1)]
+    live = peak = 0
+    for _, step in sorted(events):
+        live += step
+        peak = max(peak, live)
+    return peak
+
+
+def test_a_chunk_runs_calls_concurrently_within_the_models_max_concurrency(approved_probes, settings):
+    from evaluation.models import ModelConfig
+
+    settings.EVAL_CHUNK_THREADS = 8
+    ModelConfig.objects.create(name="sim", provider="simulated", model="s", max_retries=2, max_concurrency=3,
+                               extra={"seed": 1, "latency_ms": 60})
+    run = eval_run_create(model_names=["sim"], conditions=["raw", "no_image", "reordered"], start=False,
+                          options={"resamples": 20})
+    ids = list(run.requests.values_list("pk", flat=True))
+    assert len(ids) >= 9
+    assert eval_chunk_process(run_id=run.pk, request_ids=ids) == []
+    rows = list(run.requests.all())
+    assert {r.status for r in rows} == {"completed"} and {r.claims for r in rows} == {1}
+    assert ItemScore.objects.filter(request__run=run).count() == len(ids)
+    assert _peak_overlap(rows) == 3  # concurrent, and never above the model's max_concurrency
+    assert EvalRun.objects.get(pk=run.pk).status == "completed"
+
+
+def test_a_failing_call_leaves_its_row_claimed_and_every_other_answer_stored(approved_probes, settings,
+                                                                            monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    import llm
+
+    settings.EVAL_CHUNK_THREADS = 2
+    scripted("m", [], default="{}")
+    run = eval_run_create(model_names=["m"], conditions=["raw", "no_image", "reordered"], start=False,
+                          options={"resamples": 20})
+    ids = list(run.requests.order_by("pk").values_list("pk", flat=True))
+    real, calls = llm.generate, []
+
+    def generate(request, config, **kwargs):
+        calls.append(request.request_id)
+        if len(calls) == 3:
+            raise RuntimeError("worker bug")
+        return real(request, config, **kwargs)
+
+    monkeypatch.setattr(llm, "generate", generate)
+    with pytest.raises(RuntimeError, match="worker bug"):  # the task fails and is retried later
+        eval_chunk_process(run_id=run.pk, request_ids=ids)
+    assert len(calls) == len(ids)
+    failed = run.requests.get(status="running")
+    assert failed.claims == 1 and not ItemScore.objects.filter(request=failed).exists()
+    assert run.requests.filter(status="completed", claims=1).count() == len(ids) - 1
+    assert ItemScore.objects.filter(request__run=run).count() == len(ids) - 1
+    assert EvalRun.objects.get(pk=run.pk).status != "completed"
+
+    monkeypatch.setattr(llm, "generate", real)
+    assert eval_chunk_process(run_id=run.pk, request_ids=ids) == [failed.pk]  # its lease is still live
+    EvalRequest.objects.filter(pk=failed.pk).update(claimed_at=timezone.now() - timedelta(seconds=301))
+    assert eval_chunk_process(run_id=run.pk, request_ids=ids) == []
+    failed.refresh_from_db()
+    assert (failed.status, failed.claims) == ("completed", 2)
+    assert EvalRun.objects.get(pk=run.pk).status == "completed"
+
+
+@pytest.mark.parametrize("path", ["one_statement", "orm"])
+def test_a_result_is_stored_only_under_the_claim_that_holds_the_row(approved_probes, path, monkeypatch):
+    from django.db import connection
+
+    from evaluation.runs import _score_of, _store_results
+
+    if path == "orm":  # the portable path (SQLite in development) must guard and write the same
+        monkeypatch.setattr(connection, "vendor", "portable")
+
+    scripted("m", [], default="{}")
+    run = eval_run_create(model_names=["m"], conditions=["raw"], start=False, options={"resamples": 20})
+    row = run.requests.select_related("probe__key").first()
+    EvalRequest.objects.filter(pk=row.pk).update(status="running", claims=1, claim_token="mine")
+    row.refresh_from_db()
+    row.status, row.raw_output, row.provider_status, row.attempts = "completed", "{}", "completed", [{"n": 1}]
+    assert _store_results([(row, _score_of(row))], token="someone-else") == 0
+    stored = EvalRequest.objects.get(pk=row.pk)
+    assert (stored.status, stored.raw_output, stored.attempts) == ("running", None, [])
+    assert not ItemScore.objects.filter(request=row).exists()
+    assert _store_results([(row, _score_of(row))], token="mine") == 1
+    stored = EvalRequest.objects.get(pk=row.pk)
+    assert (stored.status, stored.raw_output, stored.attempts) == ("completed", "{}", [{"n": 1}])
+    assert stored.completed_at is not None and stored.score.G == 0
+    assert _store_results([(row, _score_of(row))], token="mine") == 0  # terminal now: never written twice

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from .models import EvalRequest, EvalRun
+from .models import EvalRequest, EvalRun, SolveResponse, SolveRun
 
 TABLE2 = ("GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C")
 QUADRANTS = ("q11", "q10", "q01", "q00")
@@ -48,7 +48,26 @@ def results_tables(metrics: dict[str, Any] | None) -> dict[str, Any]:
                        for m, stats in models.items()],
         "baselines": metrics["baselines"],
         "bootstrap": metrics.get("bootstrap", {}),
+        # Paper tables, each row with the support (N parents / n probes) of its pool
+        "h_same_support": [(m, [stats["H"]["model"], stats["H"]["nearest"], stats["H"]["random"],
+                                stats["H"]["model_minus_nearest"]], _support(stats["H"]["model"]))
+                           for m, stats in models.items()],
+        "h_hard": [(m, [stats["H_hard"]["model"], stats["H_hard"]["random"], stats["H_hard"]["model_minus_random"]],
+                    _support(stats["H_hard"]["model"])) for m, stats in models.items()],
+        "l_h_hard": [(m, [stats["H_hard"]["CpGm_share"], stats["H_hard"]["GErr_given_C"]],
+                      _support(stats["H_hard"]["CpGm_share"])) for m, stats in models.items()],
+        "paired_support": {m: _support(stats["paired"]["base"]) for m, stats in models.items()},
+        "coverage": [(m, _support(stats["GAcc"]), _support(stats["CAcc"]), _support(stats["paired"]["base"]))
+                     for m, stats in models.items()],
+        "baseline_rows": [("Uniform chance (B)", metrics["baselines"]["random"], _support(metrics["baselines"]["random"])),
+                          ("Nearest region (H)", metrics["baselines"]["nearest"],
+                           _support(metrics["baselines"]["nearest"]))],
     }
+
+
+def _support(stat: dict[str, Any]) -> str:
+    """``N/n``: the parents and probes of a statistic's pool."""
+    return f"{stat.get('parents', 0)}/{stat.get('probes', 0)}"
 
 
 def chart_data(metrics: dict[str, Any] | None) -> dict[str, Any]:
@@ -75,3 +94,59 @@ def snapshots_csv(run: EvalRun) -> str:
         writer.writerow([run.pk, s.subject, s.pool, s.metric, s.value, s.ci_low, s.ci_high, s.lower, s.upper,
                          s.support_parents, s.support_probes, s.undefined_reason])
     return out.getvalue()
+
+
+# ------------------------------------------------------------------------------------------------ solving (App. B.4, D.3)
+
+def solve_run_list() -> QuerySet[SolveRun]:
+    return SolveRun.objects.select_related("model", "release")
+
+
+def solve_runs_for_eval(run: EvalRun) -> QuerySet[SolveRun]:
+    """Single-solver runs whose model is one of the evaluation run's models and that returned every answer."""
+    return (SolveRun.objects.filter(kind=SolveRun.Kind.SINGLE, model__in=run.model_configs.all(),
+                                    status__in=[SolveRun.Status.COMPLETED, SolveRun.Status.GRADING])
+            .select_related("model").order_by("-created_at"))
+
+
+def solve_responses(run: SolveRun, *, status: str = "", grading: str = "") -> QuerySet[SolveResponse]:
+    rows = run.responses.select_related("parent").order_by("pk")
+    if status:
+        rows = rows.filter(status=status)
+    if grading:
+        rows = rows.filter(grading=grading)
+    return rows
+
+
+def l_grounding_items(run: EvalRun, model_id: int) -> list[tuple[str, int | None]]:
+    """``(parent_id, G)`` of a model's raw-condition responses on the run's L probes (G None = infra-missing)."""
+    rows = (run.requests.filter(model_id=model_id, condition="raw")
+            .values_list("pools", "probe__parent__problem_id", "score__G", "status"))
+    return [(parent, None if status == "infra_missing" else g) for pools, parent, g, status in rows if "L" in pools]
+
+
+def solving_section(run: EvalRun, chosen_ids: list[int]) -> dict[str, Any]:
+    """The results page's Solving section: Table 2's SolveAcc column and Table 17 / Figure 5 per chosen run.
+
+    Without a choice, the latest returned solve run of each of the evaluation run's models is shown."""
+    from .solving import solve_run_summary
+    from .solving_score import solve_link
+
+    available = list(solve_runs_for_eval(run))
+    if chosen_ids:
+        chosen = [r for r in available if r.pk in chosen_ids]
+    else:
+        latest: dict[int, SolveRun] = {}
+        for r in available:
+            latest.setdefault(r.model_id, r)
+        chosen = list(latest.values())
+    rows = []
+    for solve_run in sorted(chosen, key=lambda r: (r.model.name, -r.pk)):
+        summary = solve_run_summary(solve_run)
+        correct = dict(solve_run.responses.values_list("parent__problem_id", "correct"))
+        link = solve_link(l_grounding_items(run, solve_run.model_id), correct)
+        rows.append({"model": solve_run.model.name, "solve_run": solve_run, "summary": summary, "link": link})
+    chart = {"models": [r["model"] for r in rows],
+             "g_wrong": [r["link"].g_wrong for r in rows], "g_correct": [r["link"].g_correct for r in rows],
+             "delta": [r["link"].delta for r in rows]}
+    return {"available": available, "chosen_ids": [r.pk for r in chosen], "rows": rows, "chart": chart}

@@ -62,8 +62,10 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
     _admin(request)
     run = get_object_or_404(EvalRun.objects.select_related("release"), pk=pk)
+    chosen = [int(v) for v in request.GET.getlist("solve") if v.isdigit()]
     context = {"run": run, "progress": run_progress(run), "tables": selectors.results_tables(run.metrics),
                "chart": selectors.chart_data(run.metrics), "nav_section": "runs",
+               "solving": selectors.solving_section(run, chosen),
                "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True)}
     return TemplateResponse(request, "evaluation/run_detail.html", context)
 

@@ -8,6 +8,21 @@ the first two attempts of every request), ``retry_after`` (seconds sent with sim
 The answer is what the prompt's ``[Output format]`` section asks for: its JSON template, with
 visual nodes filled in for a Pass 1 skeleton (one region per listed image) and candidate IDs
 chosen by the seeded generator for a probe. Same seed + same request → same bytes.
+
+Placeholder convention for JSON output templates (any nesting; other helpers' prompts rely on it).
+A string value that is exactly one of these placeholders is replaced, drawn from a generator seeded
+by the request (its own stream, so the draws above are unchanged):
+
+- ``"<one of: a | b | c>"`` → one of the alternatives (a string, surrounding spaces stripped);
+- ``"<number between X and Y>"`` → a JSON number uniformly in [X, Y], rounded to 2 decimals;
+- ``"<svg>"`` → a small valid SVG document (a string);
+- ``"<text>"`` → ``"simulated text"``.
+
+Free-form answers (solving prompts): when the ``[Output format]`` section is not JSON, or the prompt
+asks for ``\\boxed{}``, the reply is ``<reasoning>… \\boxed{X}.</reasoning>`` then ``<answer>X</answer>``
+with a seeded final answer X: a random option letter when the prompt lists options (lines ``A. …``, ``(A) …``
+or ``A) …``), else a seeded number with a unit. Prompts without an ``[Output format]`` section and
+without ``\\boxed`` keep the old reply ``{"answer": "simulated"}``.
 """
 
 from __future__ import annotations
@@ -72,6 +87,63 @@ def _fill(template: Any, user: str, images: int, rng: random.Random) -> Any:
     return template
 
 
+_ONE_OF = re.compile(r"^<one of:\s*(.+?)\s*>$", re.S)
+_NUMBER_BETWEEN = re.compile(r"^<number between\s+(-?\d+(?:\.\d+)?)\s+and\s+(-?\d+(?:\.\d+)?)\s*>$")
+SIMULATED_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">'
+                 '<rect x="10" y="10" width="80" height="80" fill="none" stroke="black"/>'
+                 '<line x1="10" y1="90" x2="90" y2="10" stroke="black"/></svg>')
+SOLVE_UNITS = ("m/s", "N", "J", "m", "s", "kg", "W", "V", "A", "m/s^2")
+
+
+def _placeholder(value: str, rng: random.Random) -> Any:
+    one_of = _ONE_OF.match(value)
+    if one_of:
+        choices = [c.strip() for c in one_of.group(1).split("|") if c.strip()]
+        return rng.choice(choices) if choices else value
+    between = _NUMBER_BETWEEN.match(value)
+    if between:
+        low, high = sorted((float(between.group(1)), float(between.group(2))))
+        return round(rng.uniform(low, high), 2)
+    if value == "<svg>":
+        return SIMULATED_SVG
+    if value == "<text>":
+        return "simulated text"
+    return value
+
+
+def _fill_placeholders(value: Any, rng: random.Random) -> Any:
+    if isinstance(value, dict):
+        return {k: _fill_placeholders(v, rng) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill_placeholders(v, rng) for v in value]
+    if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
+        return _placeholder(value, rng)
+    return value
+
+
+def _wants_free_form(user: str, system: str) -> bool:
+    """A solving prompt: asks for ``\\boxed{}``, or has an ``[Output format]`` section that is not JSON."""
+    if "\\boxed" in user or "\\boxed" in system:
+        return True
+    return re.search(r"\[Output format\]", user) is not None and _output_template(user) is None
+
+
+def _option_letters(user: str) -> list[str]:
+    letters = re.findall(r"^\s*\(?([A-H])[.):]\s+\S", user, re.M)
+    return sorted(set(letters))
+
+
+def _free_form_answer(user: str, rng: random.Random) -> str:
+    letters = _option_letters(user)
+    if letters:
+        answer = rng.choice(letters)
+        reasoning = f"Simulated reasoning: comparing the options, option {answer} fits best."
+    else:
+        answer = f"{round(rng.uniform(0.5, 50.0), 2)} {rng.choice(SOLVE_UNITS)}"
+        reasoning = "Simulated reasoning: apply the governing law to the given quantities and solve."
+    return f"<reasoning>{reasoning} The final answer is \\boxed{{{answer}}}.</reasoning>\n<answer>{answer}</answer>"
+
+
 class SimulatedProvider:
     def __init__(self, sleep: Any = time.sleep) -> None:
         self.sleep = sleep
@@ -107,9 +179,13 @@ class SimulatedProvider:
         if fault == "timeout":
             raise ProviderError("timeout: simulated", kind=ErrorKind.TIMEOUT)
         template = _output_template(request.user)
-        answer = _fill(template, request.user, len(request.images), rng) if template is not None \
-            else {"answer": "simulated"}
-        text = json.dumps(answer, ensure_ascii=False, indent=1)
+        if template is None and _wants_free_form(request.user, request.system):
+            text = _free_form_answer(request.user, rng)
+        else:
+            answer = _fill(template, request.user, len(request.images), rng) if template is not None \
+                else {"answer": "simulated"}
+            answer = _fill_placeholders(answer, _rng(config, request, "placeholders"))
+            text = json.dumps(answer, ensure_ascii=False, indent=1)
         finish = "stop"
         if fault == "malformed":
             text = text[: max(len(text) // 2, 1)] + " <<simulated garbage"

@@ -136,8 +136,10 @@ def _start_workers(args: argparse.Namespace, env: dict[str, str], tag: str) -> l
         command = [sys.executable, "-m", "celery", "-A", "physalign_site.celery", "worker", f"--pool={args.pool}",
                    f"--concurrency={args.per_worker}", "-n", f"{tag}{i}@localhost", "--without-gossip",
                    "--without-mingle", "--without-heartbeat", "--loglevel=WARNING", f"--prefetch-multiplier={args.prefetch}"]
+        # Worker logs go to a file: a pipe nobody reads would fill up and block the worker mid-run.
+        log = open(WORKER_LOG_DIR / f"{tag}{i}.log", "w")  # noqa: SIM115 — closed when the worker exits
         workers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, text=True))
+                                        stderr=log, text=True))
     names = [f"{tag}{i}@localhost" for i in range(args.workers)]
     deadline = time.monotonic() + 90
     while True:
@@ -147,8 +149,16 @@ def _start_workers(args: argparse.Namespace, env: dict[str, str], tag: str) -> l
         dead = [w for w in workers if w.poll() is not None]
         if dead or time.monotonic() > deadline:
             _stop(workers)
-            errors = "\n".join((w.stderr.read() or "")[-2000:] for w in dead)
+            errors = _log_tail()
             raise SystemExit(f"Celery workers did not start ({sorted(answered)} answered):\n{errors}")
+
+
+WORKER_LOG_DIR = Path(tempfile.mkdtemp(prefix="eval-bench-logs-"))
+
+
+def _log_tail(chars: int = 3000) -> str:
+    return "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-chars:]}"
+                     for path in sorted(WORKER_LOG_DIR.glob("*.log")))
 
 
 def _stop(workers: list[subprocess.Popen]) -> None:
@@ -227,14 +237,19 @@ def main() -> None:
         eval_run_dispatch(run_id=run.pk)
         dispatched = time.perf_counter()
         terminal = EvalRequest.TERMINAL
-        done, first_done = 0, None
+        done, first_done, last_change, last_done = 0, None, time.perf_counter(), -1
         while done < run.total:
             time.sleep(0.2)
             done = run.requests.filter(status__in=terminal).count()
             if done and first_done is None:
                 first_done = time.perf_counter()
+            if done != last_done:
+                last_done, last_change = done, time.perf_counter()
             if any(w.poll() is not None for w in workers):
-                raise SystemExit("a worker exited during the run")
+                raise SystemExit(f"a worker exited during the run\n{_log_tail()}")
+            if time.perf_counter() - last_change > 60:
+                raise SystemExit(f"no progress for 60 s at {done}/{run.total}; worker logs "
+                                 f"({WORKER_LOG_DIR}):\n{_log_tail()}")
         executed = time.perf_counter()
         cpu1 = (worker_cpu(), pg_cpu(), redis_cpu(), me_cpu())
         busy1, all1 = _machine_busy()

@@ -252,6 +252,11 @@ class _ImageCache:
                     self._size -= len(old.data)
         return image
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._size = 0
+
 
 _image_cache = _ImageCache(max_bytes=64 * 2**20)
 
@@ -280,32 +285,48 @@ def _attachments(probes: list[Probe]) -> dict[int, tuple[ImageInput, ...]]:
     if missing_views:
         for pk, png in RenderedView.objects.filter(pk__in=missing_views).values_list("pk", "png"):
             loaded[pk] = _Image(bytes(png), "image/png")
-    result = {}
+    result: dict[int, tuple[ImageInput, ...] | AttachmentError] = {}
     for probe in probes:
-        images: list[ImageInput] = []
-        for asset_id in probe.attachment_ids:
-            if (probe.pk, asset_id) in views:
-                pk, sha = views[(probe.pk, asset_id)]
-                image = _image_cache.get(sha, "image/png") or loaded.get(pk)
-                if image is None:  # evicted since the lookup above
-                    image = _Image(bytes(RenderedView.objects.values_list("png", flat=True).get(pk=pk)), "image/png")
-                images.append(_image_cache.put(sha, image))
-            else:
-                img = originals[(probe.parent_id, asset_id)]
-                media_type = _media_type(img.file.name)
-                image = _image_cache.get(img.sha256, media_type) if img.sha256 else None
-                if image is None:
-                    with img.file.open("rb") as handle:
-                        image = _Image(handle.read(), media_type)
-                    if img.sha256:
-                        _image_cache.put(img.sha256, image)
-                images.append(image)
-        result[probe.pk] = tuple(images)
+        try:
+            result[probe.pk] = _probe_attachments(probe, views, originals, loaded)
+        except (OSError, KeyError, ValueError) as error:  # one unreadable file fails its probe's rows, not the chunk
+            result[probe.pk] = AttachmentError(f"attachment of {probe.logical_probe_id} unreadable: {error}")
     return result
 
 
+class AttachmentError(str):
+    """Why a probe's attachments could not be loaded (its requests end infra_missing with this message)."""
+
+
+def _probe_attachments(probe: Probe, views: dict, originals: dict, loaded: dict) -> tuple[ImageInput, ...]:
+    from probes.models import RenderedView
+
+    images: list[ImageInput] = []
+    for asset_id in probe.attachment_ids:
+        if (probe.pk, asset_id) in views:
+            pk, sha = views[(probe.pk, asset_id)]
+            image = _image_cache.get(sha, "image/png") or loaded.get(pk)
+            if image is None:  # evicted since the lookup above
+                image = _Image(bytes(RenderedView.objects.values_list("png", flat=True).get(pk=pk)), "image/png")
+            images.append(_image_cache.put(sha, image))
+        else:
+            img = originals[(probe.parent_id, asset_id)]
+            media_type = _media_type(img.file.name)
+            image = _image_cache.get(img.sha256, media_type) if img.sha256 else None
+            if image is None:
+                with img.file.open("rb") as handle:
+                    image = _Image(handle.read(), media_type)
+                if img.sha256:
+                    _image_cache.put(img.sha256, image)
+            images.append(image)
+    return tuple(images)
+
+
 def _images(probe: Probe) -> tuple[ImageInput, ...]:
-    return _attachments([probe])[probe.pk]
+    images = _attachments([probe])[probe.pk]
+    if isinstance(images, AttachmentError):
+        raise OSError(images)
+    return images
 
 
 def build_request(row: EvalRequest, seed: int, images: tuple[ImageInput, ...] | None = None) -> LLMRequest:
@@ -488,6 +509,13 @@ def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tupl
     return row, _score_of(row)
 
 
+def _unsendable(row: EvalRequest, error: str) -> tuple[EvalRequest, ItemScore]:
+    """A claimed row whose request cannot be built: nothing was sent, so it is not an answer (infra_missing)."""
+    row.attempts, row.finish_reason, row.provider_status = [], "", ResultStatus.FAILED
+    row.status, row.raw_output, row.error = EvalRequest.Status.INFRA_MISSING, None, error[:2000]
+    return row, _score_of(row)
+
+
 def _chunk_threads(configs: list[ModelConfig]) -> int:
     """Provider calls in flight per chunk task: EVAL_CHUNK_THREADS, never above a model's max_concurrency."""
     limit = max(int(getattr(settings, "EVAL_CHUNK_THREADS", 8)), 1)
@@ -581,12 +609,17 @@ class _ChunkExecutor:
                 # answers in batches, but never hold an answer for more than a second
                 if (free and (free >= refill or not in_flight)) or (done and (
                         not in_flight or len(done) >= refill or now - stored >= 1.0)):
+                    unsendable = []  # stored with the next refill
                     for row in self._refill(done, queue, free, busy, rows, images):
-                        request = build_request(row, self.run.seed, images.get(row.probe.pk, ()))
+                        attachments = images.get(row.probe.pk, ()) if row.condition != "no_image" else ()
+                        if isinstance(attachments, AttachmentError):
+                            unsendable.append(_unsendable(row, str(attachments)))
+                            continue
+                        request = build_request(row, self.run.seed, attachments)
                         in_flight[pool.submit(_call, row, request, self.provider_configs[row.model_id])] = row.pk
                     for row, _ in done:
                         rows.pop(row.pk, None)
-                    done, stored = [], now
+                    done, stored = unsendable, now
                     # load the next rows while the pool is full, not when a slot is waiting for them
                     self._prepare(queue, rows, images, want=capacity, slab=capacity + self.threads)
                 if not in_flight:

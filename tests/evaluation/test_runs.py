@@ -278,3 +278,29 @@ def test_a_result_is_stored_only_under_the_claim_that_holds_the_row(approved_pro
     assert (stored.status, stored.raw_output, stored.attempts) == ("completed", "{}", [{"n": 1}])
     assert stored.completed_at is not None and stored.score.G == 0
     assert _store_results([(row, _score_of(row))], token="mine") == 0  # terminal now: never written twice
+
+
+def test_an_unreadable_attachment_fails_its_rows_as_infra_missing_and_the_run_still_completes(approved_probes,
+                                                                                                eager):
+    from annotation.models import ProblemImage
+    from evaluation import runs
+
+    config = scripted("m-files", [], default="{}")
+    broken = [p for p in approved_probes if any(not a.startswith("V") for a in p.attachment_ids)]
+    assert broken, "the demo probes attach the original diagram"
+    for image in ProblemImage.objects.filter(parent__in={p.parent for p in broken}):
+        image.file.storage.delete(image.file.name)  # lost from storage after import
+    runs._image_cache.clear()
+    run = eval_run_create(model_names=[config.name], conditions=["raw", "no_image"], start=False,
+                          options={"resamples": 20})
+    eval_run_dispatch(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "completed", list(run.requests.values_list("condition", "status", "error"))
+    raw = run.requests.filter(condition="raw", probe__in=broken)
+    assert raw.count() == len(broken)
+    for row in raw:
+        assert row.status == "infra_missing" and row.raw_output is None and row.attempts == []
+        assert "unreadable" in row.error and row.score.G is None
+    # without attachments nothing has to be read: those requests were sent and answered
+    for row in run.requests.filter(condition="no_image"):
+        assert row.status != "infra_missing" and len(row.attempts) == 1, (row.error, row.attempts)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -205,20 +204,3 @@ def test_workspace_query_count_does_not_grow_with_regions(annotator, django_asse
         response = api.put(api_url, {"document": {**document, "ambiguities": []} | {"visual_nodes": [
             {**n, "confidence": "low"} for n in document["visual_nodes"]]}}, format="json", HTTP_IF_MATCH='"1"')
         assert response.status_code == 200
-
-
-def test_workspace_with_200_regions_answers_under_100_ms(annotator):
-    parent = ParentProblemFactory()
-    ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
-    pass_document_save(parent=parent, pass_no=1, document=_two_hundred_regions(parent), actor=annotator,
-                       expected_version=None)
-    client = _client(annotator)
-    url = reverse("annotation:pass_workspace", args=[parent.problem_id, 1])
-    client.get(url)
-    timings = []
-    for _ in range(5):
-        start = time.perf_counter()
-        response = client.get(url)
-        timings.append(time.perf_counter() - start)
-        assert response.status_code == 200
-    assert sorted(timings)[2] < 0.1, timings

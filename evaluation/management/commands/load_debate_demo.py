@@ -207,4 +207,4 @@ class Command(BaseCommand):
                               + ",".join(result.parent_ids))
             return
         self.stdout.write(f"Single-solver runs: {result.single_run_ids}; debate run: {result.debate_run_id}")
-        self.stdout.write(self.style.SUCCESS("Compare them at /evaluation/debate/compare/ once the worker is done."))
+        self.stdout.write(self.style.SUCCESS("Compare them at /debate/compare/ once the worker is done."))

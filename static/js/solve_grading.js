@@ -92,8 +92,10 @@
       }
     });
     validate();
+    // a fresh rubric starts at its first description; a pre-filled one (rubric reuse) at the first score
+    var description = rows.querySelector(".component-description");
     var first = rows.querySelector(".component-awarded");
-    if (first && !first.value) { first.focus(); }
+    if (description && !description.value) { description.focus(); } else if (first && !first.value) { first.focus(); }
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 })();

@@ -65,6 +65,10 @@ def test_sigkill_worker_mid_run_loses_and_duplicates_nothing(celery_worker_proce
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=30)
+    print(f"worker kill: planned {planned}, terminal at the kill {done_at_kill}, after {run.requests.count()} rows "
+          f"with {ItemScore.objects.filter(request__run=run).count()} scores, re-claimed "
+          f"{run.requests.filter(claims__gt=1).count()}, infra_missing "
+          f"{run.requests.filter(status='infra_missing').count()}")
     assert run.requests.count() == planned
     assert run.requests.filter(status__in=EvalRequest.TERMINAL).count() == planned
     assert ItemScore.objects.filter(request__run=run).count() == planned

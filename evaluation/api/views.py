@@ -24,6 +24,19 @@ class ModelConfigOutput(serializers.ModelSerializer):
         fields = ("id", "name", *EDITABLE_FIELDS, "created_at", "updated_at")
 
 
+class ModelConfigPublicOutput(serializers.ModelSerializer):
+    """What annotators see: no ``extra``, which may hold provider scripts (the scripted demo solvers' outputs
+    are written from the answer key) or fault settings."""
+
+    class Meta:
+        model = ModelConfig
+        fields = ("id", "name", *(f for f in EDITABLE_FIELDS if f != "extra"), "created_at", "updated_at")
+
+
+def _output_for(user: Any) -> type[serializers.ModelSerializer]:
+    return ModelConfigOutput if can_manage_models(user) else ModelConfigPublicOutput
+
+
 class ModelConfigInput(serializers.ModelSerializer):
     class Meta:
         model = ModelConfig
@@ -39,7 +52,7 @@ class ModelConfigListView(APIView):
         configs = ModelConfig.objects.all()
         if request.query_params.get("active") == "1":
             configs = configs.filter(is_active=True)
-        return Response(ModelConfigOutput(configs, many=True).data)
+        return Response(_output_for(request.user)(configs, many=True).data)
 
     @extend_schema(request=ModelConfigInput, responses={201: ModelConfigOutput})
     def post(self, request: Request) -> Response:
@@ -57,7 +70,7 @@ class ModelConfigDetailView(APIView):
     def get(self, request: Request, name: str) -> Response:
         if not can_list_models(request.user):
             raise PermissionDenied()
-        return Response(ModelConfigOutput(get_object_or_404(ModelConfig, name=name)).data)
+        return Response(_output_for(request.user)(get_object_or_404(ModelConfig, name=name)).data)
 
     @extend_schema(request=ModelConfigInput, responses=ModelConfigOutput)
     def patch(self, request: Request, name: str) -> Response:

@@ -59,6 +59,20 @@ def test_api_admin_creates_annotator_reads(api_client, admin_user_role, annotato
 
 
 @pytest.mark.django_db
+def test_annotators_never_see_a_configs_extra_settings(api_client, admin_user_role, annotator):
+    """``extra`` can hold scripted outputs written from the answer key (the debate demo): admins only."""
+    ModelConfig.objects.create(name="scripted-solver-a", provider="scripted", model="s",
+                               extra={"responses": [{"match": "P1", "outputs": ["\\boxed{42 N}"]}]})
+    api_client.force_login(annotator)
+    listed = api_client.get("/api/models/").json()
+    detail = api_client.get("/api/models/scripted-solver-a/").json()
+    assert listed[0]["name"] == "scripted-solver-a" and "extra" not in listed[0] and "extra" not in detail
+    assert "42 N" not in api_client.get("/api/models/").content.decode()
+    api_client.force_login(admin_user_role)
+    assert api_client.get("/api/models/scripted-solver-a/").json()["extra"]["responses"][0]["match"] == "P1"
+
+
+@pytest.mark.django_db
 def test_models_page_for_admins_only(client, admin_user_role, annotator):
     ModelConfig.objects.create(name="sim", provider="simulated", model="s")
     client.force_login(annotator)

@@ -90,7 +90,7 @@ def _planned_probes(release: Release | None, probe_filter: dict[str, Any]) -> li
     return planned
 
 
-def _code_revision() -> str:
+def code_revision() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(settings.BASE_DIR), capture_output=True,
                               text=True, timeout=5).stdout.strip()
@@ -98,7 +98,7 @@ def _code_revision() -> str:
         return ""
 
 
-def _packages() -> dict[str, str]:
+def package_versions() -> dict[str, str]:
     result = {}
     for name in ("django", "celery", "numpy", "openai", "anthropic", "google-genai", "redis", "psycopg"):
         try:
@@ -111,8 +111,8 @@ def _packages() -> dict[str, str]:
 def _manifest(run: EvalRun, configs: list[ModelConfig], planned: list[PlannedProbe]) -> dict[str, Any]:
     prompt_hashes = sorted({digest(p.probe.raw_messages["system"]) for p in planned})
     return {
-        "schema": "physalign_eval_manifest_v1", "code_revision": _code_revision(), "python": platform.python_version(),
-        "packages": _packages(), "conditions": run.conditions, "seed": run.seed, "options": run.options,
+        "schema": "physalign_eval_manifest_v1", "code_revision": code_revision(), "python": platform.python_version(),
+        "packages": package_versions(), "conditions": run.conditions, "seed": run.seed, "options": run.options,
         "release": run.release.release_id if run.release else None, "probe_filter": run.probe_filter,
         "probe_ids_sha256": digest(sorted(p.probe.logical_probe_id for p in planned)),
         "system_prompt_sha256": prompt_hashes, "scoring": {"parsing": "kit_5_1", "normalizers": "v2_1",

@@ -41,7 +41,7 @@ from probes.models import Release
 from .llm_glue import provider_config_for, shared_limiter
 from .models import DebateTurn, GradeComponent, ModelConfig, SolveResponse, SolveRun
 from .permissions import can_run_evaluations
-from .runs import _code_revision, _packages
+from .runs import code_revision, package_versions
 from .solving_score import (
     EXPERT_TYPES,
     SCRIPTED_TYPES,
@@ -157,8 +157,8 @@ def _manifest(run: SolveRun, parents: list[ParentProblem]) -> dict[str, Any]:
     for parent in parents:
         types[parent.answer_type] = types.get(parent.answer_type, 0) + 1
     return {
-        "schema": "physalign_solve_manifest_v1", "code_revision": _code_revision(),
-        "python": platform.python_version(), "packages": _packages(), "kind": run.kind, "seed": run.seed,
+        "schema": "physalign_solve_manifest_v1", "code_revision": code_revision(),
+        "python": platform.python_version(), "packages": package_versions(), "kind": run.kind, "seed": run.seed,
         "options": run.options, "release": run.release.release_id if run.release else None,
         "parent_ids_sha256": digest(run.parent_ids), "answer_types": types,
         "prompt": {"version": PROMPT_VERSION, "template_sha256": PROMPT_TEMPLATE_SHA256},

@@ -103,7 +103,31 @@ class EvalRun(models.Model):
         return self.name or f"run {self.pk}"
 
 
-class EvalRequest(models.Model):
+class ProviderCallRecord(models.Model):
+    """What a leased provider call leaves behind, shared by evaluation requests and solving responses: the
+    claim (token, time, count ≤ 3), the provider attempts of the final claim, the raw output as returned,
+    tokens, dollars and latency."""
+
+    claims = models.PositiveSmallIntegerField(default=0)  # times a worker took the row (≤ 3)
+    attempts = models.JSONField(default=list, blank=True)  # provider attempts of the final claim
+    claim_token = models.CharField(max_length=32, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    raw_output = models.TextField(null=True, blank=True)  # noqa: DJ001 — null = nothing served, "" = empty output
+    finish_reason = models.CharField(max_length=30, blank=True)
+    provider_status = models.CharField(max_length=20, blank=True)
+    error = models.TextField(blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    request_hash = models.CharField(max_length=64, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class EvalRequest(ProviderCallRecord):
     """One (run, model, probe, condition) request. The raw output string is kept as returned."""
 
     class Status(models.TextChoices):
@@ -123,20 +147,6 @@ class EvalRequest(models.Model):
     condition = models.CharField(max_length=10)
     pools = models.JSONField(default=list)
     status = models.CharField(max_length=14, choices=Status.choices, default=Status.PENDING)
-    claims = models.PositiveSmallIntegerField(default=0)  # times a worker took the row (≤ 3)
-    attempts = models.JSONField(default=list, blank=True)  # provider attempts of the final claim
-    claim_token = models.CharField(max_length=32, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    raw_output = models.TextField(null=True, blank=True)  # noqa: DJ001 — null = nothing served, "" = empty output
-    finish_reason = models.CharField(max_length=30, blank=True)
-    provider_status = models.CharField(max_length=20, blank=True)
-    error = models.TextField(blank=True)
-    input_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=0)
-    latency_ms = models.PositiveIntegerField(default=0)
-    request_hash = models.CharField(max_length=64, blank=True)
-    completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "pk"]
@@ -248,7 +258,7 @@ class SolveRun(models.Model):
         return self.name or f"solve run {self.pk}"
 
 
-class SolveResponse(models.Model):
+class SolveResponse(ProviderCallRecord):
     """One parent's answer in a solve run, its script match or expert credit s_i, and binary correctness."""
 
     class Status(models.TextChoices):
@@ -271,22 +281,8 @@ class SolveResponse(models.Model):
     parent = models.ForeignKey("annotation.ParentProblem", on_delete=models.PROTECT, related_name="+")
     answer_type = models.CharField(max_length=10)
     status = models.CharField(max_length=14, choices=Status.choices, default=Status.PENDING)
-    claims = models.PositiveSmallIntegerField(default=0)
-    claim_token = models.CharField(max_length=32, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.JSONField(default=list, blank=True)
-    raw_output = models.TextField(null=True, blank=True)  # noqa: DJ001 — null = nothing served
     final_answer = models.TextField(blank=True)  # the extracted boxed answer (or the debate's final answer)
-    finish_reason = models.CharField(max_length=30, blank=True)
-    provider_status = models.CharField(max_length=20, blank=True)
-    error = models.TextField(blank=True)
     calls = models.PositiveIntegerField(default=0)
-    input_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=0)
-    latency_ms = models.PositiveIntegerField(default=0)
-    request_hash = models.CharField(max_length=64, blank=True)
-    completed_at = models.DateTimeField(null=True, blank=True)
     grading = models.CharField(max_length=10, choices=Grading.choices, default=Grading.SCRIPT)
     match = models.BooleanField(null=True)  # script result for choice / fill-in
     credit = models.FloatField(null=True)  # s_i in [0, 1]

@@ -53,6 +53,9 @@ vendor_annotorious() {
   mkdir -p "$dest"
   cp "$WORK/annotorious/package/dist/annotorious.js" "$dest/annotorious.js"
   cp "$WORK/annotorious/package/dist/annotorious.css" "$dest/annotorious.css"
+  # no source maps are vendored: drop the comment that points at one (collectstatic's manifest storage
+  # refuses references to missing files)
+  sed -i '/^\/\/# sourceMappingURL=/d' "$dest/annotorious.js"
   # The npm tarball carries no licence file; the package declares BSD-3-Clause. This is the text of
   # LICENSE in github.com/annotorious/annotorious (Copyright (c) 2020, Pelagios Network).
   cat > "$dest/LICENSE" <<'LICENCE'
@@ -106,13 +109,16 @@ vendor_katex() {
   mkdir -p "$dest/fonts"
   cp "$WORK/katex/package/dist/katex.min.js" "$WORK/katex/package/dist/katex.min.css" "$dest/"
   cp "$WORK/katex/package/dist/fonts/"*.woff2 "$dest/fonts/"
+  # only the woff2 fonts are vendored: drop the css's woff/ttf fallbacks, which would point at missing
+  # files (collectstatic's manifest storage refuses those, and every current browser reads woff2)
+  sed -E -i 's#,url\(fonts/[A-Za-z0-9_-]+\.(woff|ttf)\) format\("(woff|truetype)"\)##g' "$dest/katex.min.css"
   cp "$WORK/katex/package/LICENSE" "$dest/LICENSE"
   local sha
   sha="$(sha256sum "$dest/katex.min.js" | cut -d' ' -f1)"
   cat > "$dest/VERSIONS" <<NOTE
 package: katex
 version: ${KATEX_VERSION}
-source: npm registry (npm pack katex@${KATEX_VERSION}), files dist/katex.min.{js,css} and dist/fonts/*.woff2
+source: npm registry (npm pack katex@${KATEX_VERSION}), files dist/katex.min.{js,css} (css trimmed to its woff2 fonts) and dist/fonts/*.woff2
 license: MIT (see LICENSE)
 sha256(katex.min.js): ${sha}
 vendored by: scripts/vendor_static.sh
@@ -131,6 +137,9 @@ vendor_chartjs() {
   rm -rf "$dest"
   mkdir -p "$dest"
   cp "$WORK/chartjs/package/dist/chart.umd.js" "$dest/chart.umd.min.js"
+  # no source maps are vendored: drop the comment that points at one (collectstatic's manifest storage
+  # refuses references to missing files)
+  sed -i '/^\/\/# sourceMappingURL=/d' "$dest/chart.umd.min.js"
   cp "$WORK/chartjs/package/LICENSE.md" "$dest/LICENSE.md"
   local sha
   sha="$(sha256sum "$dest/chart.umd.min.js" | cut -d' ' -f1)"

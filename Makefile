@@ -23,8 +23,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 bench: $(STAMP)
-	scripts/services.sh
-	for b in bench/*.py; do echo "== $$b"; DJANGO_DEBUG=1 $(VENV)/bin/python $$b || exit 1; done
+	scripts/bench.sh
 
 clean-demo:
 	rm -rf var/

@@ -1,6 +1,7 @@
 """Time ``generate_workspace`` at the paper's size (986 parent problems).
 
-Run: ``cd /work/main && .venv/bin/python bench/bench_generate.py [--count 986] [--seed 2027]``
+Run from the project root: ``.venv/bin/python bench/bench_generate.py [--count 986] [--seed 2027]``. It
+writes only to a temporary folder.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=986)
     parser.add_argument("--seed", type=int, default=2027)
+    parser.add_argument("--smoke", action="store_true", help="the smallest sizes: checks the benchmark runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.count = 3
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         summary = generate_workspace(Path(tmp) / "ws", count=args.count, seed=args.seed)

@@ -1,45 +1,46 @@
 """Compile 986 generated parents (≈3,300 probes) and print probes/s and the compile/render/DB split.
 
-Run: ``cd /work/main && DATABASE_URL=sqlite:////tmp/compile_bench.sqlite3 .venv/bin/python bench/compile_bench.py``
-(``--count``/``--seed`` to change the size). The database named by DATABASE_URL is flushed of probes and
-parents first; use a scratch database. Workspace generation and import are timed but not part of the
-compile figures.
+Run from the project root: ``.venv/bin/python bench/compile_bench.py [--count 986] [--seed 2027]
+[--database sqlite|postgres]``. It generates a workspace, imports and compiles it in its own throwaway
+database (``bench/_sandbox.py``: a temporary SQLite file by default), never the app's, whatever
+``DATABASE_URL`` says. Workspace generation and import are timed but not part of the compile figures.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "physalign_site.settings")
-os.environ.setdefault("DJANGO_DEBUG", "1")
 
-import django  # noqa: E402
-
-django.setup()
-
-from django.core.management import call_command  # noqa: E402
-
-from annotation.demo import generate_workspace  # noqa: E402
-from annotation.importers import import_kit_workspace  # noqa: E402
-from annotation.models import ParentProblem  # noqa: E402
-from probes.models import Probe  # noqa: E402
-from probes.services import compile_run_create, compile_run_execute  # noqa: E402
+from bench._sandbox import add_sandbox_arguments, open_sandbox  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=986)
     parser.add_argument("--seed", type=int, default=2027)
+    add_sandbox_arguments(parser, database="sqlite")
     args = parser.parse_args()
+    if args.smoke:
+        args.count = 3
+    sandbox = open_sandbox("compile", args)
+
+    import django
+
+    django.setup()
+    sandbox.verify_django()
+    from django.core.management import call_command
+
+    from annotation.demo import generate_workspace
+    from annotation.importers import import_kit_workspace
+    from annotation.models import ParentProblem
+    from probes.services import compile_run_create, compile_run_execute
+
     call_command("migrate", verbosity=0)
-    Probe.objects.all().delete()
-    ParentProblem.objects.all().delete()
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         generate_workspace(Path(tmp) / "ws", count=args.count, seed=args.seed)

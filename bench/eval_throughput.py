@@ -1,15 +1,18 @@
 """Evaluation throughput on real PostgreSQL + Redis + Celery workers with the simulated provider.
 
-Run: ``cd /work/main && .venv/bin/python bench/eval_throughput.py [--db physalign_bench_h1 --redis-db 12]``.
+Run from the project root: ``.venv/bin/python bench/eval_throughput.py [--keep-db bench_eval_fixture]``.
 Defaults: 5,000 requests, 50 ms simulated latency, chunks of 200 rows (the last ones smaller), 2 prefork
 workers × 1 process × 8 call threads per chunk task (``EVAL_CHUNK_THREADS``) = concurrency 16, i.e. at
 most 16 provider requests in flight at any moment; the ideal rate is ``concurrency / latency`` = 320
-requests/s. Needs a local PostgreSQL the current user can create databases on and Redis on 127.0.0.1:6379. The script
+requests/s. Needs a local PostgreSQL on which ``--postgres-server`` may create databases, and Redis on
+127.0.0.1:6379. It never touches the app's data (``bench/_sandbox.py``). The script
 
-1. creates the database ``physalign_bench`` if missing (``--db``) and migrates it;
-2. once: generates and compiles synthetic parents until there are enough probes (kept for later runs);
+1. creates its own database ``bench_eval_<pid>`` (dropped at exit; ``--keep-db bench_NAME`` keeps it, and
+   a later run reuses it only if a benchmark created it) and migrates it;
+2. generates and compiles synthetic parents until there are enough probes (a kept database keeps them);
 3. starts ``--workers`` Celery worker commands (``--pool``, ``--per-worker`` processes each, ``--threads``
-   provider calls in flight per chunk task) on Redis db ``--redis-db``;
+   provider calls in flight per chunk task) on a Redis database the sandbox picks (one that holds no
+   keys; flushed at exit);
 4. creates one run of exactly ``--requests`` rows (``--models`` simulated configs × raw + no_image ×
    probes) — rows are planned up front as in production — dispatches it and polls the database;
 5. prints the achieved requests/s against the ideal ``concurrency / latency``, the peak number of
@@ -36,31 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def _configure_env(args: argparse.Namespace) -> dict[str, str]:
-    env = {
-        "DJANGO_SETTINGS_MODULE": "physalign_site.settings",
-        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production"),
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECURE_SSL": "false",
-        "DATABASE_URL": f"postgres:///{args.db}",
-        "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
-        "REDIS_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "PHYSALIGN_MEDIA_ROOT": args.media,
-        "EVAL_CHUNK_THREADS": str(args.threads),
-    }
-    os.environ.update(env)
-    return {**os.environ, **env}
-
-
-def _ensure_database(name: str) -> None:
-    import psycopg
-
-    with psycopg.connect("dbname=postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-            print(f"created database {name}")
+from bench._sandbox import add_sandbox_arguments, open_sandbox  # noqa: E402
 
 
 def _ensure_probes(needed: int, seed: int) -> None:
@@ -79,7 +58,7 @@ def _ensure_probes(needed: int, seed: int) -> None:
         import_kit_workspace(workspace=Path(tmp) / "ws", dataset_root=None)
     compile_run_execute(run_id=compile_run_create(actor=None, seed=seed, enqueue=False).pk)
     have = Probe.objects.exclude(state__in=["superseded", "rejected"]).count()
-    print(f"fixture: {have} probes ({time.perf_counter() - started:.0f} s, kept for later runs)")
+    print(f"fixture: {have} probes ({time.perf_counter() - started:.0f} s; --keep-db keeps them for later runs)")
     if have < needed:
         raise SystemExit(f"only {have} probes after compiling; need {needed}")
 
@@ -184,11 +163,13 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=200)
     parser.add_argument("--prefetch", type=int, default=1, help="--prefetch-multiplier of each worker")
     parser.add_argument("--resamples", type=int, default=200)
-    parser.add_argument("--db", default="physalign_bench")
-    parser.add_argument("--redis-db", type=int, default=9)
-    parser.add_argument("--media", default=str(Path(tempfile.gettempdir()) / "physalign_bench_media"))
     parser.add_argument("--seed", type=int, default=2027)
+    add_sandbox_arguments(parser, database="postgres")
     args = parser.parse_args()
+    if args.database != "postgres":
+        raise SystemExit("eval_throughput needs PostgreSQL (row claims use SELECT … FOR UPDATE SKIP LOCKED)")
+    if args.smoke:
+        args.requests, args.models, args.chunk_size, args.resamples = 40, 2, 10, 20
     concurrency = args.workers * args.per_worker * args.threads
     conditions = ["raw", "no_image"]
     per_model = args.requests // args.models
@@ -196,13 +177,17 @@ def main() -> None:
         raise SystemExit("--requests must divide by --models × 2 conditions")
     probes_needed = per_model // len(conditions)
 
-    env = _configure_env(args)
-    _ensure_database(args.db)
+    sandbox = open_sandbox("eval", args, redis=True, debug=False)
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production")
+    os.environ.update({"DJANGO_SECURE_SSL": "false", "CELERY_TASK_ALWAYS_EAGER": "false",
+                       "EVAL_CHUNK_THREADS": str(args.threads)})
+    env = dict(os.environ)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
 
     import django
 
     django.setup()
+    sandbox.verify_django()
     from django.db.models import Avg, Count
 
     from evaluation.models import EvalRequest, EvalRun, ModelConfig
@@ -274,7 +259,7 @@ def main() -> None:
     print(f"eval throughput: {run.total} requests, simulated latency {args.latency_ms:.0f} ms, "
           f"concurrency {concurrency} ({args.workers} × {args.pool} {args.per_worker} × {args.threads} threads), "
           f"chunk {args.chunk_size}, "
-          f"{cores} cores, PostgreSQL db {args.db}, Redis broker")
+          f"{cores} cores, PostgreSQL db {sandbox.database_name}, Redis broker db {sandbox.redis_db}")
     print(f"  execution wall {wall:.2f} s (dispatch of {len(chunk_ids(list(range(run.total)), args.chunk_size))} tasks "
           f"{dispatched - started:.2f} s, first result after {((first_done or executed) - started):.2f} s)")
     print(f"  achieved {rate:.1f} requests/s vs ideal {ideal:.0f} requests/s = {100 * rate / ideal:.1f}% of ideal")

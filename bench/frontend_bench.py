@@ -1,6 +1,6 @@
 """Deterministic stages of the Level-4 problem parser on composed image-only problems.
 
-Run: ``cd /work/main && .venv/bin/python bench/frontend_bench.py [--n 50]``. No database, no
+Run from the project root: ``.venv/bin/python bench/frontend_bench.py [--n 50]``. No database, no
 model. Composes ``n`` image-only problems (text on top or left of a random line diagram), then
 times per image: the crop fallback (projection-profile split), sharpening of the diagram region
 and tesseract OCR of the text region; prints median / p95 / total per stage, the OCR word
@@ -52,7 +52,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--smoke", action="store_true", help="the smallest sizes: checks the benchmark runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.n = 2
     rng = random.Random(args.seed)
     timings: dict[str, list[float]] = {"compose": [], "crop_fallback": [], "sharpen": [], "tesseract": []}
     recalled = total_words = specks = right_side = 0

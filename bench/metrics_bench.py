@@ -1,6 +1,6 @@
 """Metrics for a paper-sized run: 6 models × 3,341 probes × 4 conditions, 2,000-resample CIs.
 
-Run: ``cd /work/main && .venv/bin/python bench/metrics_bench.py [--threads 2]``. Pure numpy, no
+Run from the project root: ``.venv/bin/python bench/metrics_bench.py [--threads 2]``. Pure numpy, no
 database. Prints the item count and the wall time of ``compute_metrics`` (target < 2 s on 2 cores)
 and, separately, the time to read the same items back from a JSONL file.
 """
@@ -59,13 +59,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="the smallest sizes: checks the benchmark runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.resamples, args.repeat = 20, 1
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
     from evaluation.metrics import compute_metrics, read_items
 
-    items = synthetic_items()
-    print(f"items: {len(items)} (6 models × 3,341 probes × 4 conditions; gold only on P)")
+    items = synthetic_items(probes=200, parents=80) if args.smoke else synthetic_items()
+    print(f"items: {len(items)} (6 models × {'200' if args.smoke else '3,341'} probes × 4 conditions; gold only on P)")
     timings = []
     for _ in range(args.repeat):
         started = time.perf_counter()

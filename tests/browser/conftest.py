@@ -11,6 +11,7 @@ import io
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,8 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SHOTS = Path("/tmp/shots")
+# Screenshots go to a temporary folder made on first use (PHYSALIGN_SHOTS_DIR names one to keep and look at).
+_shots_dir: Path | None = None
 PASSWORD = "correct-horse-battery-9"
 
 # Runs before any page script: records CSP violations the page could otherwise swallow.
@@ -122,8 +124,11 @@ def wait_for_js(page, expression: str, *, timeout_s: float = 30.0) -> None:
 
 
 def screenshot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    global _shots_dir
+    if _shots_dir is None:
+        _shots_dir = Path(os.environ.get("PHYSALIGN_SHOTS_DIR") or tempfile.mkdtemp(prefix="physalign-shots-"))
+        _shots_dir.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(_shots_dir / f"{name}.png"), full_page=True)
 
 
 @pytest.fixture

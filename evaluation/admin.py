@@ -1,10 +1,33 @@
+from django import forms
 from django.contrib import admin
 
+from physalign_site.errors import ApplicationError
+
 from .models import ModelConfig
+from .services import model_config_check
+
+
+class ModelConfigForm(forms.ModelForm):
+    """The admin site saves through the same rules as the API and ``add_model`` (key variable, base URL,
+    bounds), so a row written here cannot leak a secret either."""
+
+    class Meta:
+        model = ModelConfig
+        fields = ("name", "provider", "model", "base_url", "api_key_env", "is_active", "max_output_tokens",
+                  "temperature", "reasoning", "image_policy", "extra", "price_in_per_mtok", "price_out_per_mtok",
+                  "requests_per_minute", "max_concurrency", "timeout_seconds", "max_retries")
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        try:
+            model_config_check(self.instance)
+        except ApplicationError as error:
+            self.add_error(None, error.message)
 
 
 @admin.register(ModelConfig)
 class ModelConfigAdmin(admin.ModelAdmin):
+    form = ModelConfigForm
     list_display = ("name", "provider", "model", "price_in_per_mtok", "price_out_per_mtok", "requests_per_minute",
                     "max_concurrency", "is_active")
     list_filter = ("provider", "is_active", "image_policy")

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from .endpoint_policy import EndpointPolicy
+
 
 @dataclass(frozen=True)
 class ImageInput:
@@ -70,10 +72,14 @@ class ProviderConfig:
     timeout_seconds: float = 120.0
     max_retries: int = 2
     extra: dict[str, Any] = field(default_factory=dict)
+    # the deployment's rules for api_key_env and base_url, checked before every call (safe by default)
+    endpoint_policy: EndpointPolicy = field(default_factory=EndpointPolicy, repr=False)
 
     def settings_record(self) -> dict[str, Any]:
-        """The settings part of a request record (never the API key itself, only its variable name)."""
+        """The settings part of a request record (never the API key itself, only its variable name;
+        not the deployment's endpoint policy, which is no model setting)."""
         data = asdict(self)
+        del data["endpoint_policy"]
         data["price_in_per_mtok"] = str(self.price_in_per_mtok)
         data["price_out_per_mtok"] = str(self.price_out_per_mtok)
         return data

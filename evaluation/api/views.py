@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from ..models import ModelConfig
 from ..permissions import can_list_models, can_manage_models
-from ..services import EDITABLE_FIELDS, model_config_create, model_config_update
+from ..services import EDITABLE_FIELDS, NUMBER_BOUNDS, model_config_create, model_config_update
 
 
 class ModelConfigOutput(serializers.ModelSerializer):
@@ -37,11 +37,25 @@ def _output_for(user: Any) -> type[serializers.ModelSerializer]:
     return ModelConfigOutput if can_manage_models(user) else ModelConfigPublicOutput
 
 
+def _json_object(field: str) -> serializers.DictField:
+    message = f"{field} must be a JSON object (an empty object for none)."
+    return serializers.DictField(required=False, error_messages={"null": message, "not_a_dict": message})
+
+
 class ModelConfigInput(serializers.ModelSerializer):
+    """``reasoning`` and ``extra`` must be JSON objects: null or a list is a 400, never stored as {}.
+    Numbers are bounded as the service bounds them (``NUMBER_BOUNDS``); the service then applies every
+    rule again, the key-variable and base-URL policy included."""
+
+    reasoning = _json_object("reasoning")
+    extra = _json_object("extra")
+
     class Meta:
         model = ModelConfig
         fields = ("name", *EDITABLE_FIELDS)
-        extra_kwargs = {"name": {"validators": []}}
+        extra_kwargs = {"name": {"validators": []}, **{
+            field: {k: v for k, v in (("min_value", low), ("max_value", high)) if v is not None}
+            for field, (low, high) in NUMBER_BOUNDS.items()}}
 
 
 class ModelConfigListView(APIView):

@@ -2,13 +2,16 @@
 
 Adapters make exactly one attempt: SDK retries are off (``max_retries=0``; google-genai with a
 one-attempt retry policy) because retries, backoff and their records are ours (``llm.client``).
+Before anything is sent, ``endpoint_for`` checks the endpoint policy (``llm.endpoint_policy``); the
+SDK clients never follow redirects, which could lead to an address that check never saw.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from ..endpoint_policy import check_endpoint
 from ..errors import ErrorKind, ProviderError
 from ..types import LLMRequest, ProviderConfig, ProviderReply
 
@@ -18,7 +21,20 @@ class Provider(Protocol):
              attempt: int = 1) -> ProviderReply: ...
 
 
-def api_key(config: ProviderConfig, *, required: bool = True) -> str | None:
+class Endpoint(NamedTuple):
+    base_url: str | None  # None: the SDK's own default endpoint
+    api_key: str | None
+
+
+def endpoint_for(config: ProviderConfig, *, key_required: bool = True) -> Endpoint:
+    """Where to send and with which key. The endpoint policy (``llm.endpoint_policy``) is checked here,
+    right before the key is read from the environment and before any request: a config that names a
+    forbidden variable or a non-public base URL raises ``EndpointRefused`` and nothing is sent."""
+    check_endpoint(base_url=config.base_url, api_key_env=config.api_key_env, policy=config.endpoint_policy)
+    return Endpoint(base_url=config.base_url or None, api_key=_read_key(config, required=key_required))
+
+
+def _read_key(config: ProviderConfig, *, required: bool) -> str | None:
     """Read the key from the named environment variable at call time; never stored or logged."""
     if not config.api_key_env:
         if required:

@@ -18,7 +18,7 @@ from ..capabilities import (
 )
 from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
-from . import api_key
+from . import endpoint_for
 
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "refusal": "refusal",
           "model_context_window_exceeded": "length", "pause_turn": "other", "tool_use": "other"}
@@ -51,10 +51,12 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
 class AnthropicProvider:
     def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
              attempt: int = 1) -> ProviderReply:
-        key = api_key(config)
+        endpoint = endpoint_for(config)
         payload = build_payload(request, config)
-        client = anthropic.Anthropic(api_key=key, base_url=config.base_url or None, max_retries=0,
-                                     timeout=config.timeout_seconds, http_client=http_client)
+        # never follow a redirect: it could lead to an address the endpoint check never saw
+        owned = None if http_client is not None else anthropic.DefaultHttpxClient(follow_redirects=False)
+        client = anthropic.Anthropic(api_key=endpoint.api_key, base_url=endpoint.base_url, max_retries=0,
+                                     timeout=config.timeout_seconds, http_client=http_client or owned)
         try:
             message = client.messages.create(**payload)
         except anthropic.APITimeoutError as exc:
@@ -66,6 +68,9 @@ class AnthropicProvider:
                                 kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
                                 status_code=exc.status_code,
                                 retry_after=retry_after_seconds(exc.response.headers)) from exc
+        finally:
+            if owned is not None:
+                owned.close()
         text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
         finish = FINISH.get(message.stop_reason or "", "other")
         usage = Usage(input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0)

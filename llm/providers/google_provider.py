@@ -14,7 +14,7 @@ from google.genai import types as gtypes
 from ..capabilities import Reasoning, capabilities_for, check_images, check_reasoning, temperature_allowed
 from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
-from . import api_key
+from . import endpoint_for
 
 REFUSAL_REASONS = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY"}
 
@@ -45,15 +45,17 @@ def build_config(request: LLMRequest, config: ProviderConfig) -> gtypes.Generate
 class GoogleProvider:
     def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
              attempt: int = 1) -> ProviderReply:
-        key = api_key(config)
+        endpoint = endpoint_for(config)
         generate_config = build_config(request, config)
         options: dict[str, Any] = {"retry_options": gtypes.HttpRetryOptions(attempts=1),
                                    "timeout": int(config.timeout_seconds * 1000)}
-        if config.base_url:
-            options["base_url"] = config.base_url
+        if endpoint.base_url:
+            options["base_url"] = endpoint.base_url
         if http_client is not None:
             options["httpx_client"] = http_client
-        client = genai.Client(api_key=key, http_options=gtypes.HttpOptions(**options))
+        else:  # never follow a redirect: it could lead to an address the endpoint check never saw
+            options["client_args"] = {"follow_redirects": False}
+        client = genai.Client(api_key=endpoint.api_key, http_options=gtypes.HttpOptions(**options))
         parts = [gtypes.Part.from_text(text=request.user)]
         parts += [gtypes.Part.from_bytes(data=image.data, mime_type=image.media_type) for image in request.images]
         try:

@@ -11,7 +11,7 @@ import openai
 from ..capabilities import capabilities_for, check_images, check_reasoning, temperature_allowed, token_cap
 from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
-from . import api_key
+from . import endpoint_for
 
 FINISH = {"stop": "stop", "length": "length", "content_filter": "content_filter", "tool_calls": "other",
           "function_call": "other"}
@@ -44,10 +44,13 @@ class OpenAIProvider:
     def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
              attempt: int = 1) -> ProviderReply:
         compatible = config.provider == "openai_compatible"
-        key = api_key(config, required=not compatible) or "not-needed"  # local servers often need none
+        endpoint = endpoint_for(config, key_required=not compatible)
+        key = endpoint.api_key or "not-needed"  # local servers often need none
         payload = build_payload(request, config)
-        client = openai.OpenAI(api_key=key, base_url=config.base_url or None, max_retries=0,
-                               timeout=config.timeout_seconds, http_client=http_client)
+        # never follow a redirect: it could lead to an address the endpoint check never saw
+        owned = None if http_client is not None else openai.DefaultHttpxClient(follow_redirects=False)
+        client = openai.OpenAI(api_key=key, base_url=endpoint.base_url, max_retries=0,
+                               timeout=config.timeout_seconds, http_client=http_client or owned)
         try:
             completion = client.chat.completions.create(**payload)
         except openai.APITimeoutError as exc:
@@ -61,6 +64,9 @@ class OpenAIProvider:
                                 retry_after=retry_after_seconds(exc.response.headers)) from exc
         except openai.APIResponseValidationError as exc:  # pragma: no cover - strict validation is off
             raise ProviderError(f"invalid response: {exc}", kind=ErrorKind.OTHER, retryable=True) from exc
+        finally:
+            if owned is not None:
+                owned.close()
         if not completion.choices:
             raise ProviderError("The response has no choices.", kind=ErrorKind.SERVER, retryable=True)
         choice = completion.choices[0]

@@ -74,7 +74,8 @@ def local_server():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_manage_draft_pass1_against_local_openai_compatible_server(local_server):
+def test_manage_draft_pass1_against_local_openai_compatible_server(local_server, settings):
+    settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = True  # the local mock server is on loopback
     call_command("load_demo", "--count", "0", "--no-users", stdout=io.StringIO())
     call_command("add_model", "--name", "local", "--provider", "openai_compatible", "--model", "local-vision",
                  "--base-url", local_server, "--price-in", "1", "--price-out", "4", "--rpm", "600",

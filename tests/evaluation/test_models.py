@@ -35,11 +35,30 @@ def test_add_model_creates_and_updates():
     (["--provider", "openai", "--model", "gpt-4o", "--reasoning", "effort=high"], "no reasoning controls"),
     (["--provider", "openai_compatible", "--model", "x"], "base URL"),
     (["--provider", "openai", "--model", "x", "--api-key-env", "sk-live-123 456"], "environment variable"),
+    (["--provider", "openai", "--model", "x", "--api-key-env", "DJANGO_SECRET_KEY"], "api_key_env_not_allowed"),
+    (["--provider", "openai", "--model", "x", "--api-key-env", "DATABASE_URL"], "api_key_env_not_allowed"),
+    (["--provider", "openai_compatible", "--model", "x", "--base-url", "http://169.254.169.254/"],
+     "base_url_not_allowed"),
+    (["--provider", "openai_compatible", "--model", "x", "--base-url", "http://127.0.0.1:8000/v1"],
+     "PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS"),
+    (["--provider", "simulated", "--model", "s", "--price-in", "-1"], "price_in_per_mtok must be at least 0"),
+    (["--provider", "simulated", "--model", "s", "--rpm", "-5"], "requests_per_minute must be at least 0"),
+    (["--provider", "simulated", "--model", "s", "--timeout", "0"], "timeout_seconds must be at least 0.1"),
+    (["--provider", "simulated", "--model", "s", "--max-retries", "11"], "max_retries must be between 0 and 10"),
+    (["--provider", "simulated", "--model", "s", "--extra", "[1, 2]"], "JSON object"),
 ])
 def test_add_model_refuses_invalid_settings(args, message):
     with pytest.raises(CommandError, match=message):
         call_command("add_model", "--name", "bad", *args)
     assert not ModelConfig.objects.exists()
+
+
+@pytest.mark.django_db
+def test_add_model_accepts_a_local_server_only_where_private_urls_are_allowed(settings):
+    settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = True
+    call_command("add_model", "--name", "local", "--provider", "openai_compatible", "--model", "m", "--base-url",
+                 "http://127.0.0.1:8000/v1", "--api-key-env", "VLLM_API_KEY", stdout=io.StringIO())
+    assert ModelConfig.objects.get(name="local").base_url == "http://127.0.0.1:8000/v1"
 
 
 @pytest.mark.django_db

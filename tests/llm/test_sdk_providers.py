@@ -19,7 +19,7 @@ REQUEST = LLMRequest(system="Be exact.", user="Which block?", images=(ImageInput
 
 @pytest.fixture(autouse=True)
 def _key(monkeypatch):
-    monkeypatch.setenv("TEST_LLM_KEY", "sk-test-secret")
+    monkeypatch.setenv("TEST_LLM_API_KEY", "sk-test-secret")
 
 
 class Server:
@@ -48,7 +48,7 @@ def run(server: Server, config: ProviderConfig, request: LLMRequest = REQUEST):
 
 
 def cfg(provider: str, model: str, **kw) -> ProviderConfig:
-    return ProviderConfig(name=f"{provider}-test", provider=provider, model=model, api_key_env="TEST_LLM_KEY", **kw)
+    return ProviderConfig(name=f"{provider}-test", provider=provider, model=model, api_key_env="TEST_LLM_API_KEY", **kw)
 
 
 # ---------------------------------------------------------------------------------------------- OpenAI
@@ -153,11 +153,11 @@ def test_openai_finish_reasons_map_to_truncated_and_refusal():
 
 
 def test_openai_missing_key_fails_without_a_request(monkeypatch):
-    monkeypatch.delenv("TEST_LLM_KEY")
+    monkeypatch.delenv("TEST_LLM_API_KEY")
     server = Server(chat_ok())
     result, _ = run(server, cfg("openai", "gpt-4o"))
     assert result.error_kind == ErrorKind.CONFIG and server.requests == []
-    assert "TEST_LLM_KEY" in result.error and "sk-test" not in result.error
+    assert "TEST_LLM_API_KEY" in result.error and "sk-test" not in result.error
 
 
 def test_max_retries_setting_bounds_attempts():

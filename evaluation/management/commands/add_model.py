@@ -1,4 +1,7 @@
-"""Create or update a model configuration. The API key itself is never given: only its variable."""
+"""Create or update a model configuration. The API key itself is never given: only its variable.
+
+Every rule is the service's (``evaluation.services``), the endpoint policy on key variables and base
+URLs included, so the command refuses exactly what the API refuses."""
 
 from __future__ import annotations
 
@@ -19,8 +22,12 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True)
         parser.add_argument("--provider", required=True, choices=ModelConfig.Provider.values)
         parser.add_argument("--model", required=True)
-        parser.add_argument("--base-url", default="")
-        parser.add_argument("--api-key-env", default="")
+        parser.add_argument("--base-url", default="",
+                            help="http(s) URL on a public host (loopback/private only with "
+                                 "PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS)")
+        parser.add_argument("--api-key-env", default="",
+                            help="the environment variable holding the key: matches PHYSALIGN_MODEL_KEY_ENV_PATTERN "
+                                 "(default NAME_API_KEY), never one of the app's own variables")
         parser.add_argument("--max-output-tokens", type=int)
         parser.add_argument("--temperature", type=float)
         parser.add_argument("--reasoning", default="",

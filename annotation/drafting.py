@@ -23,6 +23,7 @@ from django.utils import timezone
 from evaluation.llm_glue import model_generate
 from evaluation.models import ModelConfig
 from llm import ImageInput, LLMRequest, ResultStatus
+from physalign_site import jsonsafety
 from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError
 
@@ -62,7 +63,9 @@ def draft_request_build(*, parent: ParentProblem, pass_no: int) -> tuple[LLMRequ
 
 
 def parse_output(text: str) -> tuple[dict[str, Any] | None, str]:
-    """The JSON object in a model's output (code fences tolerated) or ``(None, parse error)``."""
+    """The JSON object in a model's output (code fences tolerated) or ``(None, parse error)``. Never
+    raises: JSON the database could not store (NUL, unpaired surrogates, NaN, nesting past
+    ``jsonsafety.MAX_DEPTH``) is a parse error like a syntax error."""
     stripped = text.strip()
     fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", stripped, re.S)
     if fenced:
@@ -70,7 +73,9 @@ def parse_output(text: str) -> tuple[dict[str, Any] | None, str]:
     if not stripped:
         return None, "The output is empty."
     try:
-        value = json.loads(stripped)
+        value = jsonsafety.loads(stripped)
+    except jsonsafety.JSONRejected as exc:
+        return None, f"The output is not usable JSON: {exc.message}"
     except ValueError as exc:
         return None, f"The output is not valid JSON: {exc}"
     if not isinstance(value, dict):
@@ -129,7 +134,9 @@ class DraftOutcome:
     error: str
 
 
-def _outcome(*, parent: ParentProblem, pass_no: int, result: Any) -> DraftOutcome:
+def draft_outcome(*, parent: ParentProblem, pass_no: int, result: Any) -> DraftOutcome:
+    """What a model result makes of a draft: ``failed`` (no answer, a refusal, or output that does not
+    parse), else ``ready`` or ``invalid`` by the pass validator. Total: every text gets one of them."""
     if result.status == ResultStatus.FAILED:
         return DraftOutcome(LLMDraft.Status.FAILED, None, [], f"{result.error_kind}: {result.error}")
     if result.status == ResultStatus.REFUSAL:
@@ -154,7 +161,7 @@ def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
         DraftRun.objects.filter(pk=draft.run_id, status=DraftRun.Status.QUEUED).update(status=DraftRun.Status.RUNNING)
     request, version = draft_request_build(parent=draft.parent, pass_no=draft.pass_no)
     result = model_generate(model_config=draft.model_config, request=request, **generate_kwargs)
-    outcome = _outcome(parent=draft.parent, pass_no=draft.pass_no, result=result)
+    outcome = draft_outcome(parent=draft.parent, pass_no=draft.pass_no, result=result)
     record = {**request.record(), "prompt_version": version, "model": draft.model_config.name,
               "provider": draft.model_config.provider, "model_id": draft.model_config.model,
               "settings": {"max_output_tokens": draft.model_config.max_output_tokens,
@@ -163,8 +170,9 @@ def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
               "finish_reason": result.finish_reason, "result_status": result.status}
     with transaction.atomic():
         written = LLMDraft.objects.filter(pk=draft.pk, status=LLMDraft.Status.PENDING).update(
-            status=outcome.status, request_record=record, raw_output=result.text, parsed_document=outcome.parsed,
-            validation_errors=outcome.issues, error=outcome.error[:5000], usage=result.usage.as_dict(),
+            status=outcome.status, request_record=record, raw_output=jsonsafety.storable_text(result.text),
+            parsed_document=outcome.parsed, validation_errors=outcome.issues,
+            error=jsonsafety.storable_text(outcome.error[:5000]), usage=result.usage.as_dict(),
             attempts=result.attempts_record(), latency_ms=result.latency_ms, cost_usd=result.cost_usd,
             prompt_version=version,
         )

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from evaluation.models import ModelConfig
 from physalign_site.errors import ApplicationError
+from physalign_site.params import int_param
 
 from .drafting import (
     REVIEWABLE,
@@ -58,15 +59,15 @@ def draft_home(request: HttpRequest) -> HttpResponse:
     models = ModelConfig.objects.filter(is_active=True)
     if request.method == "POST":
         try:
-            pass_no = int(request.POST.get("pass_no", "0"))
+            pass_no = int_param(request.POST.get("pass_no"), name="pass_no") or 0
             _require(request, pass_no)
             model_config = get_object_or_404(ModelConfig, name=request.POST.get("model", ""), is_active=True)
             ids = [pid.strip() for pid in request.POST.get("problem_ids", "").replace(",", " ").split() if pid.strip()]
             parents = list(ParentProblem.objects.filter(problem_id__in=ids) if ids else
                            ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED))
             run = draft_run_create(pass_no=pass_no, model_config=model_config, parents=parents, actor=request.user)
-        except (ApplicationError, ValueError) as exc:
-            messages.error(request, getattr(exc, "message", str(exc)))
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
             return redirect("drafts:home")
         return redirect("drafts:run_detail", run_id=run.pk)
     runs = DraftRun.objects.select_related("model_config").order_by("-created_at")[:RECENT_RUNS]
@@ -139,13 +140,12 @@ def draft_start(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
 def draft_accept_view(request: HttpRequest, draft_id: int) -> HttpResponse:
     draft = get_object_or_404(LLMDraft.objects.select_related("parent"), pk=draft_id)
     _require(request, draft.pass_no)
-    version_text = request.POST.get("expected_version", "")
-    expected = int(version_text) if version_text.isdigit() else None
     keys = request.POST.getlist("record") if request.POST.get("mode") == "records" else None
     if keys is not None and not keys:
         messages.error(request, "Tick at least one record to accept.")
         return _back(draft.parent, draft.pass_no)
     try:
+        expected = int_param(request.POST.get("expected_version"), name="expected_version")
         doc = draft_accept(draft=draft, actor=request.user, expected_version=expected, record_keys=keys)
     except ApplicationError as exc:
         messages.error(request, exc.message)

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url
 
 from physalign_site.errors import ApplicationError
+from physalign_site.params import int_param
 
 from .forms import ImportUploadForm, ProblemFilterForm
 from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage
@@ -472,8 +473,8 @@ def pass_history(request: HttpRequest, problem_id: str, pass_no: int) -> HttpRes
     numbers = [v.version for v in versions]
 
     def pick(name: str, default: int | None) -> int | None:
-        raw = request.GET.get(name, "")
-        return int(raw) if raw.isdigit() and int(raw) in numbers else default
+        wanted = int_param(request.GET.get(name), name=name)  # malformed → a 400 page that says so
+        return wanted if wanted in numbers else default
 
     to_v = pick("to", numbers[0] if numbers else None)
     from_v = pick("from", next((n for n in numbers if to_v is not None and n < to_v), None))
@@ -506,10 +507,9 @@ def pass_revert(request: HttpRequest, problem_id: str, pass_no: int, version: in
     doc = workspace_documents(parent=parent).get(pass_no)
     if doc is None:
         raise Http404("This pass has no document yet.")
-    expected = request.POST.get("expected_version", "")
     try:
-        pass_document_revert(doc=doc, version=version, actor=request.user,
-                             expected_version=int(expected) if expected.isdigit() else None)
+        expected = int_param(request.POST.get("expected_version"), name="expected_version")
+        pass_document_revert(doc=doc, version=version, actor=request.user, expected_version=expected)
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:

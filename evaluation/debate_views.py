@@ -15,6 +15,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from physalign_site.errors import ApplicationError
+from physalign_site.params import int_list_param
 from probes.models import Release
 
 from .debate.frontend import FrontendSwitches
@@ -169,7 +170,7 @@ def debate_transcript(request: HttpRequest, pk: int) -> TemplateResponse:
 @require_GET
 def debate_compare(request: HttpRequest) -> TemplateResponse:
     _admin(request)
-    chosen = [int(v) for v in request.GET.getlist("runs") if v.isdigit()]
+    chosen = int_list_param(request.GET.getlist("runs"), name="runs")
     rows, same_parents = comparable_runs(chosen or None)
     candidates = SolveRun.objects.select_related("model", "debate").order_by("-created_at")[:100]
     chart = {"labels": [f"#{r.run.pk} {r.label}" for r in rows],

@@ -13,6 +13,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from physalign_site.errors import ApplicationError
+from physalign_site.params import int_list_param
 
 from . import selectors
 from .forms import RunLaunchForm
@@ -62,7 +63,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
     _admin(request)
     run = get_object_or_404(EvalRun.objects.select_related("release"), pk=pk)
-    chosen = [int(v) for v in request.GET.getlist("solve") if v.isdigit()]
+    chosen = int_list_param(request.GET.getlist("solve"), name="solve")
     context = {"run": run, "progress": run_progress(run), "tables": selectors.results_tables(run.metrics),
                "chart": selectors.chart_data(run.metrics), "nav_section": "runs",
                "solving": selectors.solving_section(run, chosen),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -34,6 +36,12 @@ class ConflictError(ApplicationError):
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
         return Response(exc.as_dict(), status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):  # Django would answer with an HTML 400 page
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response({"message": f"The request body is larger than the limit of {limit} bytes.",
+                         "code": "request_too_large", "extra": {"limit_bytes": limit}}, status=413)
+    if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        return Response({"message": str(exc), "code": "too_many_fields", "extra": {}}, status=400)
     response = exception_handler(exc, context)
     if response is None:
         return None

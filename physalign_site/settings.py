@@ -5,6 +5,7 @@ transport under ``var/broker``. Production sets ``DATABASE_URL`` (PostgreSQL) an
 ``CELERY_BROKER_URL`` (Redis). See ``.env.example`` for every variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -39,7 +40,9 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served by us (the CSP allows no CDN)
     "django_htmx",
+    "axes",
     "physalign_site",
     "annotation",
     "probes",
@@ -58,6 +61,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "physalign_site.middleware.ApplicationErrorMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout flagged during the view into its response
 ]
 
 ROOT_URLCONF = "physalign_site.urls"
@@ -100,6 +105,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login throttling (django-axes) for /accounts/login/ and POST /api/auth/token/: after AXES_FAILURE_LIMIT
+# failed tries for one username from one address, that pair is refused (even with the right password) until
+# AXES_COOLOFF_MINUTES pass without another try. Other users, and the same user elsewhere, are unaffected.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out pair before any password check
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # failures are what we count; Django keeps last_login
+AXES_LOCKOUT_CALLABLE = "physalign_site.auth.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "physalign_site.auth.client_ip"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:problem_list"
 LOGOUT_REDIRECT_URL = "login"
@@ -135,6 +154,10 @@ PHYSALIGN_IMPORT_MAX_BYTES = env.int("PHYSALIGN_IMPORT_MAX_BYTES", default=500 *
 PHYSALIGN_IMPORT_MAX_UNCOMPRESSED_BYTES = env.int(
     "PHYSALIGN_IMPORT_MAX_UNCOMPRESSED_BYTES", default=4 * PHYSALIGN_IMPORT_MAX_BYTES
 )
+# An archive (or one entry) may expand at most this many times (a 306 KB zip of 300 MB of zeros is refused).
+PHYSALIGN_IMPORT_MAX_ZIP_RATIO = env.int("PHYSALIGN_IMPORT_MAX_ZIP_RATIO", default=100)
+# The longest text an import may store in one field or one string of a document (statement, option, label).
+PHYSALIGN_TEXT_MAX_CHARS = env.int("PHYSALIGN_TEXT_MAX_CHARS", default=50_000)
 
 # Security headers. HTTPS-only cookies and redirects are on unless DEBUG or explicitly disabled
 # (a plain-HTTP local demo sets DJANGO_SECURE_SSL=false).
@@ -145,7 +168,10 @@ CSRF_COOKIE_SECURE = SECURE_SSL
 SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=31536000 if SECURE_SSL else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_SSL
 SECURE_HSTS_PRELOAD = SECURE_SSL
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Trust X-Forwarded-Proto (and X-Forwarded-For, for login throttling) only when a proxy in front of us sets
+# them and drops what clients send; otherwise any client could claim HTTPS or another address.
+BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -164,9 +190,16 @@ SECURE_CSP = {
 }
 
 REST_FRAMEWORK = {
+    # Token first: DRF answers an unauthenticated call with the first class's WWW-Authenticate challenge
+    # (401 + "WWW-Authenticate: Token"); session auth still needs the CSRF token for unsafe methods.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PARSER_CLASSES": [
+        "physalign_site.parsers.JSONParser",  # size, depth and storable-string limits (physalign_site.jsonsafety)
+        "physalign_site.parsers.FormParser",  # the size limit
+        "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": [
@@ -189,6 +222,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # /api/docs/ loads Swagger UI from our static files (drf-spectacular-sidecar), never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},  # no badge from validator.swagger.io
 }
 
 # Celery: a real worker in every mode; only the broker differs.
@@ -224,14 +262,29 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 # concurrency is worker processes × this, still capped per model by max_concurrency and the shared limiter.
 EVAL_CHUNK_THREADS = env.int("EVAL_CHUNK_THREADS", default=8)
 
+# Model configs name the environment variable holding their key and choose a base URL (issue 12; enforced
+# on save and before every call by llm/endpoint_policy.py). A key variable must fully match this regex
+# (exact names work too: "OPENAI_API_KEY|VLLM_TOKEN") and is never one of the app's own variables
+# (every name .env.example documents outside its "Model providers" section, and the DJANGO_, CELERY_,
+# POSTGRES_, PHYSALIGN_, DATABASE_, DB_ and REDIS_ prefixes: evaluation.llm_glue.endpoint_policy).
+PHYSALIGN_MODEL_KEY_ENV_PATTERN = env.str("PHYSALIGN_MODEL_KEY_ENV_PATTERN", default=r"[A-Z][A-Z0-9_]*_API_KEY")
+# Base URLs on loopback or private networks (a local vLLM or Ollama) only when on. Link-local (cloud
+# metadata), unspecified, multicast and reserved addresses are refused regardless.
+PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = env.bool("PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS", default=False)
+
 REDIS_URL = env.str("REDIS_URL", default="")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # A refused request (4xx: PermissionDenied, a SuspiciousOperation, an ApplicationError) is one line;
+    # tracebacks are for server errors.
+    "filters": {"client_errors_one_line": {"()": "physalign_site.logfilters.ClientErrorsOneLine"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain",
+                             "filters": ["client_errors_one_line"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"axes": {"level": "WARNING"}},  # failures and lockouts; not every successful login
 }
 
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # container healthchecks speak plain HTTP inside the network

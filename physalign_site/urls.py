@@ -1,17 +1,21 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 
 from annotation import drafting_urls
 
 from . import views
+from .auth import ObtainAuthTokenApi
 
 api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("auth/token/", obtain_auth_token, name="token"),
+    # A page for people: anonymous visitors go to the login page; the template gives the init script the CSP nonce.
+    path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api:schema",
+                                                                template_name="physalign_site/swagger_ui.html")),
+         name="docs"),
+    path("auth/token/", ObtainAuthTokenApi.as_view(), name="token"),
     path("me/", views.MeView.as_view(), name="me"),
 ]
 

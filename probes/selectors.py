@@ -8,9 +8,21 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from annotation.models import ParentProblem, PassDocument
+from physalign_site.errors import ApplicationError
+from physalign_site.params import int_param
 from probes.compiler import CompileError, ParentSource, SourceImage
 
-from .models import CompileIssue, CompileRun, Probe
+from .models import CompileIssue, CompileRun, Probe, Release
+
+
+def release_by_reference(reference: str) -> Release:
+    """A release named by its id (``NREL-…``) or its row number, as the commands and forms accept it."""
+    text = reference.strip()
+    release = (Release.objects.filter(release_id=text).first() if text.startswith("NREL-")
+               else Release.objects.filter(pk=int_param(text, name="release")).first())
+    if release is None:
+        raise ApplicationError(f"No release {text!r}.", code="release_not_found", status=404)
+    return release
 
 
 def compilable_parents() -> QuerySet[ParentProblem]:
@@ -33,7 +45,7 @@ def parent_source_for(parent: ParentProblem) -> ParentSource:
         if not document.approval_is_fresh:
             raise CompileError("SOURCE_REVIEW_HASH_STALE", f"pass{number}")
         documents[f"pass{number}"] = document.document
-    reviewer = passes[4].approved_by.get_username() if passes[4].approved_by else ""
+    reviewer = passes[4].approver_label
     if not reviewer:
         raise CompileError("SOURCE_REVIEWER_MISSING", "pass4")
     images = []

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.models import ProblemImage
 from physalign_site.errors import ApplicationError
+from physalign_site.params import int_param
 
 from .models import CompileRun, Probe, Release
 from .permissions import can_manage_probes, can_view_private_mapping
@@ -34,9 +35,10 @@ def run_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         parent_ids = [p for p in request.POST.get("parents", "").split() if p]
         try:
+            seed = int_param(request.POST.get("seed"), name="seed")
             run = compile_run_create(actor=request.user, parent_ids=parent_ids or None,
-                                     seed=int(request.POST.get("seed") or 2027))
-        except (ApplicationError, ValueError) as error:
+                                     seed=2027 if seed is None else seed)
+        except ApplicationError as error:
             messages.error(request, getattr(error, "message", str(error)))
             return redirect("probes:run_list")
         return redirect("probes:run_detail", run.pk)

@@ -52,6 +52,38 @@ def test_compose_file_defines_services_healthchecks_volumes_and_env():
     assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
 
 
+def test_compose_publishes_gunicorn_to_the_host_only_and_trusts_proxy_headers_only_when_told():
+    """No proxy in the file: the port is for a proxy on the host, and DJANGO_BEHIND_PROXY comes from .env
+    (default false), so a client reaching gunicorn cannot claim HTTPS through X-Forwarded-Proto."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    web = compose["services"]["web"]
+    assert web["ports"] == ["127.0.0.1:8000:8000"]
+    assert web["environment"]["DJANGO_BEHIND_PROXY"] == "${DJANGO_BEHIND_PROXY:-false}"
+    assert "DJANGO_BEHIND_PROXY" not in compose["services"]["worker"]["environment"]  # serves no HTTP
+    assert re.search(r"^DJANGO_BEHIND_PROXY=false$", (ROOT / ".env.example").read_text(), re.M)
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, "None"), ("false", "None"),
+                                                 ("true", "('HTTP_X_FORWARDED_PROTO', 'https')")])
+def test_proxy_ssl_header_is_trusted_only_behind_a_proxy(value, expected):
+    code = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='physalign_site.settings'; django.setup();"
+            "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER)")
+    env = {"DJANGO_SECRET_KEY": "x" * 60, **({"DJANGO_BEHIND_PROXY": value} if value is not None else {})}
+    result = _run_python(code, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
+
+
+@pytest.mark.django_db
+def test_a_forwarded_proto_header_does_not_make_a_request_secure_by_default(client, settings):
+    assert settings.SECURE_PROXY_SSL_HEADER is None
+    settings.SECURE_SSL_REDIRECT = True
+    response = client.get("/accounts/login/", headers={"X-Forwarded-Proto": "https"})
+    assert response.status_code == 301 and response["Location"] == "https://testserver/accounts/login/"
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    assert client.get("/accounts/login/", headers={"X-Forwarded-Proto": "https"}).status_code == 200
+
+
 def test_every_environment_variable_read_by_settings_is_documented():
     settings_src = (ROOT / "physalign_site" / "settings.py").read_text()
     read = set(re.findall(r'env\.\w+\("([A-Z_]+)"', settings_src)) | set(

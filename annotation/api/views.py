@@ -30,6 +30,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from physalign_site.errors import ApplicationError
+from physalign_site.params import int_param
 
 from .. import permissions as perms
 from ..models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion
@@ -149,10 +150,14 @@ def _expected_version(request: Request) -> int | None:
         value = value[2:]
     if len(value) >= 2 and value[0] == value[-1] == '"':
         value = value[1:-1]
-    if not value.isdigit():
+    try:
+        version = int_param(value, name="If-Match")
+    except ApplicationError:
+        version = None
+    if version is None:
         raise ApplicationError("If-Match must carry the document version you loaded, e.g. If-Match: \"3\".",
                                code="precondition_invalid")
-    return int(value)
+    return version
 
 
 def _pass_state_response(doc: PassDocument, *, status_code: int = status.HTTP_200_OK) -> Response:
@@ -467,16 +472,17 @@ class PassDiffApi(APIView):
                    responses={200: OpenApiTypes.OBJECT, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE})
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _open_pass(problem_id, pass_no)
-        raw_from, raw_to = request.query_params.get("from", ""), request.query_params.get("to", "")
-        if not (raw_from.isdigit() and raw_to.isdigit()):
+        from_v = int_param(request.query_params.get("from"), name="from")
+        to_v = int_param(request.query_params.get("to"), name="to")
+        if from_v is None or to_v is None:
             raise ApplicationError("Give ?from=<version>&to=<version>.", code="versions_required")
-        wanted = {int(raw_from), int(raw_to)} - {0}
+        wanted = {from_v, to_v} - {0}
         rows = {row.version: row.document
                 for row in PassDocumentVersion.objects.filter(pass_document=doc, version__in=wanted)}
         if wanted - set(rows):
             raise Http404("No such version.")
-        diff = document_diff(rows.get(int(raw_from)), rows.get(int(raw_to)))
-        return Response({"from": int(raw_from), "to": int(raw_to), **diff.as_dict()})
+        diff = document_diff(rows.get(from_v), rows.get(to_v))
+        return Response({"from": from_v, "to": to_v, **diff.as_dict()})
 
 
 class PassRevertApi(APIView):

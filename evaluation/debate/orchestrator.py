@@ -182,7 +182,7 @@ def parse_selection(text: str | None, names: Sequence[str]) -> str | None:
         for name in names:
             if token.lower() == name.lower():
                 return name
-        if token.isdigit() and 1 <= int(token) <= len(names):
+        if token.isascii() and token.isdigit() and len(token) <= 3 and 1 <= int(token) <= len(names):
             return names[int(token) - 1]
     return None
 

@@ -331,7 +331,8 @@ def test_pass5_locked_until_passes_1_to_4_approved(annotator, source_reviewer, p
 # --- auth, events, sources, schema ---------------------------------------------------------------------
 
 def test_token_authentication(annotator, parent):
-    assert APIClient().get("/api/parents/").status_code == 403
+    anonymous = APIClient().get("/api/parents/")
+    assert (anonymous.status_code, anonymous["WWW-Authenticate"]) == (401, "Token")
     got = APIClient().post("/api/auth/token/", {"username": annotator.username, "password": "pw-user_annotator"},
                            format="json")
     assert got.status_code == 200
@@ -342,8 +343,8 @@ def test_token_authentication(annotator, parent):
     assert response.status_code == 200
     assert [r["problem_id"] for r in response.data["results"]] == [parent.problem_id]
     client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
-    bad = client.get("/api/parents/")  # session auth comes first, so DRF answers 403, not 401
-    assert bad.status_code == 403 and bad.data["code"] == "authentication_failed"
+    bad = client.get("/api/parents/")  # token auth comes first, so DRF answers with its challenge
+    assert (bad.status_code, bad["WWW-Authenticate"], bad.data["code"]) == (401, "Token", "authentication_failed")
 
 
 def test_events_recorded_for_save_and_review(annotator, source_reviewer, admin_user_role, parent, draft):

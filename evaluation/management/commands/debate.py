@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.debate_runs import debate_run_create, run_stats
 from evaluation.models import SolveRun
 from physalign_site.errors import ApplicationError
-from probes.models import Release
+from probes.selectors import release_by_reference
 
 
 class Command(BaseCommand):
@@ -59,9 +59,7 @@ class Command(BaseCommand):
         try:
             release = None
             if options["release"]:
-                value = options["release"]
-                release = (Release.objects.get(pk=int(value)) if value.isdigit()
-                           else Release.objects.get(release_id=value))
+                release = release_by_reference(options["release"])
             run = debate_run_create(
                 solver_names=[s for s in options["solvers"].split(",") if s.strip()],
                 pruner=options["pruner"] or None, selector=options["selector"] or None,
@@ -69,7 +67,7 @@ class Command(BaseCommand):
                 level=options["level"], settings=settings, release=release,
                 parent_ids=[p for p in options["parents"].split(",") if p.strip()] or None, name=options["name"],
                 enqueue=not options["inline"])
-        except (ApplicationError, Release.DoesNotExist) as exc:
+        except (ApplicationError) as exc:
             raise CommandError(str(getattr(exc, "message", exc))) from exc
         for warning in run.manifest.get("debate_warnings", []):
             self.stderr.write(f"warning: {warning}")

@@ -10,7 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation.models import EvalRun
 from evaluation.runs import eval_run_create, eval_run_dispatch, eval_run_resume, run_progress
 from physalign_site.errors import ApplicationError
-from probes.models import Release
+from physalign_site.params import int_param
+from probes.selectors import release_by_reference
 
 
 class Command(BaseCommand):
@@ -34,8 +35,8 @@ class Command(BaseCommand):
                 run = eval_run_resume(run=EvalRun.objects.get(pk=options["resume"]))
             else:
                 run = self._create(options)
-        except (ApplicationError, EvalRun.DoesNotExist, Release.DoesNotExist) as exc:
-            raise CommandError(str(exc)) from exc
+        except (ApplicationError, EvalRun.DoesNotExist) as exc:
+            raise CommandError(str(getattr(exc, "message", exc))) from exc
         self.stdout.write(f"run {run.pk}: {run.total} planned requests")
         if options["inline"]:
             from celery import current_app
@@ -49,12 +50,12 @@ class Command(BaseCommand):
     def _create(self, options):
         release = None
         if options["release"]:
-            value = options["release"]
-            release = Release.objects.get(pk=int(value)) if value.isdigit() else Release.objects.get(release_id=value)
+            release = release_by_reference(options["release"])
         probe_filter = {}
         for part in filter(None, options["probes"].split(",")):
             key, _, value = part.partition("=")
-            probe_filter[key] = value.split(";") if key == "probe_ids" else (int(value) if key == "limit" else value)
+            probe_filter[key] = (value.split(";") if key == "probe_ids"
+                                 else int_param(value, name="limit") if key == "limit" else value)
         models = [m for m in options["models"].split(",") if m]
         conditions = [c for c in options["conditions"].split(",") if c]
         return eval_run_create(model_names=models, conditions=conditions, release=release, probe_filter=probe_filter,

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation.models import SolveRun
 from evaluation.solving import solve_run_create, solve_run_dispatch, solve_run_resume, solve_run_summary
 from physalign_site.errors import ApplicationError
-from probes.models import Release
+from probes.selectors import release_by_reference
 
 
 class Command(BaseCommand):
@@ -34,7 +34,7 @@ class Command(BaseCommand):
                 run = solve_run_resume(run=run)
             else:
                 run = self._create(options)
-        except (ApplicationError, SolveRun.DoesNotExist, Release.DoesNotExist) as exc:
+        except (ApplicationError, SolveRun.DoesNotExist) as exc:
             raise CommandError(str(getattr(exc, "message", exc))) from exc
         self.stdout.write(f"solve run {run.pk}: {run.total} planned responses")
         if options["inline"] and not options["resume"]:
@@ -53,8 +53,7 @@ class Command(BaseCommand):
     def _create(self, options):
         release = None
         if options["release"]:
-            value = options["release"]
-            release = Release.objects.get(pk=int(value)) if value.isdigit() else Release.objects.get(release_id=value)
+            release = release_by_reference(options["release"])
         parents = [p.strip() for p in options["parents"].split(",") if p.strip()]
         if not options["model"]:
             raise CommandError("--model is required")

@@ -1,0 +1,37 @@
+"""Whole-number request parameters (query strings, form fields, headers), read one way everywhere.
+
+``str.isdigit`` is not a test for "int() will accept this": ``'²'.isdigit()`` is True and ``int('²')``
+raises, and a 5,000-digit string is "digits" that int() refuses and no database column holds. Every
+view reads such a parameter through ``int_param`` / ``int_list_param``, which accept ASCII digits only
+(up to ``MAX_INT``) and refuse anything else with one 400 ``ApplicationError``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .errors import ApplicationError
+
+MAX_INT = 2**31 - 1  # the largest value an integer (not bigint) column holds
+_DIGITS = re.compile(r"[0-9]{1,10}")
+
+
+def int_param(value: str | None, *, name: str) -> int | None:
+    """``None`` or blank → ``None``; ``"0"``…``"2147483647"`` → that number; anything else → a 400
+    ``ApplicationError`` (code ``invalid_parameter``) that names the parameter."""
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if _DIGITS.fullmatch(text) is None or int(text) > MAX_INT:
+        raise ApplicationError(f"{name} must be a whole number between 0 and {MAX_INT}.",
+                               code="invalid_parameter", extra={"parameter": name})
+    return int(text)
+
+
+def int_list_param(values: Iterable[str], *, name: str) -> list[int]:
+    """Every non-blank value through ``int_param`` (``?runs=3&runs=5`` → ``[3, 5]``)."""
+    numbers = (int_param(value, name=name) for value in values)
+    return [number for number in numbers if number is not None]

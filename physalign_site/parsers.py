@@ -1,0 +1,73 @@
+"""The JSON and form parsers of every API view (``REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"]``).
+
+DRF's own JSON and form parsers read the whole stream without a size limit and hands on whatever ``json.load``
+returns: a body nested 5,000 levels deep is a RecursionError (500), a ``\\u0000`` or ``"\\ud800"``
+string reaches PostgreSQL and fails there (500). This one reads at most
+``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes (more is ``RequestDataTooBig``, a JSON 413 through
+``physalign_site.errors``) and parses through ``physalign_site.jsonsafety`` (no string longer than
+``PHYSALIGN_TEXT_MAX_CHARS``, the limit imports keep too), so every refusal is a 400 that says what
+and where.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import QueryDict
+from rest_framework import parsers
+from rest_framework.exceptions import ParseError
+
+from . import jsonsafety
+
+
+def _declared_length(parser_context: dict[str, Any]) -> int:
+    request = parser_context.get("request")
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0
+    except ValueError:
+        return 0
+
+
+def read_limited(stream: Any, *, parser_context: dict[str, Any]) -> bytes:
+    """The body, or ``RequestDataTooBig`` when it (or its declared length) exceeds the limit."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if limit is None:
+        return stream.read()
+    if _declared_length(parser_context) > limit:
+        raise RequestDataTooBig("Request body exceeded settings.DATA_UPLOAD_MAX_MEMORY_SIZE.")
+    body = stream.read(limit + 1)
+    if len(body) > limit:
+        raise RequestDataTooBig("Request body exceeded settings.DATA_UPLOAD_MAX_MEMORY_SIZE.")
+    return body
+
+
+class JSONParser(parsers.JSONParser):
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+        parser_context = parser_context or {}
+        encoding = parsers.get_encoding(parser_context)
+        body = read_limited(stream, parser_context=parser_context)
+        try:
+            text = body.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"JSON parse error - the body is not valid {encoding}: {exc}") from exc
+        try:
+            return jsonsafety.loads(text, max_string=settings.PHYSALIGN_TEXT_MAX_CHARS)
+        except jsonsafety.JSONRejected as exc:
+            # imported here: rest_framework.views imports this module (the default parsers) while
+            # physalign_site.errors is importing rest_framework.views
+            from .errors import ApplicationError
+
+            raise ApplicationError(exc.message, code=exc.code, extra={"path": exc.path}) from exc
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc
+
+
+class FormParser(parsers.FormParser):
+    """DRF's form parser with Django's own body limit (DRF reads the stream past ``request.body``'s check)."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+        parser_context = parser_context or {}
+        encoding = parsers.get_encoding(parser_context)
+        return QueryDict(read_limited(stream, parser_context=parser_context), encoding=encoding)

@@ -18,34 +18,35 @@ Errors refuse the whole import; warnings are informational and never block it.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import logging
 import re
 import shutil
 import stat
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
+from physalign_site import jsonsafety
 from physalign_site.canonical import bytes_digest, digest, parse_json, text_digest
 from physalign_site.errors import ApplicationError
 
+from . import permissions
 from .events import event_record
 from .history import pass_version_record
 from .images import ImageInfo, ImageRejected, inspect_image_bytes
 from .models import SAFE_ID_PATTERN, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
+from .passes.validator import ImageRef, context_for, validate_pass_document
+from .selectors import forbidden_key_issues, parent_passes_approved
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ PRIVATE_FIELDS = ("answer", "solution")
 PASS_NUMBERS = (1, 2, 3, 4, 5)
 REQUIRED_PASSES = (1, 2, 3, 4)
 MAX_ZIP_MEMBERS = 100_000
+ZIP_RATIO_FLOOR = 10 * 1024 * 1024  # below this many bytes an entry (or archive) may expand any amount
 IGNORED_ZIP_FOLDERS = {"__MACOSX"}
 
 # Field lengths mirrored from the models, so an over-long value is a row error, not a DataError.
@@ -204,6 +206,38 @@ class ImportReport:
 
 
 # --------------------------------------------------------------------------------------------
+# Who is importing: what a file may decide on their behalf
+
+
+@dataclass(frozen=True)
+class ImportAuthority:
+    """What the uploader may do through a file, exactly what they could do on the pages.
+
+    - ``may_review``: review state in the file (approvals, rejections, exclusions) is imported only for
+      source reviewers and admins; it is recorded as an imported approval *by the uploader*, with the
+      file's reviewer name kept as provenance text. The Kit trusts whatever ``reviews/state.json`` says;
+      this app does not (issue 12: its rule is weaker than ours here, and ours wins).
+    - ``may_edit_private``: answer and solution of an existing problem are changed only by admins; for
+      anyone else they are kept whatever the file says, and the row's outcome never depends on them.
+
+    ``actor=None`` is a management command (``load_demo``, ``import_kit_workspace``): an operator with
+    shell access to the server, who holds every right anyway.
+    """
+
+    may_review: bool
+    may_edit_private: bool
+    user: Any = None
+
+    @classmethod
+    def of(cls, actor: Any) -> ImportAuthority:
+        if actor is None:
+            return cls(may_review=True, may_edit_private=True)
+        user = actor if getattr(actor, "is_authenticated", False) else None
+        return cls(may_review=permissions.can_import_review_state(actor),
+                   may_edit_private=permissions.can_edit_private_fields(actor), user=user)
+
+
+# --------------------------------------------------------------------------------------------
 # What the check phase hands to the write phase
 
 
@@ -220,8 +254,8 @@ class _PreparedPass:
     pass_no: int
     document: Any
     document_sha256: str
-    status: str
-    reviewer: str  # only for an approved pass
+    status: str  # what the import may store: approved/rejected only from an uploader who may review
+    reviewer: str  # the reviewer the file names for an approved pass (provenance text only)
     review_note: str
 
 
@@ -234,8 +268,10 @@ class _PreparedParent:
     fields: dict[str, Any]
     images: list[_PreparedImage]
     keep_private_on_update: bool = False  # kit without an answers sidecar row
-    status: str | None = None  # None: leave the parent's workflow status alone
+    carries_private: bool = False  # the row (or its sidecar row) gives an answer or a solution
     passes: list[_PreparedPass] = field(default_factory=list)
+    is_kit: bool = False  # a kit row: the parent's status follows its passes (and an allowed exclusion)
+    excluded: bool = False
 
 
 @dataclass
@@ -288,10 +324,34 @@ def import_job_fail(*, job: ImportJob, message: str, code: str = "IMPORT_FAILED"
     finished_at = timezone.now()
     ImportJob.objects.filter(pk=job.pk).update(status=FAILED, report=report, finished_at=finished_at)
     job.status, job.report, job.finished_at = FAILED, report, finished_at
+    import_job_discard_upload(job=job)
+
+
+def import_job_discard_upload(*, job: ImportJob) -> None:
+    """An upload is kept only while its job runs: once it has ended (imported or not) the file goes."""
+    if job.upload:
+        job.upload.storage.delete(job.upload.name)
+        ImportJob.objects.filter(pk=job.pk).update(upload="")
+        job.upload.name = ""
 
 
 # --------------------------------------------------------------------------------------------
 # Shared checks
+
+
+def _parse_stored_json(text: str | bytes) -> Any:
+    """Kit-strict JSON (no duplicate keys, no NaN) that we can also store: no NUL or unpaired surrogate, not
+    nested too deep, and no text longer than ``PHYSALIGN_TEXT_MAX_CHARS`` (a statement, an option, a label…).
+    Every refusal is a ``ValueError`` whose message says what and where."""
+    try:
+        value = parse_json(text)
+    except RecursionError:
+        raise ValueError(f"nested more than {jsonsafety.MAX_DEPTH} levels deep") from None
+    try:
+        jsonsafety.check(value, max_string=settings.PHYSALIGN_TEXT_MAX_CHARS)
+    except jsonsafety.JSONRejected as exc:
+        raise ValueError(exc.message) from exc
+    return value
 
 
 def _read_jsonl(path: Path, report: ImportReport, *, missing_code: str) -> list[tuple[int, Any]] | None:
@@ -313,7 +373,7 @@ def _read_jsonl(path: Path, report: ImportReport, *, missing_code: str) -> list[
             continue
         row = RowReport(row=number)
         try:
-            value = parse_json(line.decode("utf-8"))
+            value = _parse_stored_json(line.decode("utf-8"))
         except UnicodeDecodeError:
             row.error("JSON_INVALID", f"Line {number} is not valid UTF-8.")
             value = None
@@ -621,16 +681,19 @@ def _parent_snapshot(parent: ParentProblem, names: Iterable[str]) -> dict[str, A
     return {name: _audit_value(name, getattr(parent, name)) for name in names}
 
 
-def _write_parent(prepared: _PreparedParent, *, actor: Any, state: _WriteState, job: ImportJob | None) -> str:
-    """Create or update one parent and its images. Returns created | updated | unchanged."""
+def _write_parent(prepared: _PreparedParent, *, actor: Any, authority: ImportAuthority, state: _WriteState,
+                  job: ImportJob | None) -> str:
+    """Create or update one parent and its images. Returns created | updated | unchanged.
+
+    An existing parent's answer, solution and answer type (derived from the answer) are kept unless the
+    uploader may edit private fields; the outcome then depends on public fields only, so a row cannot be
+    used to test whether a guessed answer is right."""
     source = _source_for(name=prepared.source_name, license=prepared.source_license, actor=actor)
     fields = dict(prepared.fields)
     parent = ParentProblem.objects.select_for_update().filter(problem_id=prepared.problem_id).first()
     job_ref = {"import_job": job.pk} if job is not None else {}
     if parent is None:
         parent = ParentProblem(problem_id=prepared.problem_id, source=source, **fields)
-        if prepared.status is not None:
-            parent.status = prepared.status
         parent.save()
         _sync_images(parent, prepared.images, state)
         after = _parent_snapshot(parent, [*fields, "status", "version"])
@@ -640,21 +703,24 @@ def _write_parent(prepared: _PreparedParent, *, actor: Any, state: _WriteState, 
         event_record(actor=actor, verb="parent.imported", obj=parent, after=after)
         return "created"
 
-    if prepared.keep_private_on_update:
+    if prepared.keep_private_on_update or not authority.may_edit_private:
         for name in (*PRIVATE_FIELDS, "answer_type"):
             fields.pop(name, None)
-        if not fields.get("domain"):
-            fields.pop("domain", None)
+        if prepared.carries_private and not authority.may_edit_private:
+            prepared.report.warn(
+                "PRIVATE_FIELDS_KEPT",
+                "The answer and solution of an existing problem change only by an admin; the stored ones are kept.",
+            )
+    if prepared.keep_private_on_update and not fields.get("domain"):
+        fields.pop("domain", None)
     changed = [name for name, value in fields.items() if getattr(parent, name) != value]
-    if prepared.status is not None and parent.status != prepared.status:
-        changed.append("status")
     source_changed = parent.source_id != source.pk
     before = _parent_snapshot(parent, changed)
     if source_changed:
         before["source"] = parent.source.name
     old_images = [[image.image_id, image.sha256] for image in parent.images.all()]
     for name in changed:
-        setattr(parent, name, prepared.status if name == "status" else fields[name])
+        setattr(parent, name, fields[name])
     parent.source = source
     images_changed = _sync_images(parent, prepared.images, state)
     if not changed and not source_changed and not images_changed:
@@ -669,6 +735,11 @@ def _write_parent(prepared: _PreparedParent, *, actor: Any, state: _WriteState, 
         after["images"] = [[p.image_id, p.info.sha256] for p in prepared.images]
     after.update(version=parent.version, **job_ref)
     event_record(actor=actor, verb="parent.reimported", obj=parent, before=before, after=after)
+    private_changed = sorted(set(PRIVATE_FIELDS) & set(changed))
+    if private_changed:  # only an admin (or the server's operator) gets here
+        event_record(actor=actor, verb="parent.private_fields_changed", obj=parent,
+                     before={n: before[n] for n in private_changed},
+                     after={**{n: after[n] for n in private_changed}, **job_ref})
     if parent.passes.exists() and ({"stem", "query", "options"} & set(changed) or images_changed):
         prepared.report.warn(
             "PARENT_CHANGED_UNDER_PASSES",
@@ -682,14 +753,17 @@ def _run_writes(
     prepared_rows: list[_PreparedParent], *, actor: Any, job: ImportJob | None, write_passes: bool
 ) -> None:
     state = _WriteState()
+    authority = ImportAuthority.of(actor)
     storage = ProblemImage._meta.get_field("file").storage
     try:
         with transaction.atomic():
             for prepared in prepared_rows:
-                outcome = _write_parent(prepared, actor=actor, state=state, job=job)
+                outcome = _write_parent(prepared, actor=actor, authority=authority, state=state, job=job)
                 if write_passes:
-                    parent = ParentProblem.objects.get(problem_id=prepared.problem_id)
-                    if _write_passes(parent, prepared.passes, actor=actor) and outcome == "unchanged":
+                    parent = ParentProblem.objects.select_for_update().get(problem_id=prepared.problem_id)
+                    passes_changed = _write_passes(parent, prepared, actor=actor, authority=authority)
+                    status_changed = _refresh_kit_parent_status(parent, prepared, actor=actor, authority=authority)
+                    if (passes_changed or status_changed) and outcome == "unchanged":
                         outcome = "updated"
                 prepared.report.outcome = outcome
     except BaseException:
@@ -817,6 +891,7 @@ def _prepare_problem_row(
         source_license=license_,
         fields=fields,
         images=images,
+        carries_private=any(data.get(name) not in (None, "") for name in PRIVATE_FIELDS),
     )
 
 
@@ -902,7 +977,7 @@ def _read_json_file(path: Path, report: ImportReport | RowReport, *, code: str) 
         report.error(code, f"{path.name} could not be read ({exc.strerror}).")
         return True, None
     try:
-        return True, parse_json(raw)
+        return True, _parse_stored_json(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         report.error(code, f"{path.name} is not valid JSON ({exc}).")
         return True, None
@@ -996,16 +1071,6 @@ def _read_answers_sidecar(workspace: Path, report: ImportReport) -> dict[str, di
     return answers
 
 
-def _load_pass_validator() -> tuple[Callable[..., Any], type, type] | None:
-    """The pass validator, if that module exists (it is optional for importing)."""
-    if importlib.util.find_spec("annotation.passes") is None:
-        return None
-    if importlib.util.find_spec("annotation.passes.validator") is None:
-        return None
-    module = importlib.import_module("annotation.passes.validator")
-    return module.validate_pass_document, module.PassContext, module.ImageRef
-
-
 KNOWN_KIT_ROW_KEYS = {
     "problem_id",
     "images",
@@ -1020,7 +1085,8 @@ KNOWN_KIT_ROW_KEYS = {
 
 
 def _prepare_kit_row(
-    row: RowReport, data: dict[str, Any], *, inputs: _KitInputs, seen_ids: dict[str, int], validator: Any
+    row: RowReport, data: dict[str, Any], *, inputs: _KitInputs, seen_ids: dict[str, int],
+    authority: ImportAuthority,
 ) -> _PreparedParent | None:
     problem_id = _check_problem_id(row, data.get("problem_id"), seen_ids)
     review = inputs.review_problems.get(problem_id, {}) if problem_id else {}
@@ -1106,11 +1172,9 @@ def _prepare_kit_row(
         if prepared is not None:
             images.append(prepared)
 
-    passes = _prepare_passes(row, problem_id, review, inputs=inputs) if problem_id else []
-    if validator is not None and passes and not row.errors:
-        _validate_passes(
-            row, passes, problem_id=problem_id, stem=stem, query=query, images=images, validator=validator
-        )
+    passes = _prepare_passes(row, problem_id, review, inputs=inputs, authority=authority) if problem_id else []
+    if passes and not row.errors:
+        passes = _validate_passes(row, passes, problem_id=problem_id, stem=stem, query=query, images=images)
 
     answers = inputs.answers.get(problem_id)
     pass4 = next((p.document for p in passes if p.pass_no == 4), None)
@@ -1129,7 +1193,7 @@ def _prepare_kit_row(
             "FIELD_TOO_LONG", f"The domain is longer than {MAX_LENGTHS['domain']} characters.", field="domain"
         )
 
-    status = _kit_parent_status(review, passes)
+    excluded = _kit_exclusion(row, review, authority)
     if row.errors:
         return None
     fields = {
@@ -1155,25 +1219,50 @@ def _prepare_kit_row(
         fields=fields,
         images=images,
         keep_private_on_update=answers is None,
-        status=status,
+        carries_private=answers is not None,
         passes=passes,
+        is_kit=True,
+        excluded=excluded,
     )
 
 
-def _kit_parent_status(review: dict[str, Any], passes: list[_PreparedPass]) -> str:
+def _kit_exclusion(row: RowReport, review: dict[str, Any], authority: ImportAuthority) -> bool:
+    """An exclusion in the review state is a review decision: it counts only from an uploader who may review."""
     exclusion = review.get("exclusion")
-    if isinstance(exclusion, dict) and exclusion.get("status") == "excluded":
-        return ParentProblem.Status.EXCLUDED
-    approved = {p.pass_no for p in passes if p.status == PassDocument.Status.APPROVED}
-    if set(REQUIRED_PASSES) <= approved:
-        return ParentProblem.Status.ANNOTATED
-    if passes:
-        return ParentProblem.Status.IN_ANNOTATION
-    return ParentProblem.Status.NEW
+    if not (isinstance(exclusion, dict) and exclusion.get("status") == "excluded"):
+        return False
+    if not authority.may_review:
+        row.warn("SOURCE_REVIEW_NOT_IMPORTED", "The review state excludes this problem; only source reviewers "
+                 "and admins can import review decisions, so the exclusion is ignored.")
+        return False
+    return True
+
+
+def _refresh_kit_parent_status(parent: ParentProblem, prepared: _PreparedParent, *, actor: Any,
+                               authority: ImportAuthority) -> bool:
+    """A kit row's parent status follows what is stored now: excluded (an allowed exclusion, or kept when
+    the uploader may not review), annotated when Passes 1–4 are freshly approved, in annotation when it has
+    documents, else new. True if it changed."""
+    if prepared.excluded or (parent.status == ParentProblem.Status.EXCLUDED and not authority.may_review):
+        wanted = ParentProblem.Status.EXCLUDED
+    elif parent_passes_approved(parent=parent):
+        wanted = ParentProblem.Status.ANNOTATED
+    elif parent.passes.exists():
+        wanted = ParentProblem.Status.IN_ANNOTATION
+    else:
+        wanted = ParentProblem.Status.NEW
+    if parent.status == wanted:
+        return False
+    before = parent.status
+    parent.status = wanted
+    parent.save(update_fields=["status", "updated_at"])
+    event_record(actor=actor, verb="parent.status_changed", obj=parent, before={"status": before},
+                 after={"status": wanted, "by": "import"})
+    return True
 
 
 def _prepare_passes(
-    row: RowReport, problem_id: str, review: dict[str, Any], *, inputs: _KitInputs
+    row: RowReport, problem_id: str, review: dict[str, Any], *, inputs: _KitInputs, authority: ImportAuthority
 ) -> list[_PreparedPass]:
     stages = review.get("stages") or {}
     if not isinstance(stages, dict):
@@ -1214,8 +1303,13 @@ def _prepare_passes(
                 pass_no=pass_no,
             )
             continue
-        document_sha256 = digest(document)
-        status, reviewer, note = _pass_status_from_stage(row, pass_no, stage, document_sha256)
+        try:
+            document_sha256 = digest(document)
+        except (RecursionError, ValueError, UnicodeEncodeError):
+            row.error("PASS_JSON_INVALID", f"passes/pass{pass_no}/{problem_id}.json cannot be stored "
+                      "(too deeply nested, or text that is not valid Unicode).", pass_no=pass_no)
+            continue
+        status, reviewer, note = _pass_status_from_stage(row, pass_no, stage, document_sha256, authority)
         passes.append(
             _PreparedPass(
                 pass_no=pass_no,
@@ -1230,13 +1324,22 @@ def _prepare_passes(
 
 
 def _pass_status_from_stage(
-    row: RowReport, pass_no: int, stage: Any, document_sha256: str
+    row: RowReport, pass_no: int, stage: Any, document_sha256: str, authority: ImportAuthority
 ) -> tuple[str, str, str]:
-    """Approved only when the stage's hash matches the document (Kit §2.3); otherwise submitted."""
+    """Approved only when the stage's hash matches the document (Kit §2.3) and the uploader may review;
+    otherwise submitted."""
     if not isinstance(stage, dict):
         return PassDocument.Status.SUBMITTED, "", ""
     status = stage.get("status")
     note = stage.get("note") if isinstance(stage.get("note"), str) else ""
+    if status in ("approved", "rejected") and not authority.may_review:
+        row.warn(
+            "SOURCE_REVIEW_NOT_IMPORTED",
+            f"The review state records Pass {pass_no} as {status}; only source reviewers and admins can import "
+            "review decisions, so it is imported as submitted.",
+            pass_no=pass_no,
+        )
+        return PassDocument.Status.SUBMITTED, "", ""
     if status == "rejected":
         return PassDocument.Status.REJECTED, "", note
     if status != "approved":
@@ -1268,111 +1371,119 @@ def _validate_passes(
     stem: str,
     query: str,
     images: list[_PreparedImage],
-    validator: Any,
-) -> None:
-    validate, context_class, image_ref_class = validator
+) -> list[_PreparedPass]:
+    """Validate each document as the workspace does (same validator, same context of earlier passes).
+    Issues are reported; a document with any issue is stored as a draft, never approved or submitted
+    (the workspace refuses to submit it too)."""
     documents = {p.pass_no: p.document for p in passes}
-    image_refs = tuple(image_ref_class(p.image_id, p.info.width, p.info.height) for p in images)
+    image_refs = [ImageRef(p.image_id, p.info.width, p.info.height) for p in images]
+    checked = []
     for prepared in passes:
-        earlier = {f"pass{n}": (documents.get(n) if n < prepared.pass_no else None) for n in (1, 2, 3)}
-        if prepared.pass_no == 5:  # Pass 5 refers to G_obs ids
-            earlier["pass4"] = documents.get(4)
+        context = context_for(prepared.pass_no, problem_id=problem_id, stem=stem, query=query, images=image_refs,
+                              earlier=documents)
         try:
-            context = context_class(
-                problem_id=problem_id, stem=stem, query=query, images=image_refs, **earlier
-            )
-            issues = validate(prepared.pass_no, prepared.document, context)
-        except Exception as exc:  # the validator is another module's code; never let it block an import
+            issues = [issue.as_dict() for issue in validate_pass_document(prepared.pass_no, prepared.document, context)]
+        except Exception:  # contract: never raises; if it does, the document is not trusted
             logger.exception("pass validator failed on %s pass %s", problem_id, prepared.pass_no)
-            row.warn(
-                "PASS_VALIDATOR_FAILED",
-                f"Pass {prepared.pass_no} could not be validated ({exc}).",
-                pass_no=prepared.pass_no,
-            )
-            continue
+            issues = [{"code": "PASS_VALIDATOR_FAILED", "path": "",
+                       "message": "The validator could not check this document."}]
+        if prepared.pass_no in REQUIRED_PASSES:
+            issues += forbidden_key_issues(prepared.document)
         for issue in issues:
-            row.warn(
-                str(getattr(issue, "code", "PASS_INVALID")),
-                str(getattr(issue, "message", issue)),
-                pass_no=prepared.pass_no,
-                path=str(getattr(issue, "path", "")),
-            )
+            row.warn(issue["code"], issue["message"], pass_no=prepared.pass_no, path=issue.get("path", ""))
+        if issues and prepared.status != PassDocument.Status.DRAFT:
+            if prepared.status == PassDocument.Status.APPROVED:
+                row.warn("SOURCE_REVIEW_DOCUMENT_INVALID",
+                         f"Pass {prepared.pass_no} is approved in the review state but has validation issues; "
+                         "it is imported as a draft and needs fixing and a new review.", pass_no=prepared.pass_no)
+            prepared = replace(prepared, status=PassDocument.Status.DRAFT, reviewer="")
+        checked.append(prepared)
+    return checked
 
 
-def _reviewer_user(name: str) -> Any:
-    """The kit names its reviewer; keep who approved by an inactive account with that username."""
-    user_model = get_user_model()
-    user, created = user_model.objects.get_or_create(username=name, defaults={"is_active": False})
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user
+def _approval_fields(prepared: _PreparedPass, authority: ImportAuthority) -> dict[str, Any]:
+    """The review fields an imported document is stored with. An approval is an *imported approval* by
+    the uploader (who may review); the file's reviewer name is provenance text, never an account."""
+    if prepared.status != PassDocument.Status.APPROVED:
+        return {"status": prepared.status, "review_note": prepared.review_note}
+    return {"status": prepared.status, "review_note": prepared.review_note,
+            "approved_sha256": prepared.document_sha256, "approved_by": authority.user, "approved_at": timezone.now(),
+            "approval_origin": PassDocument.ApprovalOrigin.IMPORT, "approval_provenance": prepared.reviewer[:200]}
 
 
-def _write_passes(parent: ParentProblem, passes: list[_PreparedPass], *, actor: Any) -> bool:
-    """Create or update the parent's pass documents. True if any changed."""
+def _pass_event_state(doc: PassDocument) -> dict[str, Any]:
+    return {"version": doc.version, "document_sha256": doc.document_sha256, "status": doc.status,
+            "approved_sha256": doc.approved_sha256, "approval_origin": doc.approval_origin,
+            "approval_provenance": doc.approval_provenance,
+            "approved_by": doc.approved_by.get_username() if doc.approved_by_id else None}
+
+
+def _write_passes(parent: ParentProblem, prepared_parent: _PreparedParent, *, actor: Any,
+                  authority: ImportAuthority) -> bool:
+    """Create or update the parent's pass documents. True if any changed.
+
+    - A new document is stored with the status the check phase allowed (approved only from an uploader
+      who may review, and only when valid).
+    - The same content: only an allowed import may approve or reject it; anything else leaves it alone.
+    - Other content: a new version (history kept). It never silently replaces an approved document: the
+      new version is ``submitted`` (``draft`` when invalid) and the old approval stays on record, stale.
+    """
     changed_any = False
     existing = {doc.pass_no: doc for doc in PassDocument.objects.select_for_update().filter(parent=parent)}
-    actor_user = actor if getattr(actor, "is_authenticated", False) else None
-    for prepared in passes:
-        approved = prepared.status == PassDocument.Status.APPROVED
-        reviewer = _reviewer_user(prepared.reviewer) if approved else None
-        wanted = {
-            "document_sha256": prepared.document_sha256,
-            "status": prepared.status,
-            "approved_sha256": prepared.document_sha256 if approved else "",
-            "approved_by_id": reviewer.pk if reviewer is not None else None,
-            "review_note": prepared.review_note,
-        }
+    for prepared in prepared_parent.passes:
         doc = existing.get(prepared.pass_no)
+        same_content = doc is not None and doc.document_sha256 == prepared.document_sha256
+        last_editor = doc.updated_by_id if same_content else getattr(authority.user, "pk", None)
+        if (prepared.status in (PassDocument.Status.APPROVED, PassDocument.Status.REJECTED) and authority.user
+                and permissions.is_self_review(authority.user, last_editor_id=last_editor)):
+            prepared_parent.report.warn(
+                "SOURCE_REVIEW_SELF_REVIEW",
+                f"Pass {prepared.pass_no}: you would review a document you are the last editor of (this import "
+                "writes it); it is imported as submitted for another reviewer.", pass_no=prepared.pass_no)
+            prepared = replace(prepared, status=PassDocument.Status.SUBMITTED, reviewer="", review_note="")
         if doc is None:
             doc = PassDocument.objects.create(
-                parent=parent,
-                pass_no=prepared.pass_no,
-                document=prepared.document,
-                approved_at=timezone.now() if approved else None,
-                updated_by=actor_user,
-                **wanted,
-            )
+                parent=parent, pass_no=prepared.pass_no, document=prepared.document,
+                document_sha256=prepared.document_sha256, updated_by=authority.user,
+                **_approval_fields(prepared, authority))
             pass_version_record(doc=doc, actor=actor)
-            event_record(
-                actor=actor,
-                verb="pass.imported",
-                obj=doc,
-                after={
-                    "problem_id": parent.problem_id,
-                    "pass_no": doc.pass_no,
-                    "version": doc.version,
-                    "document_sha256": doc.document_sha256,
-                    "status": doc.status,
-                    "approved_by": prepared.reviewer or None,
-                },
-            )
+            event_record(actor=actor, verb="pass.imported", obj=doc,
+                         after={"problem_id": parent.problem_id, "pass_no": doc.pass_no, **_pass_event_state(doc)})
             changed_any = True
             continue
-        differences = [name for name, value in wanted.items() if getattr(doc, name) != value]
-        if not differences:
+        before = _pass_event_state(doc)
+        if same_content:
+            if doc.approval_is_fresh or prepared.status not in (PassDocument.Status.APPROVED,
+                                                                PassDocument.Status.REJECTED):
+                continue
+            if doc.status == prepared.status and doc.review_note == prepared.review_note:
+                continue
+            for name, value in _approval_fields(prepared, authority).items():
+                setattr(doc, name, value)
+            doc.save()
+            event_record(actor=actor, verb="pass.review_imported", obj=doc, before=before,
+                         after=_pass_event_state(doc))
+            changed_any = True
             continue
-        before = {"version": doc.version, **{name: getattr(doc, name) for name in differences}}
-        approval_changed = "approved_sha256" in differences or "approved_by_id" in differences
-        for name, value in wanted.items():
-            setattr(doc, name, value)
-        doc.document = prepared.document
-        if not approved:
-            doc.approved_at = None
-        elif approval_changed or doc.approved_at is None:
-            doc.approved_at = timezone.now()
+        was_approved = doc.status == PassDocument.Status.APPROVED
+        doc.document, doc.document_sha256 = prepared.document, prepared.document_sha256
+        if was_approved:
+            prepared_parent.report.warn(
+                "APPROVED_DOCUMENT_REPLACED",
+                f"Pass {prepared.pass_no} was approved; the imported document differs, so it is stored as a new "
+                "version for review and the approval is stale.", pass_no=prepared.pass_no)
+            # approved_sha256/approved_by stay: the old approval remains on record but is no longer fresh
+            doc.status = (PassDocument.Status.DRAFT if prepared.status == PassDocument.Status.DRAFT
+                          else PassDocument.Status.SUBMITTED)
+            doc.review_note = ""
+        else:
+            for name, value in _approval_fields(prepared, authority).items():
+                setattr(doc, name, value)
         doc.version += 1
-        doc.updated_by = actor_user
+        doc.updated_by = authority.user
         doc.save()
         pass_version_record(doc=doc, actor=actor)
-        event_record(
-            actor=actor,
-            verb="pass.reimported",
-            obj=doc,
-            before=before,
-            after={"version": doc.version, **{name: getattr(doc, name) for name in differences}},
-        )
+        event_record(actor=actor, verb="pass.reimported", obj=doc, before=before, after=_pass_event_state(doc))
         changed_any = True
     return changed_any
 
@@ -1398,12 +1509,15 @@ def import_kit_workspace(
       new parent gets answer "" and answer_type choice (options) or short, and an existing parent
       keeps its private fields. Domain falls back to Pass 4's ``domain``.
     - ``passes/pass<n>/<pid>.json`` (1–4, 5 optional) read strictly and stored with
-      ``document_sha256 = digest(document)``. A stage approved for exactly that hash is imported as
-      approved (``approved_by`` an inactive user named after the kit's reviewer); an approved stage
-      with another hash is imported as submitted with the warning SOURCE_REVIEW_HASH_STALE.
-    - Parent status: excluded if the review state excludes it, annotated if passes 1–4 are approved,
-      in_annotation if it has pass documents, else new.
-    - Pass validator issues (when ``annotation.passes.validator`` exists) are warnings.
+      ``document_sha256 = digest(document)``. Review state counts only for an uploader who may review
+      (``ImportAuthority``): a stage approved for exactly that hash, on a document the validator finds no
+      issue in, is stored as an *imported approval* by the uploader (``approval_origin=import``, the
+      file's reviewer name as ``approval_provenance``); otherwise it is submitted (SOURCE_REVIEW_NOT_IMPORTED,
+      SOURCE_REVIEW_HASH_STALE, SOURCE_REVIEW_SELF_REVIEW) or a draft (validator issues, reported as
+      warnings). An approved document is never replaced silently: other content becomes a new version in
+      ``submitted`` with a stale approval (APPROVED_DOCUMENT_REPLACED).
+    - Parent status follows what is stored: excluded if an allowed review state excludes it, annotated if
+      Passes 1–4 are freshly approved, in_annotation if it has pass documents, else new.
 
     ``confine_to`` (uploads): the dataset folder must lie inside it.
     """
@@ -1415,12 +1529,7 @@ def import_kit_workspace(
     inputs = _KitInputs(
         workspace=workspace, dataset_root=resolved_dataset, review_problems=review_problems, answers=answers
     )
-    validator = None
-    try:
-        validator = _load_pass_validator()
-    except Exception as exc:  # a half-written validator must not stop imports
-        report.warn("PASS_VALIDATOR_UNAVAILABLE", f"The pass validator could not be loaded ({exc}).")
-
+    authority = ImportAuthority.of(actor)
     lines = _read_jsonl(workspace / "blind" / "manifest.jsonl", report, missing_code="MANIFEST_MISSING")
     prepared_rows: list[_PreparedParent] = []
     if lines is not None:
@@ -1430,7 +1539,7 @@ def import_kit_workspace(
         seen_ids: dict[str, int] = {}
         for done, ((_number, data), row) in enumerate(zip(lines, report.rows, strict=True), start=1):
             if data is not None:
-                prepared = _prepare_kit_row(row, data, inputs=inputs, seen_ids=seen_ids, validator=validator)
+                prepared = _prepare_kit_row(row, data, inputs=inputs, seen_ids=seen_ids, authority=authority)
                 if prepared is not None:
                     prepared_rows.append(prepared)
             _job_progress(job, done=done)
@@ -1485,7 +1594,8 @@ def _checked_zip_members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         raise ApplicationError(
             f"The archive has more than {MAX_ZIP_MEMBERS:,} entries.", code="import_zip_too_many"
         )
-    total = 0
+    total = compressed = 0
+    max_ratio = settings.PHYSALIGN_IMPORT_MAX_ZIP_RATIO
     for info in members:
         if _unsafe_member_name(info.filename):
             raise ApplicationError(
@@ -1500,7 +1610,15 @@ def _checked_zip_members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
             raise ApplicationError(
                 f"The archive entry {info.filename!r} is encrypted.", code="import_zip_encrypted"
             )
+        if info.file_size > ZIP_RATIO_FLOOR and info.file_size > max_ratio * max(info.compress_size, 1):
+            raise ApplicationError(
+                f"The archive entry {info.filename!r} expands {info.file_size / max(info.compress_size, 1):,.0f} "
+                f"times; the limit is {max_ratio} (a zip bomb?).", code="import_zip_ratio")
         total += info.file_size
+        compressed += info.compress_size
+    if total > ZIP_RATIO_FLOOR and total > max_ratio * max(compressed, 1):
+        raise ApplicationError(f"The archive expands {total / max(compressed, 1):,.0f} times; the limit is {max_ratio}.",
+                               code="import_zip_ratio")
     limit = _max_uncompressed_bytes()
     if total > limit:
         raise ApplicationError(
@@ -1533,8 +1651,10 @@ def _find_root(names: Iterable[str], kind: str) -> str:
 
 
 def _extract_zip(archive_path: Path, destination: Path) -> None:
-    """Extract with every safety check again, counting the bytes actually written."""
-    limit = _max_uncompressed_bytes()
+    """Extract with every safety check again, counting the bytes actually written (the sizes an archive
+    declares may lie): the total cap and the expansion ratio hold for what is really written."""
+    limit = min(_max_uncompressed_bytes(),
+                max(ZIP_RATIO_FLOOR, settings.PHYSALIGN_IMPORT_MAX_ZIP_RATIO * archive_path.stat().st_size))
     written = 0
     destination = destination.resolve()
     with zipfile.ZipFile(archive_path) as archive:
@@ -1616,6 +1736,16 @@ def import_job_run(*, job_id: int) -> ImportJob:
     job = ImportJob.objects.select_related("created_by").get(pk=job_id)
     if not claimed:
         return job
+    try:
+        _run_upload(job)
+    finally:
+        job.refresh_from_db(fields=["status"])
+        if job.status in (SUCCEEDED, FAILED):
+            import_job_discard_upload(job=job)
+    return job
+
+
+def _run_upload(job: ImportJob) -> None:
     with tempfile.TemporaryDirectory(prefix="physalign-import-") as scratch:
         scratch_path = Path(scratch)
         archive_path = scratch_path / "upload.zip"
@@ -1629,10 +1759,9 @@ def import_job_run(*, job_id: int) -> ImportJob:
                 root = _find_root(archive.namelist(), job.kind)
         except (ApplicationError, zipfile.BadZipFile) as exc:
             import_job_fail(job=job, message=getattr(exc, "message", str(exc)), code="IMPORT_ARCHIVE_REFUSED")
-            return job
+            return
         folder = extracted / root if root else extracted
         if job.kind == ImportJob.Kind.PROBLEMS:
             import_problems_manifest(manifest_path=folder / "manifest.jsonl", actor=job.created_by, job=job)
         else:
             import_kit_workspace(workspace=folder, actor=job.created_by, job=job, confine_to=extracted)
-    return job

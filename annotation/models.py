@@ -124,6 +124,10 @@ class PassDocument(models.Model):
         APPROVED = "approved", "Approved"
         REJECTED = "rejected", "Rejected"
 
+    class ApprovalOrigin(models.TextChoices):
+        REVIEW = "review", "Reviewed in the app"
+        IMPORT = "import", "Imported approval"
+
     parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="passes")
     pass_no = models.PositiveSmallIntegerField()
     document = models.JSONField()
@@ -136,6 +140,11 @@ class PassDocument(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     approved_at = models.DateTimeField(null=True, blank=True)
+    # How the approval was given: on the review page, or carried in an imported file (then ``approved_by`` is
+    # the uploader who was allowed to approve, and ``approval_provenance`` the reviewer the file names; a
+    # file's name is never linked to an account).
+    approval_origin = models.CharField(max_length=10, choices=ApprovalOrigin.choices, blank=True)
+    approval_provenance = models.CharField(max_length=200, blank=True)
     review_note = models.TextField(blank=True)
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -164,6 +173,13 @@ class PassDocument(models.Model):
     @property
     def approval_is_fresh(self) -> bool:
         return self.status == self.Status.APPROVED and self.approved_sha256 == self.document_sha256
+
+    @property
+    def approver_label(self) -> str:
+        """Who approved, for people and for the compiler: the account, else the imported file's reviewer."""
+        if self.approved_by_id:
+            return self.approved_by.get_username()
+        return self.approval_provenance
 
 
 class PassDocumentVersion(models.Model):

@@ -27,6 +27,11 @@ def can_import(user: Any) -> bool:
     return has_role(user, ANNOTATOR)
 
 
+def can_edit_private_fields(user: Any) -> bool:
+    """Answer and solution of an existing problem change only by admins (an import by anyone else keeps them)."""
+    return is_admin(user)
+
+
 def can_manage_sources(user: Any) -> bool:
     return is_admin(user)
 
@@ -51,6 +56,17 @@ def can_submit_pass(user: Any, pass_no: int) -> bool:
 
 def can_review_pass(user: Any) -> bool:
     return has_role(user, SOURCE_REVIEWER)
+
+
+def can_import_review_state(user: Any) -> bool:
+    """Review decisions carried in an imported file (approvals, rejections, exclusions) count only when the
+    uploader could have made them here: source reviewers and admins."""
+    return can_review_pass(user)
+
+
+def is_self_review(user: Any, *, last_editor_id: int | None) -> bool:
+    """A source reviewer may not approve or reject the document they edited last (admins may)."""
+    return last_editor_id is not None and last_editor_id == getattr(user, "pk", None) and not is_admin(user)
 
 
 def can_review_pass_no(user: Any, pass_no: int) -> bool:

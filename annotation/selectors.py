@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from .models import Event, ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
+from .passes.validator import ImageRef, context_for, validate_pass_document
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +22,8 @@ def parent_list(*, search: str = "", source: str = "", language: str = "", domai
             | Q(source_sample_id__icontains=search)
         )
     if source:
-        qs = qs.filter(source__name=source) if not source.isdigit() else qs.filter(source_id=int(source))
+        by_pk = source.isascii() and source.isdigit() and len(source) <= 10
+        qs = qs.filter(source_id=int(source)) if by_pk else qs.filter(source__name=source)
     if language:
         qs = qs.filter(language=language)
     if domain:
@@ -95,30 +96,17 @@ def forbidden_key_issues(document: Any, path: str = "") -> list[dict[str, str]]:
 
 
 def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any) -> list[dict[str, str]]:
-    """Issues of the pure pass validator as ``{code, path, message}`` dicts (empty when it is absent).
+    """Issues of the pure pass validator as ``{code, path, message}`` dicts.
 
     The validator receives the parent's public context and the stored documents of earlier passes.
     """
-    try:
-        from annotation.passes.validator import ImageRef, PassContext, validate_pass_document
-    except ImportError:  # the validator module lands separately; saving must not depend on it
-        return []
     images = tuple(
         ImageRef(image_id=img.image_id, width=img.width, height=img.height)
         for img in ProblemImage.objects.filter(parent=parent).order_by("ordinal")
     )
-    earlier = {
-        f"pass{doc.pass_no}": doc.document
-        for doc in PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).only("pass_no", "document")
-    }
-    accepted = {f.name for f in dataclasses.fields(PassContext)}
-    context_kwargs: dict[str, Any] = {
-        "problem_id": parent.problem_id, "stem": parent.stem, "query": parent.query, "images": images,
-        **{name: doc for name, doc in earlier.items() if name in accepted},
-    }
-    if "options" in accepted:
-        context_kwargs["options"] = parent.options
-    context = PassContext(**{k: v for k, v in context_kwargs.items() if k in accepted})
+    earlier = dict(PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).values_list("pass_no", "document"))
+    context = context_for(pass_no, problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
+                          images=images, earlier=earlier)
     try:
         return [issue.as_dict() for issue in validate_pass_document(pass_no, document, context)]
     except Exception:  # contract: never raises; if it does, drafts still save but cannot be submitted

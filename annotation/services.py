@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError, ConflictError
-from physalign_site.roles import is_admin
 
 from .events import event_record
 from .history import pass_version_record
 from .models import ParentProblem, PassDocument, PassDocumentVersion, Source
+from .permissions import is_self_review
 from .selectors import (
     ANNOTATION_PASSES,
     FORBIDDEN_KEY_CODE,
@@ -227,7 +227,7 @@ def _review_lock(doc: PassDocument, document_sha256: str) -> PassDocument:
 def pass_document_approve(*, doc: PassDocument, actor: Any, document_sha256: str, note: str = "") -> PassDocument:
     """Approve the exact content the reviewer saw (Kit §2.3); approval goes stale on any edit."""
     doc = _review_lock(doc, document_sha256)
-    if doc.updated_by_id is not None and doc.updated_by_id == getattr(actor, "pk", None) and not is_admin(actor):
+    if is_self_review(actor, last_editor_id=doc.updated_by_id):
         raise ApplicationError("You cannot approve a document you edited last; ask another reviewer.",
                                code="self_review", status=403)
     before = _pass_state(doc)
@@ -235,9 +235,10 @@ def pass_document_approve(*, doc: PassDocument, actor: Any, document_sha256: str
     doc.approved_sha256 = doc.document_sha256
     doc.approved_by = _user_or_none(actor)
     doc.approved_at = timezone.now()
+    doc.approval_origin, doc.approval_provenance = PassDocument.ApprovalOrigin.REVIEW, ""
     doc.review_note = note
-    doc.save(update_fields=["status", "approved_sha256", "approved_by", "approved_at", "review_note",
-                            "updated_at"])
+    doc.save(update_fields=["status", "approved_sha256", "approved_by", "approved_at", "approval_origin",
+                            "approval_provenance", "review_note", "updated_at"])
     event_record(actor=actor, verb="pass_document.approve", obj=doc, before=before,
                  after={**_pass_state(doc), "note": note})
     if doc.pass_no in ANNOTATION_PASSES:

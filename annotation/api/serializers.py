@@ -109,6 +109,9 @@ class PassStateOutput(serializers.Serializer):
     approved_sha256 = serializers.CharField()
     approved_by = serializers.SerializerMethodField()
     approved_at = serializers.DateTimeField(allow_null=True)
+    approval_origin = serializers.CharField(help_text="review (on the review page), import (carried in an "
+                                            "imported file by an uploader allowed to approve), or '' (older)")
+    approval_provenance = serializers.CharField(help_text="the reviewer an imported file names (text only)")
     updated_by = serializers.SerializerMethodField()
     updated_at = serializers.DateTimeField()
     review_note = serializers.CharField()

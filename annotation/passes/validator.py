@@ -312,6 +312,15 @@ def validate_pass_document(pass_no: int, document: object, context: PassContext)
     return run.issues
 
 
+def context_for(pass_no: int, *, problem_id: str, stem: str, query: str, images: Iterable[ImageRef],
+                earlier: dict[int, object]) -> PassContext:
+    """The context a Pass ``pass_no`` document is validated in: the problem's public text and images, and
+    the documents of the passes before it (``earlier``: pass number → document). The workspace (stored
+    documents) and the importers (the file's documents) both build it here."""
+    documents = {f"pass{n}": doc for n, doc in earlier.items() if n < pass_no and n <= 4 and isinstance(doc, dict)}
+    return PassContext(problem_id=problem_id, stem=stem, query=query, images=tuple(images), **documents)
+
+
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------

@@ -538,17 +538,18 @@ def test_kit_workspace_imports_approved_passes_when_hashes_match(tmp_path):
     assert [(i.image_id, i.width, i.height) for i in parent.images.all()] == [("img_0", 320, 200)]
     docs = list(PassDocument.objects.filter(parent=parent).order_by("pass_no"))
     assert [d.pass_no for d in docs] == [1, 2, 3, 4]
-    reviewer = get_user_model().objects.get(username="Kit Reviewer")
-    assert not reviewer.is_active and not reviewer.has_usable_password()
+    assert not get_user_model().objects.filter(username="Kit Reviewer").exists()  # a name, never an account
     for doc, document in zip(docs, kit_passes().values(), strict=True):
         assert doc.document == document
         assert doc.document_sha256 == digest(document)
         assert (doc.status, doc.approved_sha256, doc.approved_by, doc.version) == (
             "approved",
             digest(document),
-            reviewer,
+            None,  # a management command: the server's operator, no account
             1,
         )
+        assert (doc.approval_origin, doc.approval_provenance, doc.approver_label) == (
+            "import", "Kit Reviewer", "Kit Reviewer")
         assert doc.approval_is_fresh
     assert report.rows[0].warnings == []  # the hand-written documents pass the pass validator too
 
@@ -593,7 +594,8 @@ def test_kit_reimport_of_a_changed_pass_bumps_its_version_and_keeps_private_fiel
     doc = PassDocument.objects.get(pass_no=1)
     assert (doc.version, doc.status, doc.document_sha256) == (2, "submitted", digest(pass1))
     parent = ParentProblem.objects.get(problem_id=PID)
-    assert (parent.answer, parent.status, parent.version) == ("B", "in_annotation", 2)
+    # the content of the parent did not change (only its workflow status follows the passes)
+    assert (parent.answer, parent.status, parent.version) == ("B", "in_annotation", 1)
 
 
 @pytest.mark.django_db
@@ -617,7 +619,8 @@ def test_kit_pass_validator_issues_are_warnings_and_the_document_is_still_import
     assert {w["code"] for w in pass1_warnings} >= {"SOURCE_REVIEW_HASH_STALE"}
     validator_warnings = [w for w in pass1_warnings if w["code"] != "SOURCE_REVIEW_HASH_STALE"]
     assert validator_warnings and all(w["path"].startswith("visual_nodes") for w in validator_warnings)
-    assert PassDocument.objects.get(pass_no=1).document == pass1
+    doc = PassDocument.objects.get(pass_no=1)
+    assert (doc.document, doc.status) == (pass1, "draft")  # stored, but it cannot be submitted as it is
 
 
 @pytest.mark.django_db
@@ -713,7 +716,10 @@ def test_zip_upload_of_a_kit_workspace_runs_to_succeeded(
 
     job.refresh_from_db()
     assert job.status == "succeeded", job.report
-    assert PassDocument.objects.filter(status="approved").count() == 4
+    # an annotator cannot approve through a file: the review state arrives as submitted documents
+    assert sorted(PassDocument.objects.values_list("status", flat=True)) == ["submitted"] * 4
+    codes = [w["code"] for w in job.report["rows"][0]["warnings"]]
+    assert codes.count("SOURCE_REVIEW_NOT_IMPORTED") == 4
 
 
 @pytest.mark.django_db

@@ -65,11 +65,48 @@ class ReviewSlot(models.Model):
 
     class Meta:
         ordering = ["parent__problem_id", "role"]
-        constraints = [models.UniqueConstraint(fields=["parent", "role", "context"], name="review_slot_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["parent", "role", "context"], name="review_slot_unique"),
+            # a reviewer holds at most one role on a parent in a context (primary, secondary and adjudicator
+            # must be different people); the claim service also serializes one reviewer's claims
+            models.UniqueConstraint(fields=["parent", "context", "reviewer"], condition=Q(reviewer__isnull=False),
+                                    name="one_slot_per_reviewer_per_parent"),
+        ]
         indexes = [models.Index(fields=["context", "role", "reviewer"])]
 
     def __str__(self) -> str:
         return f"{self.context}/{self.role}/{self.parent_id}"
+
+
+class BlindOrder(models.TextChoices):
+    """When a reviewer may see a parent's private targets (per review context).
+
+    ``strict`` (the default, stricter than the Kit): every probe of the claimed parent is answered blind
+    before any target of that parent is revealed, since siblings share entities, anchors and packets.
+    ``kit``: the Kit's order, only the blind-first probe before the first reveal; each other probe is still
+    answered blind before its own reveal, and no response carries a private string of a probe the reviewer
+    has not answered blind yet (it is withheld), though geometry shared between siblings can still hint.
+    """
+
+    STRICT = "strict", "Strict: every probe of the parent blind before any reveal"
+    KIT = "kit", "Kit: the blind-first probe before the first reveal"
+
+
+class ReviewContextSetting(models.Model):
+    """Per-context review settings (a context without a row uses the defaults)."""
+
+    context = models.CharField(max_length=40, unique=True)
+    blind_order = models.CharField(max_length=8, choices=BlindOrder.choices, default=BlindOrder.STRICT)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(blind_order__in=["strict", "kit"]),
+                                              name="review_blind_order_valid")]
+
+    def __str__(self) -> str:
+        return f"{self.context}: {self.blind_order}"
 
 
 class ImmutableRow(models.Model):

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from physalign_site.roles import ADJUDICATOR, PROBE_REVIEWER, has_role, is_admin
+from probes.permissions import can_view_private_mapping
 
-from .models import BlindAnswer, ReviewSlot
+from .models import ReviewSlot
+from .selectors import blind_progress
 
 
 def can_review(user: Any) -> bool:
@@ -20,9 +22,15 @@ def can_work_slot(user: Any, slot: ReviewSlot) -> bool:
 
 def can_reveal(user: Any, slot: ReviewSlot, probe: Any) -> bool:
     """The private side of a probe is shown only to the slot's reviewer, after their blind answer on the
-    probe's current content (blind-first, Kit §6.2/§6.4)."""
-    return can_work_slot(user, slot) and BlindAnswer.objects.filter(
-        slot=slot, probe=probe, review_target_root=probe.review_target_root).exists()
+    probe's current content and, in the strict blind order, on every other probe of the slot
+    (``BlindProgress.reveal_gate`` says which and why)."""
+    return can_work_slot(user, slot) and blind_progress(slot).reveal_gate(probe).allowed
+
+
+def is_key_holder(user: Any) -> bool:
+    """Someone who can read every probe key: their review of a probe could never be blind, so they do not
+    take review slots or submit blind answers (the scorer permission and review exclude each other)."""
+    return can_view_private_mapping(user)
 
 
 def can_manage_audit(user: Any) -> bool:

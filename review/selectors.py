@@ -9,8 +9,8 @@ from django.db.models import QuerySet
 
 from probes.models import Probe
 
-from . import audit_stats
-from .models import AuditPlan, BlindAnswer, ReviewDecision, ReviewSlot, Role
+from . import audit_stats, redaction
+from .models import AuditPlan, BlindAnswer, BlindOrder, ReviewContextSetting, ReviewDecision, ReviewSlot, Role
 
 DEVELOPMENT = "development"
 
@@ -166,3 +166,119 @@ def plan_findings(plan: AuditPlan) -> dict[str, Any]:
             slots[decision.role][qid] = finding_of(decision)
     return {"probes_by_parent": probes_by_parent, "primary": slots[Role.PRIMARY],
             "secondary": slots[Role.SECONDARY], "resolutions": slots[Role.ADJUDICATOR]}
+
+
+# Blind order and the reveal -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Gate:
+    """Whether a step is open now; when not, a stable ``code`` and a sentence for the reviewer."""
+
+    allowed: bool
+    code: str = ""
+    message: str = ""
+
+
+OPEN = Gate(True)
+
+
+def blind_order_of(context: str) -> str:
+    """The context's blind order: strict unless an admin chose the Kit's order for it."""
+    row = ReviewContextSetting.objects.filter(context=context).values_list("blind_order", flat=True).first()
+    return row or BlindOrder.STRICT
+
+
+@dataclass(frozen=True)
+class BlindProgress:
+    """Where one reviewer stands in one slot: which probes they answered blind (on the current roots) and
+    what the context's blind order lets them do next. Every page, API view and service asks this."""
+
+    slot: ReviewSlot
+    order: str
+    probes: tuple[Probe, ...]  # the slot's work, blind-first first
+    answered: frozenset[int]  # pks of the slot's probes with this slot's blind answer on the current root
+
+    @property
+    def remaining(self) -> list[Probe]:
+        return [p for p in self.probes if p.pk not in self.answered]
+
+    def _first_pending(self) -> bool:
+        first = next((p for p in self.probes if p.logical_probe_id == self.slot.blind_first_probe_id), None)
+        return (self.slot.role in (Role.PRIMARY, Role.SECONDARY) and first is not None
+                and first.pk not in self.answered)
+
+    def answer_gate(self, probe: Probe) -> Gate:
+        if probe.pk in self.answered:
+            return Gate(False, "BLIND_ANSWER_IMMUTABLE", "Your blind answer was submitted and cannot change.")
+        if probe.logical_probe_id != self.slot.blind_first_probe_id and self._first_pending():
+            return Gate(False, "AUDIT_BLIND_FIRST_ORDER_NOT_RESPECTED",
+                        "Answer this parent's blind-first probe first; the others open after it.")
+        return OPEN
+
+    def reveal_gate(self, probe: Probe) -> Gate:
+        if probe.pk not in self.answered:
+            return Gate(False, "BLIND_ANSWER_REQUIRED", "Submit your blind answer first.")
+        if self.order == BlindOrder.STRICT and self.remaining:
+            left = len(self.remaining)
+            return Gate(False, "BLIND_ORDER_STRICT",
+                        f"Answer every probe of this parent blind before any target is shown (strict blind "
+                        f"order): {left} probe{'s' if left != 1 else ''} still to answer.")
+        return OPEN
+
+
+def blind_progress(slot: ReviewSlot) -> BlindProgress:
+    probes = tuple(slot_work(slot, include_done=True))
+    answered = frozenset(BlindAnswer.objects.filter(
+        slot=slot, probe__in=[p.pk for p in probes]).values_list("probe_id", "review_target_root"))
+    roots = {p.pk: p.review_target_root for p in probes}
+    return BlindProgress(slot=slot, order=blind_order_of(slot.context), probes=probes,
+                         answered=frozenset(pk for pk, root in answered if roots.get(pk) == root))
+
+
+def withheld_for(slot: ReviewSlot) -> frozenset[str]:
+    """The private strings no response to this slot's reviewer may carry: those of every live probe of the
+    parent that the reviewer has not answered blind on its current root (in any slot), less what the
+    parent's public prompts already show."""
+    probes = list(live_probes().filter(parent_id=slot.parent_id).select_related("key"))
+    answered = set(BlindAnswer.objects.filter(reviewer_id=slot.reviewer_id, probe__in=probes)
+                   .values_list("probe_id", "review_target_root"))
+    public = "\n".join(f"{p.raw_messages.get('system', '')}\n{p.raw_messages.get('user', '')}" for p in probes)
+    strings: set[str] = set()
+    for probe in probes:
+        if (probe.pk, probe.review_target_root) not in answered:
+            strings |= redaction.private_strings(key=probe.key.key, gold_view=probe.gold_view,
+                                                 metadata=probe.metadata)
+    return redaction.withheld(strings, public_text=public)
+
+
+def _decision_view(decision: ReviewDecision) -> dict[str, Any]:
+    return {"reviewer": decision.reviewer.get_username(), "role": decision.role, "status": decision.status,
+            "severity": decision.severity, "confirmations": decision.confirmations,
+            "packet_state": decision.packet_state, "note": decision.note, "sequence": decision.sequence,
+            "review_target_root": decision.review_target_root, "blind_matched": decision.blind.matches_target}
+
+
+def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
+    """The private side of one probe for the slot's reviewer, the only place it is assembled (the target
+    page and the target API both render it). Callers check ``BlindProgress.reveal_gate`` first; the payload
+    is redacted of every sibling's private strings the reviewer has not answered blind."""
+    key = probe.key.key
+    blind = BlindAnswer.objects.get(slot=slot, probe=probe, review_target_root=probe.review_target_root)
+    others = probe_decisions(probe, slot.context) if slot.role == Role.ADJUDICATOR else {}
+    strings = withheld_for(slot)
+    payload = {
+        "logical_probe_id": probe.logical_probe_id, "interface": probe.interface,
+        "review_target_root": probe.review_target_root,
+        "expected_binding_aliases": probe.key.gold_aliases,
+        "read": [{"anchor_alias": r["anchor_alias"], "expected": r["expected"], "normalizer_id": r["normalizer_id"]}
+                 for r in key.get("read_targets", [])],
+        "packet": probe.gold_view.get("recognition_packet", []), "packet_plan": key["packet_plan"],
+        "gold_messages": probe.gold_messages, "source_records": key.get("source_records"),
+        "diagnostics": probe.metadata, "candidate_map": key["candidate_map"],
+        "blind_answer": {"answer": blind.answer, "cannot_answer": blind.cannot_answer, "reason": blind.reason,
+                         "matches_target": blind.matches_target, "sequence": blind.sequence,
+                         "display": blind.display},
+        "other_decisions": [_decision_view(others[r]) for r in (Role.PRIMARY, Role.SECONDARY) if r in others],
+    }
+    redacted = redaction.redact(payload, strings)
+    redacted["withheld"] = redacted != payload
+    return redacted

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -29,14 +30,18 @@ from .models import (
     AuditCampaign,
     AuditPlan,
     BlindAnswer,
+    BlindOrder,
+    ReviewContextSetting,
     ReviewDecision,
     ReviewSlot,
     Role,
     Severity,
     Signoff,
 )
+from .permissions import can_manage_audit, is_key_holder
 from .selectors import (
     Outcome,
+    blind_progress,
     development_parents_state,
     live_probes,
     plan_findings,
@@ -140,30 +145,90 @@ def _other_reviewers(slot: ReviewSlot) -> set[int]:
                .exclude(pk=slot.pk).exclude(reviewer=None).values_list("reviewer_id", flat=True))
 
 
+def _known_context(context: str) -> bool:
+    if context == DEVELOPMENT:
+        return True
+    plan_id = context.split(":", 1)[1] if context.startswith("audit:") else ""
+    return plan_id.isascii() and plan_id.isdigit() and AuditPlan.objects.filter(pk=int(plan_id)).exists()
+
+
+def _refuse_key_holder(reviewer: Any) -> None:
+    if is_key_holder(reviewer):
+        raise ApplicationError("You can read every probe key (the scorer permission), so your review could not be "
+                               "blind. Ask an admin to remove that permission, or leave this work to another "
+                               "reviewer.", code="KEY_HOLDER_CANNOT_REVIEW", status=403)
+
+
 @transaction.atomic
 def review_claim(*, reviewer: Any, role: str, context: str) -> ReviewSlot:
     """Hand the reviewer the next unclaimed parent in this role and context.
 
-    Rows are locked with ``SELECT … FOR UPDATE SKIP LOCKED``, so two reviewers asking at the same moment get
-    different parents. A reviewer never gets a parent they already review in another role of the context.
+    One reviewer's claims run one at a time (their user row is locked), so they never hold two roles on one
+    parent (also a database constraint). Candidates are locked one at a time with ``SELECT … FOR UPDATE SKIP
+    LOCKED LIMIT 1``: two reviewers asking at the same moment get different parents, and neither is told the
+    queue is empty while a slot waits.
     """
     if role not in Role.values or not _role_allowed(reviewer, role):
         raise ApplicationError("You do not hold this review role.", code="ROLE_REQUIRED", status=403)
+    _refuse_key_holder(reviewer)
+    if not _known_context(context):
+        raise ApplicationError("Unknown review context.", code="CONTEXT_UNKNOWN", status=404)
     if context == DEVELOPMENT:
         review_slots_ensure_development()
-    elif not context.startswith("audit:") or not AuditPlan.objects.filter(pk=context.split(":", 1)[1]).exists():
+    get_user_model().objects.select_for_update().filter(pk=reviewer.pk).exists()
+    held = list(ReviewSlot.objects.filter(context=context, reviewer=reviewer).values_list("parent_id", flat=True))
+    passed_over: list[int] = []
+    while True:
+        slot = (ReviewSlot.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(context=context, role=role, reviewer__isnull=True).exclude(parent_id__in=held)
+                .exclude(pk__in=passed_over).order_by("parent__problem_id", "pk").first())
+        if slot is None:
+            raise ApplicationError("No parent is waiting for this role.", code="QUEUE_EMPTY", status=404)
+        if not slot_work(slot):
+            passed_over.append(slot.pk)
+            continue
+        slot.reviewer, slot.claimed_at = reviewer, timezone.now()
+        try:
+            with transaction.atomic():
+                slot.save(update_fields=["reviewer", "claimed_at"])
+        except IntegrityError:  # a claim outside this service got there first: keep looking
+            held.append(slot.parent_id)
+            continue
+        event_record(actor=reviewer, verb="review.claim", obj=slot, after={"role": role, "context": context})
+        return slot
+
+
+@transaction.atomic
+def review_release(*, slot: ReviewSlot, reviewer: Any) -> ReviewSlot:
+    """Give a claimed slot back to the queue, as long as its reviewer has not answered any of it blind (a
+    blind answer is part of the record and binds the slot to its reviewer)."""
+    slot = ReviewSlot.objects.select_for_update().get(pk=slot.pk)
+    _own_slot(slot, reviewer)
+    if BlindAnswer.objects.filter(slot=slot).exists():
+        raise ApplicationError("You have answered probes of this parent blind, so it stays yours; finish it.",
+                               code="SLOT_HAS_BLIND_ANSWERS", status=409)
+    slot.reviewer, slot.claimed_at = None, None
+    slot.save(update_fields=["reviewer", "claimed_at"])
+    event_record(actor=reviewer, verb="review.release", obj=slot, after={"role": slot.role, "context": slot.context})
+    return slot
+
+
+@transaction.atomic
+def review_context_set_blind_order(*, context: str, order: str, actor: Any) -> ReviewContextSetting:
+    """Choose a context's blind order: strict (default) or the Kit's first-probe-only order."""
+    if not can_manage_audit(actor):
+        raise ApplicationError("Only admins choose a context's blind order.", code="ADMIN_REQUIRED", status=403)
+    if order not in BlindOrder.values:
+        raise ApplicationError("Choose strict or kit.", code="BLIND_ORDER_INVALID", extra={"allowed": BlindOrder.values})
+    if not _known_context(context):
         raise ApplicationError("Unknown review context.", code="CONTEXT_UNKNOWN", status=404)
-    held = ReviewSlot.objects.filter(context=context, reviewer=reviewer).values("parent_id")
-    candidates = (ReviewSlot.objects.select_for_update(skip_locked=True, of=("self",))
-                  .filter(context=context, role=role, reviewer__isnull=True).exclude(parent_id__in=held)
-                  .order_by("parent__problem_id", "pk"))
-    for slot in candidates:
-        if slot_work(slot):
-            slot.reviewer, slot.claimed_at = reviewer, timezone.now()
-            slot.save(update_fields=["reviewer", "claimed_at"])
-            event_record(actor=reviewer, verb="review.claim", obj=slot, after={"role": role, "context": context})
-            return slot
-    raise ApplicationError("No parent is waiting for this role.", code="QUEUE_EMPTY", status=404)
+    setting, _ = ReviewContextSetting.objects.select_for_update().get_or_create(context=context)
+    before = setting.blind_order if setting.pk else None
+    setting.blind_order, setting.updated_by = order, actor
+    setting.save()
+    event_record(actor=actor, verb="review.blind_order", obj=setting, before={"blind_order": before},
+                 after={"context": context, "blind_order": order})
+    return setting
 
 
 def _own_slot(slot: ReviewSlot, reviewer: Any) -> None:
@@ -183,17 +248,13 @@ def review_submit_blind(*, slot: ReviewSlot, probe: Probe, reviewer: Any, given:
     slot = ReviewSlot.objects.select_for_update().get(pk=slot.pk)
     _own_slot(slot, reviewer)
     _independent(slot, reviewer)
-    if probe.logical_probe_id not in {p.logical_probe_id for p in slot_work(slot, include_done=True)}:
+    _refuse_key_holder(reviewer)
+    progress = blind_progress(slot)
+    if probe.pk not in {p.pk for p in progress.probes}:
         raise ApplicationError("This probe is not part of your assignment.", code="NOT_IN_SLOT", status=404)
-    if BlindAnswer.objects.filter(slot=slot, probe=probe, review_target_root=probe.review_target_root).exists():
-        raise ApplicationError("The blind answer was already submitted and cannot change.", code="BLIND_ANSWER_IMMUTABLE",
-                               status=409)
-    if slot.role in (Role.PRIMARY, Role.SECONDARY) and probe.logical_probe_id != slot.blind_first_probe_id:
-        first_done = BlindAnswer.objects.filter(slot=slot, probe__logical_probe_id=slot.blind_first_probe_id).exists()
-        if not first_done and live_probes().filter(logical_probe_id=slot.blind_first_probe_id).exists():
-            raise ApplicationError("Review this parent's blind-first probe before the others.",
-                                   code="AUDIT_BLIND_FIRST_ORDER_NOT_RESPECTED", status=409,
-                                   extra={"blind_first": slot.blind_first_probe_id})
+    gate = progress.answer_gate(probe)
+    if not gate.allowed:
+        raise ApplicationError(gate.message, code=gate.code, status=409, extra={"blind_first": slot.blind_first_probe_id})
     answer = _normalize_blind(probe, given)
     sequence = (BlindAnswer.objects.filter(slot=slot).aggregate(m=Max("sequence"))["m"] or 0) + 1
     try:
@@ -251,9 +312,10 @@ def review_decide(*, slot: ReviewSlot, probe: Probe, reviewer: Any, given: Decis
     slot = ReviewSlot.objects.select_for_update().get(pk=slot.pk)
     _own_slot(slot, reviewer)
     _independent(slot, reviewer)
-    blind = BlindAnswer.objects.filter(slot=slot, probe=probe, review_target_root=probe.review_target_root).first()
-    if blind is None:
-        raise ApplicationError("Submit your blind answer first.", code="BLIND_ANSWER_REQUIRED", status=403)
+    gate = blind_progress(slot).reveal_gate(probe)
+    if not gate.allowed:  # a decision is made on the revealed target: the same gate as the reveal
+        raise ApplicationError(gate.message, code=gate.code, status=403)
+    blind = BlindAnswer.objects.get(slot=slot, probe=probe, review_target_root=probe.review_target_root)
     if ReviewDecision.objects.filter(slot=slot, probe=probe, review_target_root=probe.review_target_root).exists():
         raise ApplicationError("You already decided this probe.", code="DECISION_EXISTS", status=409)
     if slot.role == Role.ADJUDICATOR and probe.logical_probe_id not in {p.logical_probe_id for p in slot_work(slot, include_done=True)}:

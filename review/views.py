@@ -32,9 +32,19 @@ from .models import (
     Severity,
     Signoff,
 )
-from .permissions import can_manage_audit, can_reveal, can_review, can_view_agreement, can_work_slot
+from .permissions import can_manage_audit, can_review, can_view_agreement, can_work_slot, is_key_holder
 from .reports import accounting_tables, agreement_report
-from .selectors import my_slots, open_contexts, probe_decisions, slot_rows, slot_work, unclaimed_counts
+from .selectors import (
+    BlindOrder,
+    blind_order_of,
+    blind_progress,
+    my_slots,
+    open_contexts,
+    reveal_payload,
+    slot_rows,
+    slot_work,
+    unclaimed_counts,
+)
 
 
 def _require(allowed: bool) -> None:
@@ -58,10 +68,43 @@ def queue(request: HttpRequest) -> HttpResponse:
     services.review_slots_ensure_development()
     counts = unclaimed_counts()
     roles = [Role.PRIMARY, Role.SECONDARY, Role.ADJUDICATOR]
-    offers = [{"context": c, "label": label, "roles": [(r.value, r.label, counts.get((c, r.value), 0)) for r in roles]}
+    offers = [{"context": c, "label": label, "blind_order": blind_order_of(c),
+               "roles": [(r.value, r.label, counts.get((c, r.value), 0)) for r in roles]}
               for c, label in open_contexts()]
     return TemplateResponse(request, "review/queue.html", {"slots": my_slots(request.user), "offers": offers,
+                                                           "blind_orders": BlindOrder.choices,
+                                                           "can_set_blind_order": can_manage_audit(request.user),
+                                                           "key_holder": is_key_holder(request.user),
                                                            "nav_section": "review"})
+
+
+@login_required
+@require_POST
+def blind_order(request: HttpRequest) -> HttpResponse:
+    """An admin chooses a context's blind order (strict by default, or the Kit's)."""
+    _require(can_manage_audit(request.user))
+    try:
+        setting = services.review_context_set_blind_order(context=request.POST.get("context", ""),
+                                                          order=request.POST.get("blind_order", ""),
+                                                          actor=request.user)
+        messages.success(request, f"{setting.context}: {setting.get_blind_order_display()}.")
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    return redirect("review:queue")
+
+
+@login_required
+@require_POST
+def release(request: HttpRequest, slot_id: int) -> HttpResponse:
+    slot = get_object_or_404(ReviewSlot, pk=slot_id)
+    _require(can_work_slot(request.user, slot))
+    try:
+        services.review_release(slot=slot, reviewer=request.user)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+        return redirect("review:slot", slot.pk)
+    messages.success(request, f"{slot.parent.problem_id} is back in the queue.")
+    return redirect("review:queue")
 
 
 @login_required
@@ -82,10 +125,15 @@ def claim(request: HttpRequest) -> HttpResponse:
 def slot_detail(request: HttpRequest, slot_id: int) -> HttpResponse:
     slot = get_object_or_404(ReviewSlot.objects.select_related("parent"), pk=slot_id)
     _require(can_work_slot(request.user, slot))
-    rows = slot_rows(slot)
-    next_row = next((r for r in rows if r.decision is None), None)
-    return TemplateResponse(request, "review/slot.html", {"slot": slot, "rows": rows, "next_row": next_row,
-                                                          "nav_section": "review"})
+    progress = blind_progress(slot)
+    rows = [{"row": row, "answer_gate": progress.answer_gate(row.probe), "reveal_gate": progress.reveal_gate(row.probe)}
+            for row in slot_rows(slot)]
+    next_row = next((r["row"] for r in rows if r["row"].blind is None and r["answer_gate"].allowed), None) or next(
+        (r["row"] for r in rows if r["row"].decision is None and r["reveal_gate"].allowed), None)
+    return TemplateResponse(request, "review/slot.html", {
+        "slot": slot, "rows": rows, "next_row": next_row, "progress": progress,
+        "all_decided": all(r["row"].decision is not None for r in rows),
+        "can_release": not any(r["row"].blind for r in rows), "nav_section": "review"})
 
 
 @login_required
@@ -104,27 +152,29 @@ def probe_blind(request: HttpRequest, slot_id: int, logical_probe_id: str) -> Ht
         except ApplicationError as error:
             messages.error(request, error.message)
             return redirect("review:probe", slot.pk, probe.logical_probe_id)
-        return redirect("review:target", slot.pk, probe.logical_probe_id)
+        gate = blind_progress(slot).reveal_gate(probe)
+        if gate.allowed:
+            return redirect("review:target", slot.pk, probe.logical_probe_id)
+        messages.success(request, f"Blind answer recorded. {gate.message}")
+        return redirect("review:slot", slot.pk)
+    progress = blind_progress(slot)
     blind = probe.blind_answers.filter(slot=slot, review_target_root=probe.review_target_root).first()
     return TemplateResponse(request, "review/probe_blind.html", {
         "slot": slot, "probe": probe, "contract": contract, "blind": blind, "nav_section": "review",
-        "messages_shown": probe.raw_messages})
+        "answer_gate": progress.answer_gate(probe), "reveal_gate": progress.reveal_gate(probe),
+        "progress": progress, "messages_shown": probe.raw_messages})
 
 
 def _target_context(slot: ReviewSlot, probe: Probe) -> dict:
-    key = probe.key.key
-    blind = probe.blind_answers.get(slot=slot, review_target_root=probe.review_target_root)
+    payload = reveal_payload(slot, probe)
     decision = probe.review_decisions.filter(slot=slot, review_target_root=probe.review_target_root).first()
-    others = probe_decisions(probe, slot.context) if slot.role == Role.ADJUDICATOR else {}
-    packet_ids = key["packet_plan"]["observation_ids"]
     return {
-        "slot": slot, "probe": probe, "blind": blind, "decision": decision, "key": key,
-        "gold_aliases": probe.key.gold_aliases, "packet": probe.gold_view.get("recognition_packet", []),
-        "packet_ids": packet_ids, "source_records": json.dumps(key.get("source_records"), ensure_ascii=False, indent=1),
-        "diagnostics": json.dumps(probe.metadata, ensure_ascii=False, indent=1),
-        "mapping": json.dumps(key["candidate_map"], ensure_ascii=False, indent=1),
+        "slot": slot, "probe": probe, "payload": payload, "decision": decision,
+        "packet_ids": payload["packet_plan"]["observation_ids"],
+        "source_records": json.dumps(payload["source_records"], ensure_ascii=False, indent=1),
+        "diagnostics": json.dumps(payload["diagnostics"], ensure_ascii=False, indent=1),
+        "mapping": json.dumps(payload["candidate_map"], ensure_ascii=False, indent=1),
         "confirmations": CONFIRMATIONS, "severities": Severity.choices, "empty_reasons": services.EMPTY_REASONS,
-        "others": [others[r] for r in (Role.PRIMARY, Role.SECONDARY) if r in others],
         "nav_section": "review",
     }
 
@@ -132,9 +182,11 @@ def _target_context(slot: ReviewSlot, probe: Probe) -> dict:
 @login_required
 @require_http_methods(["GET", "POST"])
 def probe_target(request: HttpRequest, slot_id: int, logical_probe_id: str) -> HttpResponse:
-    """The private side. 403 until this reviewer has a blind answer on the probe's current content."""
+    """The private side. 403 with the reason until the blind order allows it (``BlindProgress.reveal_gate``)."""
     slot, probe = _slot_probe(request, slot_id, logical_probe_id)
-    _require(can_reveal(request.user, slot, probe))
+    gate = blind_progress(slot).reveal_gate(probe)
+    if not gate.allowed:
+        raise PermissionDenied(gate.message)
     if request.method == "POST":
         given = services.DecisionIn(
             status=request.POST.get("status", ""), severity=request.POST.get("severity", ""),

@@ -11,12 +11,21 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from physalign_site.errors import ApplicationError
 from probes.models import Probe
 from review import services
-from review.models import SIGNOFF_KEYS, AuditAssessment, AuditCampaign, AuditPlan, ReviewSlot, Role
-from review.permissions import can_manage_audit, can_reveal, can_review, can_view_agreement, can_work_slot
+from review.models import (
+    SIGNOFF_KEYS,
+    AuditAssessment,
+    AuditCampaign,
+    AuditPlan,
+    BlindOrder,
+    ReviewSlot,
+    Role,
+)
+from review.permissions import can_manage_audit, can_review, can_view_agreement, can_work_slot
 from review.reports import agreement_json, agreement_report
-from review.selectors import my_slots, probe_decisions, slot_rows, slot_work
+from review.selectors import Gate, blind_progress, my_slots, reveal_payload, slot_rows, slot_work
 
 
 def _require(allowed: bool) -> None:
@@ -36,6 +45,15 @@ def _slot_probe(request, slot_id: int, logical_probe_id: str) -> tuple[ReviewSlo
 def _slot_out(slot: ReviewSlot) -> dict:
     return {"id": slot.pk, "problem_id": slot.parent.problem_id, "role": slot.role, "context": slot.context,
             "blind_first_probe_id": slot.blind_first_probe_id}
+
+
+def _gate_out(gate: Gate) -> dict:
+    return {"allowed": gate.allowed, "code": gate.code, "message": gate.message}
+
+
+def _require_gate(gate: Gate) -> None:
+    if not gate.allowed:
+        raise ApplicationError(gate.message, code=gate.code, status=403)
 
 
 def _decision_out(d) -> dict:
@@ -69,20 +87,48 @@ class SlotApi(APIView):
     def get(self, request, slot_id: int):
         slot = get_object_or_404(ReviewSlot.objects.select_related("parent"), pk=slot_id)
         _require(can_work_slot(request.user, slot))
-        return Response({**_slot_out(slot), "probes": [
+        progress = blind_progress(slot)
+        return Response({**_slot_out(slot), "blind_order": progress.order, "probes": [
             {"logical_probe_id": r.probe.logical_probe_id, "interface": r.probe.interface,
              "blind_answered": r.blind is not None, "decided": r.decision is not None,
-             "stale_decisions": r.stale_decisions, "blind_first": r.blind_first} for r in slot_rows(slot)]})
+             "stale_decisions": r.stale_decisions, "blind_first": r.blind_first,
+             "answer": _gate_out(progress.answer_gate(r.probe)), "reveal": _gate_out(progress.reveal_gate(r.probe))}
+            for r in slot_rows(slot)]})
+
+
+class SlotReleaseApi(APIView):
+    @extend_schema(operation_id="review_slot_release", request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request, slot_id: int):
+        slot = get_object_or_404(ReviewSlot.objects.select_related("parent"), pk=slot_id)
+        _require(can_work_slot(request.user, slot))
+        return Response(_slot_out(services.review_release(slot=slot, reviewer=request.user)))
+
+
+class BlindOrderApi(APIView):
+    class Input(serializers.Serializer):
+        context = serializers.CharField(max_length=40)
+        blind_order = serializers.ChoiceField(choices=BlindOrder.values)
+
+    @extend_schema(operation_id="review_blind_order_set", request=Input, responses=OpenApiTypes.OBJECT)
+    def post(self, request):
+        _require(can_manage_audit(request.user))
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        setting = services.review_context_set_blind_order(context=data.validated_data["context"],
+                                                          order=data.validated_data["blind_order"], actor=request.user)
+        return Response({"context": setting.context, "blind_order": setting.blind_order})
 
 
 class ProbePublicApi(APIView):
     @extend_schema(operation_id="review_probe_public", responses=OpenApiTypes.OBJECT)
     def get(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = _slot_probe(request, slot_id, logical_probe_id)
+        progress = blind_progress(slot)
         return Response({"logical_probe_id": probe.logical_probe_id, "interface": probe.interface,
                          "messages": probe.raw_messages, "attachment_ids": probe.attachment_ids,
-                         "contract": services.contract_of(probe),
-                         "blind_answered": can_reveal(request.user, slot, probe)})
+                         "contract": services.contract_of(probe), "blind_answered": probe.pk in progress.answered,
+                         "answer": _gate_out(progress.answer_gate(probe)),
+                         "reveal": _gate_out(progress.reveal_gate(probe))})
 
 
 class BlindApi(APIView):
@@ -107,20 +153,8 @@ class TargetApi(APIView):
     @extend_schema(operation_id="review_target_reveal", responses=OpenApiTypes.OBJECT)
     def get(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = _slot_probe(request, slot_id, logical_probe_id)
-        if not can_reveal(request.user, slot, probe):
-            raise PermissionDenied("Submit your blind answer before the target is revealed.")
-        key = probe.key.key
-        blind = probe.blind_answers.get(slot=slot, review_target_root=probe.review_target_root)
-        others = probe_decisions(probe, slot.context) if slot.role == Role.ADJUDICATOR else {}
-        return Response({
-            "logical_probe_id": probe.logical_probe_id, "review_target_root": probe.review_target_root,
-            "expected_binding_aliases": probe.key.gold_aliases, "read": key.get("read_targets", []),
-            "packet": probe.gold_view.get("recognition_packet", []), "packet_plan": key["packet_plan"],
-            "gold_messages": probe.gold_messages, "source_records": key.get("source_records"),
-            "diagnostics": probe.metadata, "candidate_map": key["candidate_map"],
-            "blind_answer": {"answer": blind.answer, "cannot_answer": blind.cannot_answer, "reason": blind.reason,
-                             "matches_target": blind.matches_target, "sequence": blind.sequence},
-            "other_decisions": [_decision_out(d) for r, d in others.items() if r != Role.ADJUDICATOR]})
+        _require_gate(blind_progress(slot).reveal_gate(probe))
+        return Response(reveal_payload(slot, probe))
 
 
 class DecisionApi(APIView):
@@ -135,8 +169,7 @@ class DecisionApi(APIView):
     @extend_schema(operation_id="review_decide", request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = _slot_probe(request, slot_id, logical_probe_id)
-        if not can_reveal(request.user, slot, probe):
-            raise PermissionDenied("Submit your blind answer first.")
+        _require_gate(blind_progress(slot).reveal_gate(probe))
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         decision = services.review_decide(slot=slot, probe=probe, reviewer=request.user,

@@ -1,6 +1,6 @@
 """Matrix rows for review: queue, slot, blind page, the reveal gate (HTML and API), agreement, audit, signoff,
-accounting. ``populate`` gives the matrix probe reviewer a claimed slot with a blind answer on its blind-first
-probe, so only that reviewer may see the target; everyone else (admin included) gets 403."""
+accounting. ``populate`` gives the matrix probe reviewer a claimed slot with blind answers on every probe of it
+(the strict blind order), so only that reviewer may see the target; everyone else (admin included) gets 403."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from probes.models import Probe
 from review import services
 from review.models import Role
+from review.selectors import slot_work
 from tests.endpoint_matrix import ADJ, ADM, ANON, PRB, Case, World, only
 
 REVIEWER_PAGE = {**only({PRB: 200}), ANON: 302}
@@ -67,6 +68,18 @@ CASES: list[Case] = [
     Case("review plan create api dev incomplete", "post", lambda w: f"/api/review/campaigns/{w.review_campaign}/plans/",
          {}, expected=only({ADM: 400})),
     Case("review plan assess api missing", "post", "/api/review/plans/999999/assess/", {}, expected=only({ADM: 404})),
+    # a slot with blind answers stays with its reviewer; only the slot's reviewer may even ask
+    Case("review slot release api answered", "post", lambda w: f"/api/review/slots/{w.review_slot}/release/", {},
+         expected=only({PRB: 409})),
+    Case("review slot release page answered", "post", lambda w: f"/review/slots/{w.review_slot}/release/", {},
+         expected={**only({PRB: 302}), ANON: 302}, fmt=None),
+    Case("review blind order api", "post", "/api/review/blind-order/", {"context": "development", "blind_order": "kit"},
+         expected=only({ADM: 200})),
+    Case("review blind order api bad body", "post", "/api/review/blind-order/", {"context": "development",
+                                                                                 "blind_order": "lenient"},
+         expected=only({ADM: 400})),
+    Case("review blind order page", "post", "/review/blind-order/", {"context": "development", "blind_order": "strict"},
+         expected={**only({ADM: 302}), ANON: 302}, fmt=None),
 ]
 
 
@@ -76,9 +89,10 @@ def populate(world: World, users: dict[str, Any]) -> None:
 
         probes_populate(world, users)
     slot = services.review_claim(reviewer=users[PRB], role=Role.PRIMARY, context="development")
+    for each in slot_work(slot):
+        services.review_submit_blind(slot=slot, probe=each, reviewer=users[PRB], given=services.BlindAnswerIn(
+            binding=each.key.gold_aliases, read={r["anchor_alias"]: r["expected"] for r in each.key.key["read_targets"]}))
     probe = Probe.objects.select_related("key").get(logical_probe_id=slot.blind_first_probe_id)
-    services.review_submit_blind(slot=slot, probe=probe, reviewer=users[PRB], given=services.BlindAnswerIn(
-        binding=probe.key.gold_aliases, read={r["anchor_alias"]: r["expected"] for r in probe.key.key["read_targets"]}))
     world.review_slot = slot.pk
     world.review_probe = probe.logical_probe_id
     world.review_asset = probe.attachment_ids[0]

@@ -29,9 +29,19 @@ def approve(probe: Probe) -> services.DecisionIn:
                                packet_empty_reason="" if ids else "no_independent_readable_primitive")
 
 
+def answer_all_blind(slot: ReviewSlot, user, *, blind=gold_blind) -> list[Probe]:
+    """Every probe of the slot still lacking this slot's blind answer, answered (blind-first first)."""
+    work = slot_work(slot)
+    answered = set(BlindAnswer.objects.filter(slot=slot).values_list("probe_id", "review_target_root"))
+    for probe in work:
+        if (probe.pk, probe.review_target_root) not in answered:
+            services.review_submit_blind(slot=slot, probe=probe, reviewer=user, given=blind(probe))
+    return work
+
+
 def review_all(slot: ReviewSlot, user, *, decide=approve, blind=gold_blind) -> None:
-    for probe in slot_work(slot):
-        services.review_submit_blind(slot=slot, probe=probe, reviewer=user, given=blind(probe))
+    """The strict blind order: every probe answered blind, then every target revealed and decided."""
+    for probe in answer_all_blind(slot, user, blind=blind):
         services.review_decide(slot=slot, probe=probe, reviewer=user, given=decide(probe))
 
 
@@ -61,10 +71,18 @@ def test_reveal_is_403_before_the_blind_answer_and_200_after_for_that_reviewer_o
     refused = api.get(u["api_target"])
     assert refused.status_code == 403 and all(s not in refused.content.decode() for s in private)
 
+    assert "Submit your blind answer first" in page.get(u["target"]).content.decode()
+    assert refused.data["code"] == "BLIND_ANSWER_REQUIRED"
+
     created = api.post(u["api_blind"], {"binding": probe.key.gold_aliases,
                                         "read": {r["anchor_alias"]: r["expected"] for r in probe.key.key["read_targets"]}},
                        format="json")
     assert created.status_code == 201, created.data
+    strict = api.get(u["api_target"])  # the strict blind order: every probe of the parent first
+    assert strict.status_code == 403 and strict.data["code"] == "BLIND_ORDER_STRICT"
+    assert all(s not in strict.content.decode() for s in private)
+    assert "2 probes still to answer" in page.get(u["target"]).content.decode()
+    answer_all_blind(slot, alice)
     revealed = api.get(u["api_target"])
     assert revealed.status_code == 200
     assert revealed.data["expected_binding_aliases"] == probe.key.gold_aliases
@@ -124,6 +142,10 @@ def test_decision_rules(demo_probes, reviewers):
         services.review_decide(slot=slot, probe=probe, reviewer=alice, given=approve(probe))
     assert error.value.code == "BLIND_ANSWER_REQUIRED"
     services.review_submit_blind(slot=slot, probe=probe, reviewer=alice, given=gold_blind(probe))
+    with pytest.raises(ApplicationError) as error:
+        services.review_decide(slot=slot, probe=probe, reviewer=alice, given=approve(probe))
+    assert error.value.code == "BLIND_ORDER_STRICT"
+    answer_all_blind(slot, alice)
     partial = services.DecisionIn(**{**approve(probe).__dict__, "confirmations": {**ALL, "complete_targets": False}})
     with pytest.raises(ApplicationError) as error:
         services.review_decide(slot=slot, probe=probe, reviewer=alice, given=partial)

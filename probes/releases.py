@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation.events import event_record
 from annotation.models import ParentProblem
 from physalign_site.canonical import bytes_digest, digest, parse_json, write_json_bytes
 from physalign_site.errors import ApplicationError
@@ -53,8 +54,14 @@ def release_export(*, split: str, output: Path, actor: Any, synthetic_example: b
     probes = list(_release_probes(split, synthetic_example))
     if problem_ids is not None:
         probes = [p for p in probes if p.parent.problem_id in set(problem_ids)]
+    left_out: dict[str, str] = {}
+    if not synthetic_example:
+        probes, left_out = _whole_parents(probes, split)
+        if problem_ids is not None and left_out:
+            raise ApplicationError("Parents the export was asked for are not fully reviewed.",
+                                   code="RELEASE_PARENTS_NOT_COMPLETE", extra={"parents": left_out})
     if not probes:
-        raise ApplicationError("No approved probes in this split.", code="RELEASE_EMPTY")
+        raise ApplicationError("No approved probes in this split.", code="RELEASE_EMPTY", extra={"left_out": left_out})
     frozen = [_freeze(p, split, actor, synthetic_example) for p in probes]
     images = _collect_images(probes)
     staging = output.with_name(f".{output.name}.staging")
@@ -87,7 +94,41 @@ def release_export(*, split: str, output: Path, actor: Any, synthetic_example: b
             artifact_mode=manifest["artifact_mode"], path=str(output.resolve()), manifest=manifest,
             counts=manifest["counts"], created_by=actor if getattr(actor, "pk", None) else None)
         _store_items(release, raw, gold, [item["private"] for item in frozen], members)
+        event_record(actor=actor, verb="release.export", obj=release,
+                     after={"release_id": release.release_id, "probes": len(probes), "left_out_parents": left_out})
+    release.left_out = left_out
     return release
+
+
+def _whole_parents(probes: list[Probe], split: str) -> tuple[list[Probe], dict[str, str]]:
+    """Only whole parents are released: a parent leaves the export (reported with the reason) when any of its
+    live probes is pending review, disputed, in adjudication or rejected, or when a +GT packet of it would
+    carry the read target of a probe of the parent that is not itself in the release."""
+    admitted_ids = {p.pk for p in probes}
+    siblings: dict[int, list[Probe]] = {}
+    for probe in (Probe.objects.filter(parent_id__in={p.parent_id for p in probes})
+                  .exclude(state=Probe.State.SUPERSEDED).select_related("parent", "key")):
+        siblings.setdefault(probe.parent_id, []).append(probe)
+    kept: list[Probe] = []
+    left_out: dict[str, str] = {}
+    for probe in probes:
+        family = siblings.get(probe.parent_id, [])
+        problem_id = probe.parent.problem_id
+        if problem_id in left_out:
+            continue
+        unfinished = sorted(p.logical_probe_id for p in family if p.state != Probe.State.APPROVED)
+        if unfinished:
+            left_out[problem_id] = f"{len(unfinished)} probe(s) not approved (pending, disputed or rejected)"
+            continue
+        outside = {r["expected"] for p in family if p.pk not in admitted_ids or p.split != probe.split
+                   for r in p.key.key.get("read_targets", [])}
+        packets = {e.get("text", "") for p in family if p.pk in admitted_ids
+                   for e in p.gold_view.get("recognition_packet", [])}
+        if outside & packets:
+            left_out[problem_id] = "a +GT packet carries the read target of a probe outside this release"
+            continue
+        kept.append(probe)
+    return kept, left_out
 
 
 def _release_probes(split: str, synthetic: bool):

@@ -50,4 +50,6 @@ class Command(BaseCommand):
                                          synthetic_example=options["synthetic_example"])
         except ApplicationError as error:
             raise CommandError(f"{error.code}: {error.message}") from error
+        for problem_id, reason in sorted(getattr(release, "left_out", {}).items()):
+            self.stderr.write(f"left out {problem_id}: {reason}")
         self.stdout.write(f"{release.release_id} {release.artifact_mode} {release.counts}")

@@ -255,3 +255,42 @@ def test_role_less_user_sees_friendly_403(page, live_server, page_problems, make
     page.get_by_role("heading", name="You don't have access to this page").wait_for()
     assert_no_csp_violations(page)
     screenshot(page, "10-forbidden")
+
+
+def test_an_annotator_uploading_a_forged_review_state_sees_it_was_not_imported(page, live_server, make_browser_user,
+                                                                              tmp_path):
+    import io
+    import json
+    import zipfile
+
+    from annotation.demo import generate_workspace
+    from physalign_site.canonical import write_json_bytes
+
+    make_browser_user("importer", "annotator")
+    make_browser_user("source_reviewer", "source_reviewer")
+    ws = tmp_path / "ws"
+    generate_workspace(ws, count=2, seed=2027)
+    state = json.loads((ws / "reviews" / "state.json").read_text())
+    for problem in state["problems"].values():
+        for stage in problem["stages"].values():
+            stage["reviewer"] = "source_reviewer"  # credits an existing account
+    (ws / "reviews" / "state.json").write_bytes(write_json_bytes(state))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(ws.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(ws).as_posix())
+    upload = tmp_path / "forged.zip"
+    upload.write_bytes(buffer.getvalue())
+
+    login(page, live_server, "importer", next_path="/")
+    page.get_by_role("link", name="Import").first.click()
+    page.get_by_label("Kit source workspace").check()
+    page.set_input_files("input[type=file]", str(upload))
+    page.get_by_role("button", name="Start import").click()
+    page.wait_for_selector("text=SOURCE_REVIEW_NOT_IMPORTED")
+    assert page.locator("code", has_text="SOURCE_REVIEW_NOT_IMPORTED").count() == 8
+    screenshot(page, "h12-forged-import-report")
+    assert set(PassDocument.objects.values_list("status", flat=True)) == {"submitted"}
+    assert not PassDocument.objects.filter(approved_by__isnull=False).exists()
+    assert_no_csp_violations(page)

@@ -59,14 +59,21 @@ class Sandbox:
     keep: bool = False
     reused: bool = False
 
-    def verify_django(self) -> None:
-        """After ``django.setup()``: the default connection really points into the sandbox."""
+    def start_django(self, *, migrate: bool = True) -> None:
+        """``django.setup()``, then check the default connection really points into the sandbox (a stray
+        setting could otherwise win), then migrate the sandbox database."""
+        import django
+
+        django.setup()
+        from django.core.management import call_command
         from django.db import connection
 
         configured = str(connection.settings_dict["NAME"])
         if configured != self.database_name:
             raise SandboxRefused(f"benchmark {self.name}: Django would use database {configured!r}, not the "
                                  f"sandbox {self.database_name!r}; refusing to start.")
+        if migrate:
+            call_command("migrate", verbosity=0)
 
     def close(self) -> None:
         try:

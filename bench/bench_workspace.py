@@ -25,15 +25,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.repeat = 3
-    sandbox = open_sandbox("workspace", args)
-
-    import django
-
-    django.setup()
-    sandbox.verify_django()
+    open_sandbox("workspace", args).start_django()
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
-    from django.core.management import call_command
     from django.db import connection, transaction
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -41,7 +35,6 @@ def main() -> None:
     from annotation.models import ParentProblem, ProblemImage, Source
     from annotation.services import pass_document_save
 
-    call_command("migrate", verbosity=0)
     with transaction.atomic():
         user, _ = get_user_model().objects.get_or_create(username="bench_workspace")
         user.groups.add(Group.objects.get(name="annotator"))

@@ -27,20 +27,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.count = 3
-    sandbox = open_sandbox("compile", args)
-
-    import django
-
-    django.setup()
-    sandbox.verify_django()
-    from django.core.management import call_command
-
+    open_sandbox("compile", args).start_django()
     from annotation.demo import generate_workspace
     from annotation.importers import import_kit_workspace
     from annotation.models import ParentProblem
     from probes.services import compile_run_create, compile_run_execute
 
-    call_command("migrate", verbosity=0)
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         generate_workspace(Path(tmp) / "ws", count=args.count, seed=args.seed)

@@ -182,12 +182,7 @@ def main() -> None:
     os.environ.update({"DJANGO_SECURE_SSL": "false", "CELERY_TASK_ALWAYS_EAGER": "false",
                        "EVAL_CHUNK_THREADS": str(args.threads)})
     env = dict(os.environ)
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-
-    import django
-
-    django.setup()
-    sandbox.verify_django()
+    sandbox.start_django()
     from django.db.models import Avg, Count
 
     from evaluation.models import EvalRequest, EvalRun, ModelConfig

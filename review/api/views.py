@@ -96,12 +96,20 @@ class SlotApi(APIView):
             for r in slot_rows(slot)]})
 
 
+class SlotOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    problem_id = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+    context = serializers.CharField()
+    blind_first_probe_id = serializers.CharField()
+
+
 class SlotReleaseApi(APIView):
-    @extend_schema(operation_id="review_slot_release", request=None, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="review_slot_release", request=None, responses=SlotOutput)
     def post(self, request, slot_id: int):
         slot = get_object_or_404(ReviewSlot.objects.select_related("parent"), pk=slot_id)
         _require(can_work_slot(request.user, slot))
-        return Response(_slot_out(services.review_release(slot=slot, reviewer=request.user)))
+        return Response(SlotOutput(_slot_out(services.review_release(slot=slot, reviewer=request.user))).data)
 
 
 class BlindOrderApi(APIView):
@@ -109,14 +117,18 @@ class BlindOrderApi(APIView):
         context = serializers.CharField(max_length=40)
         blind_order = serializers.ChoiceField(choices=BlindOrder.values)
 
-    @extend_schema(operation_id="review_blind_order_set", request=Input, responses=OpenApiTypes.OBJECT)
+    class Output(serializers.Serializer):
+        context = serializers.CharField()
+        blind_order = serializers.ChoiceField(choices=BlindOrder.values)
+
+    @extend_schema(operation_id="review_blind_order_set", request=Input, responses=Output)
     def post(self, request):
         _require(can_manage_audit(request.user))
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         setting = services.review_context_set_blind_order(context=data.validated_data["context"],
                                                           order=data.validated_data["blind_order"], actor=request.user)
-        return Response({"context": setting.context, "blind_order": setting.blind_order})
+        return Response(self.Output(setting).data)
 
 
 class ProbePublicApi(APIView):

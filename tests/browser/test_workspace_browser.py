@@ -203,3 +203,22 @@ def test_span_conversion_chinese_and_non_bmp_in_the_browser(page, live_server, m
     wait_saved(page)
     assert stored(parent, 3).document["text_mentions"] == [
         {"id": "m001", "section": "query", "quote": "𝑭₁", "occurrence": 2, "role": "entity"}]
+
+
+def test_new_record_focus_never_steals_the_caret_from_a_field_the_user_moved_to(page, live_server, problem):
+    """"New quantity" focuses Kind, retrying once a moment later; a user already typing elsewhere keeps the caret.
+
+    CI once lost a typed symbol: the late retry moved focus back to Kind between Playwright's focus
+    and its keystrokes, so "r_2" went into Kind and Symbol stayed empty.
+    """
+    parent, _ = problem
+    login(page, live_server, "ann", f"/problems/{parent.problem_id}/passes/3/")
+    page.locator("[data-action=new-quantity]").click()
+    symbol = page.locator(".rec.is-selected [data-field=symbol_latex]")
+    symbol.focus()
+    page.wait_for_timeout(400)  # past the 120 ms retry
+    expect(symbol).to_be_focused()
+    page.keyboard.type("r_2")
+    wait_saved(page)
+    quantity = stored(parent, 3).document["quantities"][-1]
+    assert (quantity["symbol_latex"], quantity["kind"]) == ("r_2", "")

@@ -589,7 +589,14 @@ function focusField(name) {
   // After the canvas has finished its own pointer handling (it may move focus to the SVG).
   // A key pressed meanwhile (Esc, a shortcut) wins: never pull focus back into a field afterwards.
   const token = S.keyToken;
-  const go = () => { if (S.keyToken !== token) return; const el = document.querySelector(`#ws-panel .rec.is-selected [data-field="${name}"]`) || document.querySelector(`#ws-panel [data-field="${name}"]`); if (el) { el.focus(); if (el.select) el.select(); } };
+  // Nor when the user has already moved into another field (a fast click or an automated fill):
+  // the late retry would otherwise steal the caret and send their typing to the wrong field.
+  const go = () => {
+    if (S.keyToken !== token) return;
+    const active = document.activeElement;
+    if (active && active.matches && active.matches("#ws-panel input, #ws-panel textarea, #ws-panel select")) return;
+    const el = document.querySelector(`#ws-panel .rec.is-selected [data-field="${name}"]`) || document.querySelector(`#ws-panel [data-field="${name}"]`); if (el) { el.focus(); if (el.select) el.select(); }
+  };
   setTimeout(go, 0);
   setTimeout(go, 120);
 }

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .normalizers import LABEL, UnsupportedGoldReading, normalize
+from kit.normalizers import LABEL, UnsupportedGoldReading, normalize
+
 from .parsing import parse_response
 
 CONDITIONS = ("raw", "gold", "no_image", "reordered")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kit.normalizers import LABEL, NUMBER, UNITS, normalize
 from physalign_site.canonical import digest
-
-from .normalize import NUMBER, UNITS, normalize_label
 
 NEAREST_POLICY = "public_R_center_to_rectangle_pixel_squared_v1"
 
@@ -47,7 +46,7 @@ def _distance2(cx: int, cy: int, box: list[int], width: int, height: int) -> int
 
 def public_text_availability(expected: str, messages: dict[str, str]) -> dict[str, Any]:
     """Is the expected reading already copyable from the strings actually sent to the model?"""
-    target = normalize_label(expected)
+    target = normalize(expected, LABEL)
     texts = [["messages." + k, messages[k]] for k in sorted(messages)]
     result = {"raw_text_root": digest(texts), "vision_required": None, "unique_value_bound_to_R": "not_established"}
     if target is None:

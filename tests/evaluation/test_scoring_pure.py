@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.normalizers import LABEL, LITERAL, UnsupportedGoldReading, equivalent, normalize
+from kit.normalizers import LABEL, LITERAL, UnsupportedGoldReading, equivalent, normalize
 from evaluation.parsing import parse_response
 from evaluation.scoring import ModelResponse, score
 

@@ -14,7 +14,14 @@ from annotation.events import event_record
 from annotation.models import ParentProblem
 from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError
-from probes.compiler import CompileError, ParentResult, PromptSet, compile_parent, validate_prompt_files
+from probes.compiler import (
+    BlockedGroup,
+    CompileError,
+    ParentResult,
+    PromptSet,
+    compile_parent,
+    validate_prompt_files,
+)
 from probes.compiler.membership import MemberInput, assign_splits
 from probes.compiler.prompts import DEFAULT_PROMPT_SET
 
@@ -147,14 +154,26 @@ def _compile_one(parent: ParentProblem, run: CompileRun, prompt_set: PromptSet,
 @transaction.atomic
 def probes_persist(*, parent: ParentProblem, run: CompileRun, result: ParentResult) -> list[Probe]:
     """Upsert the parent's probes; probes no longer produced become ``superseded``; record issues."""
-    kept = []
+    kept, blocked = [], list(result.blocked)
+    # A logical probe id is a function of the source identity, never of the parent row: a second parent
+    # with the same (namespace, split, sample) would silently take over the first one's probe. The Kit
+    # blocks such a group (DUPLICATE_LOGICAL_ID); so do we, naming the parent that already holds it.
+    holders = dict(Probe.objects.filter(logical_probe_id__in=[p.logical_probe_id for p in result.probes])
+                   .exclude(parent=parent).values_list("logical_probe_id", "parent__problem_id"))
     for compiled in result.probes:
+        if compiled.logical_probe_id in holders:
+            blocked.append(BlockedGroup(
+                task_id=compiled.task_id, code="DUPLICATE_LOGICAL_ID", reasons=["DUPLICATE_LOGICAL_ID"],
+                scope=sorted({r["record_id"] for r in compiled.key["source_records"]}),
+                group_id=compiled.native_query["group_id"],
+                detail=f"{compiled.logical_probe_id} already belongs to {holders[compiled.logical_probe_id]}"))
+            continue
         kept.append(_probe_upsert(parent, run, result, compiled))
     (Probe.objects.filter(parent=parent).exclude(logical_probe_id__in=[p.logical_probe_id for p in kept])
      .update(state=Probe.State.SUPERSEDED))
     CompileIssue.objects.bulk_create([
         CompileIssue(run=run, parent=parent, task_id=b.task_id, code=b.code, reasons=b.reasons, scope=b.scope,
-                     group_id=b.group_id, detail=b.detail) for b in result.blocked])
+                     group_id=b.group_id, detail=b.detail) for b in blocked])
     return kept
 
 

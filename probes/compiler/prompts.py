@@ -15,6 +15,7 @@ from typing import Any
 from physalign_site.canonical import digest
 
 from .errors import require
+from .scorability import BINDING_KEYS
 
 PROMPT_KEYS = ("system", "user", "one", "set", "read", "packet_empty")
 USER_PLACEHOLDERS = ("stem", "query", "options", "attachment_legend", "text_locator_views", "anchor_block",
@@ -126,6 +127,11 @@ def validate_prompt_files(prompts: Any, tasks: Any) -> PromptSet:
     for task_id in ("T02", "T03"):
         task = tasks.get(task_id)
         require(isinstance(task, dict) and isinstance(task.get("binding_key"), str), "TASK_REGISTRY_SHAPE", task_id)
+        # Refused at upload with the code the compiler would block every group of this task with.
+        require(task["binding_key"] in BINDING_KEYS, "BINDING_KEY", f"{task_id}: {task['binding_key']}")
+        allowed = task.get("allowed_cardinalities")
+        require(isinstance(allowed, list) and "one" in allowed, "TASK_OUTPUT_CONTRACT",
+                f"{task_id}: allowed_cardinalities must list 'one'")
         for language in ("en", "zh"):
             question = task.get("question", {}).get(language)
             forms = list(question.values()) if isinstance(question, dict) else [question]

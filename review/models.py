@@ -297,3 +297,82 @@ class Signoff(models.Model):
 
     def __str__(self) -> str:
         return f"signoff {self.pk} ({self.mode})"
+
+
+class KitDraftImport(models.Model):
+    """A Kit native draft whose roots bind Kit decision files to our probes (review/kit_decisions.py).
+
+    ``catalog`` is the Kit's private catalog (it names candidate types): admin-only, like a probe key."""
+
+    catalog_root = models.CharField(max_length=64, unique=True)
+    project_id = models.CharField(max_length=80, blank=True)  # the Kit review project (context root), if any
+    catalog = models.JSONField()
+    summary = models.JSONField(default=dict)
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"kit draft {self.catalog_root[:12]}"
+
+
+class KitProbeBinding(models.Model):
+    """One Kit probe found equal to ours: its Kit roots, and our root at the time of the check."""
+
+    draft = models.ForeignKey(KitDraftImport, on_delete=models.CASCADE, related_name="bindings")
+    probe = models.ForeignKey("probes.Probe", on_delete=models.CASCADE, related_name="kit_bindings")
+    kit_content_root = models.CharField(max_length=64)
+    kit_review_target_root = models.CharField(max_length=64)
+    review_target_root = models.CharField(max_length=64)
+    same_bytes = models.BooleanField()  # every asset's bytes equal too (not only its pixels)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["draft", "probe"]
+        constraints = [models.UniqueConstraint(fields=["draft", "probe"], name="kit_binding_once_per_draft")]
+
+    def __str__(self) -> str:
+        return f"{self.probe_id} ~ {self.kit_review_target_root[:12]}"
+
+
+class KitDecision(ImmutableRow):
+    """One imported Kit review decision, as evidence bound to our probe's root at import.
+
+    ``kit_reviewer`` is provenance text from the file, never a link to an account; ``imported_by`` is who
+    imported it (an admin, or null for an operator's manage.py)."""
+
+    draft = models.ForeignKey(KitDraftImport, on_delete=models.PROTECT, related_name="decisions")
+    probe = models.ForeignKey("probes.Probe", on_delete=models.CASCADE, related_name="kit_decisions")
+    schema_version = models.CharField(max_length=40)
+    context_root = models.CharField(max_length=80, blank=True)
+    role = models.CharField(max_length=12, choices=Role.choices)
+    file_sha256 = models.CharField(max_length=64)
+    kit_review_target_root = models.CharField(max_length=64)
+    review_target_root = models.CharField(max_length=64)
+    status = models.CharField(max_length=8, choices=ReviewDecision.Status.choices)
+    severity = models.CharField(max_length=12, choices=Severity.choices)
+    confirmations = models.JSONField()
+    blind_answer = models.TextField()
+    kit_reviewer = models.CharField(max_length=200)
+    note = models.TextField(blank=True)
+    sequence = models.PositiveIntegerField(null=True, blank=True)
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["probe", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["probe", "review_target_root", "role", "context_root"],
+                                    name="kit_decision_once_per_root"),
+            models.CheckConstraint(condition=Q(status="rejected") | Q(severity__in=["none", "minor"]),
+                                   name="kit_approval_needs_none_or_minor"),
+            models.CheckConstraint(condition=Q(status="approved") | ~Q(severity__in=["none", "minor"]),
+                                   name="kit_rejection_needs_a_defect_severity"),
+        ]
+
+    def __str__(self) -> str:
+        return f"kit {self.status} {self.probe_id} ({self.kit_reviewer})"

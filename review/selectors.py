@@ -10,7 +10,16 @@ from django.db.models import QuerySet
 from probes.models import Probe
 
 from . import audit_stats, redaction
-from .models import AuditPlan, BlindAnswer, BlindOrder, ReviewContextSetting, ReviewDecision, ReviewSlot, Role
+from .models import (
+    AuditPlan,
+    BlindAnswer,
+    BlindOrder,
+    KitDecision,
+    ReviewContextSetting,
+    ReviewDecision,
+    ReviewSlot,
+    Role,
+)
 
 DEVELOPMENT = "development"
 
@@ -143,12 +152,20 @@ def development_parents_state() -> dict[str, Any]:
     for probe in probes:
         by_parent.setdefault(probe.parent.problem_id, []).append(probe)
     approved = sorted(pid for pid, ps in by_parent.items() if all(p.state == Probe.State.APPROVED for p in ps))
-    blocking = sorted({d.probe.logical_probe_id for d in ReviewDecision.objects.filter(
-        slot__context=DEVELOPMENT, severity__in=["systemic", "information"], probe__in=probes).select_related("probe")
-        if d.review_target_root == d.probe.review_target_root})
+    blocking = sorted(_blocking_findings(probes))
     roots = {p.logical_probe_id: p.review_target_root for pid in approved for p in by_parent[pid]}
     return {"parents": sorted(by_parent), "approved_parents": approved,
             "incomplete": sorted(set(by_parent) - set(approved)), "blocking": blocking, "roots": roots}
+
+
+def _blocking_findings(probes: list[Probe]) -> set[str]:
+    """Probes with a systemic or information finding on their current root: in-app decisions on the
+    development context and imported Kit decisions alike (a Kit file cannot bypass what blocks ours)."""
+    blocking = ("systemic", "information")
+    found = [*ReviewDecision.objects.filter(slot__context=DEVELOPMENT, severity__in=blocking, probe__in=probes)
+             .select_related("probe"),
+             *KitDecision.objects.filter(severity__in=blocking, probe__in=probes).select_related("probe")]
+    return {d.probe.logical_probe_id for d in found if d.review_target_root == d.probe.review_target_root}
 
 
 def plan_findings(plan: AuditPlan) -> dict[str, Any]:

@@ -23,7 +23,6 @@ MARK_COLOUR = "#1254ce"
 LABEL_XY = (8, 8)
 AFFINE = [1, 0, PADDING, 0, 1, PADDING]
 MAX_VIEWS = 128
-PNG_COMPRESS_LEVEL = 1
 
 
 def renderer_profile(max_views: int = MAX_VIEWS) -> dict[str, Any]:
@@ -58,6 +57,15 @@ def visual_representations(view: dict[str, Any]) -> list[tuple[str, int, dict[st
     return reps
 
 
+def encode_png(canvas: Image.Image) -> bytes:
+    """PNG bytes exactly as the Kit's renderer writes a view: ``save(format="PNG")`` with no other argument
+    (Pillow's default zlib level, no ``optimize``, no extra chunks), so view hashes in manifests agree with
+    the Kit's on the same Pillow/zlib build. Slower than a fast zlib level; fidelity wins."""
+    buffer = io.BytesIO()
+    canvas.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 @lru_cache(maxsize=1)
 def _font() -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
     return ImageFont.load_default(size=16)
@@ -88,11 +96,7 @@ def render_views(view: dict[str, Any], assets: dict[str, Any], originals: dict[s
         seq = [tuple(p) for p in points]
         draw.line(seq + [seq[0]], fill=MARK_COLOUR, width=2)
         draw.text(LABEL_XY, alias, font=_font(), fill=MARK_COLOUR)
-        buffer = io.BytesIO()
-        # Fast zlib level: rendering dominated compile time at level 6 (bench/compile_bench.py); the
-        # bytes stay deterministic for a given Pillow/zlib build.
-        canvas.save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-        png = buffer.getvalue()
+        png = encode_png(canvas)
         view_id = f"V{n}"
         record = {"relative_path": f"{prefix}/{view_id}.png", "width": canvas.width, "height": canvas.height,
                   "mode": canvas.mode, "bytes_sha256": bytes_digest(png), "pixels_sha256": pixels_sha256(canvas),

@@ -2,8 +2,10 @@
 the kit's compiled draft holds for it (ids, aliases, display orders, gold, view geometry).
 
 Only facts needed to check interoperability are restated here: record ids, coordinates, quotes and
-the synthetic stem. The demo image is replaced by a stand-in of the same size (320×200): no value
-compared below depends on its pixels.
+the synthetic stem. The demo image is drawn from the Kit's regression-fixture coordinates (two boxes and
+the glyph "m" on a white 320×200 canvas): its *pixels* equal the Kit demo's ``diagram.png`` (pixels_sha256
+below), its PNG *bytes* do not (the Kit's file was encoded elsewhere), so values that hash the original's
+bytes (origins, source_version) differ from the Kit's while every pixel hash of the views agrees.
 """
 
 from __future__ import annotations
@@ -77,9 +79,9 @@ def pass4() -> dict:
 def stand_in_image() -> bytes:
     image = Image.new("RGB", (320, 200), "white")
     draw = ImageDraw.Draw(image)
-    draw.rectangle((19, 80, 91, 141), outline="black", width=2)
-    draw.rectangle((189, 80, 272, 141), outline="black", width=2)
-    draw.text((24, 42), "m", fill="black")
+    draw.rectangle((20, 80, 90, 140), outline="black", width=2)
+    draw.rectangle((190, 80, 270, 140), outline="black", width=2)
+    draw.text((25, 42), "m", fill="black")
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
@@ -135,4 +137,13 @@ EXPECTED = {
                                   "section_sha256": STEM_SHA, "start": 71}},
                "packet": [], "marks": [("E2", POINTS_BOX_B), ("E1", POINTS_BOX_A)],
                "attachments": ["V1", "V2", "img_0"]},
+}
+
+# Pixel hashes (Kit §2.10 ``pixels_sha256``) of the original and of each rendered view in the Kit's demo
+# draft (preview.PRIVATE.json ``core.assets``); the bytes hashes there come from the Kit's Pillow build.
+ORIGINAL_PIXELS_SHA = "eefdb71ced72bbbcb9dece6da5e712eab0f70c5bd7bc2b63a4371b5dd2ad2095"
+VIEW_PIXELS = {
+    T03_IMAGE: {"V1": "dc73234338542491ac62143f3b1086caa3d3c1a49992081f2f287cd745481f84",
+                "V2": "f0935deba615c7f32541e3f010f146d2f3b401648d5f38bc41788aa6c73827b9",
+                "V3": "cd9f00257562096a7864fb595e03f1023e52a45103363a5b020acb72ac76a5d3"},
 }

@@ -127,3 +127,31 @@ def test_recompiling_is_byte_identical_and_ids_ignore_record_order(order):
         expected = demo.EXPECTED[probe.logical_probe_id]
         assert [c["alias"] for c in probe.raw_view["candidates"]] == expected["display"]
         assert probe.gold_view["recognition_packet"] == expected["packet"]
+
+
+def test_the_demo_image_and_views_have_the_kits_pixels(compiled):
+    from probes.compiler.render import asset_record
+
+    assert asset_record(demo.stand_in_image(), "images/img_0.png")["pixels_sha256"] == demo.ORIGINAL_PIXELS_SHA
+    views = {v.view_id: v.record["pixels_sha256"] for v in compiled[0][demo.T03_IMAGE].views}
+    assert views == demo.VIEW_PIXELS[demo.T03_IMAGE]
+
+
+def test_view_png_bytes_are_pillows_default_encoding_as_the_kit_saves_them(compiled):
+    """The Kit saves ``canvas.save(path, format="PNG")`` and nothing else; re-encoding the decoded view that
+    way must give the very same bytes (a non-default zlib level, ``optimize`` or extra chunks would not)."""
+    import io
+
+    from PIL import Image
+
+    for probe in compiled[0].values():
+        for view in probe.views:
+            with Image.open(io.BytesIO(view.png)) as img:
+                img.load()
+                again = io.BytesIO()
+                img.save(again, format="PNG")
+            assert again.getvalue() == view.png
+            assert view.record["bytes_sha256"] == bytes_digest(view.png)
+            fast = io.BytesIO()
+            img.save(fast, format="PNG", compress_level=1)
+            assert fast.getvalue() != view.png

@@ -74,8 +74,8 @@ def main() -> None:
         started = time.perf_counter()
         result = compute_metrics(items, resamples=args.resamples, seed=2027)
         timings.append(time.perf_counter() - started)
-    print(f"parents (clusters): {result['bootstrap']['clusters']}, resamples: {args.resamples}, "
-          f"threads: {args.threads}")
+    print(f"parents: {result['bootstrap']['clusters']}, bootstrap scopes (each its own clusters): "
+          f"{len(result['bootstrap']['scopes'])}, resamples: {args.resamples}, threads: {args.threads}")
     print(f"compute_metrics: best {min(timings):.3f} s, mean {sum(timings) / len(timings):.3f} s "
           f"(target < 2 s) → {'PASS' if min(timings) < 2 else 'FAIL'}")
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:

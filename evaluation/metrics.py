@@ -7,11 +7,23 @@ the types present in S. Weights are fixed by pool membership, never by which out
 ``infra_missing`` items stay in the denominator, the point value is then null and ``lower``/``upper``
 fill the missing items with 0/1.
 
-Bootstrap: clusters = sorted distinct parent ids of the whole file; ``random.Random(seed)``; each
-replicate draws ``len(clusters)`` clusters with ``rng.choice``; a parent's multiplicity weights its
-parent-mean in every statistic of every model and condition. The draws are reproduced exactly from
-the Mersenne Twister word stream (``rng.choice`` = rejection sampling on ``getrandbits(k)``) so that
-all replicates are one multiplicity matrix and every statistic is one matrix product.
+Bootstrap (Kit §5.7, ``paired_cluster_bootstrap`` as its reports call it): every statistic is resampled
+over the parents of its OWN scope, not over every parent of the file. A scope's clusters are the sorted
+distinct parent ids of its items (infrastructure-missing ones included); each replicate draws
+``len(clusters)`` of them with ``rng.choice`` from a fresh ``random.Random(seed)``, and a parent's
+multiplicity weights its parent-mean in every statistic of the scope, so raw and +GT (and the two sides
+of a difference or ratio) share one count map; two models whose scopes have the same parents get the
+same draws. Percentiles interpolate linearly at ``(n − 1)·p``; one undefined replicate (a type or a
+conditional denominator lost) withholds the interval (``ci`` null), as does a null point value. The
+scopes, per model: ``full`` (the Kit's ``raw_all`` report: every raw probe — GAcc, CAcc, JAcc, GAcc_L,
+GAcc|C, quadrants), ``P`` (the Kit's paired report ``kit_paired``: every probe of pool P, a missing or
+absent response giving bounds, delta bounds ``[lo_gold − hi_raw, hi_gold − lo_raw]``; the Kit's BAcc,
+BAcc_gold, delta_BAcc_gold_raw are our GAcc, GAcc_gold, delta; null for a model with no +GT response),
+``P_m`` (the paper's paired set of Tables 11–12), ``no_image`` /
+``reordered`` (the control and its raw reference on B), ``H``, ``H_hard``; the baselines have one scope
+each. Each statistic reports ``clusters``, the size of its scope. The draws are reproduced exactly from
+the Mersenne Twister word stream (``rng.choice`` = rejection sampling on ``getrandbits(k)``), so a
+scope's replicates are one multiplicity matrix and its statistics one matrix product.
 """
 
 from __future__ import annotations
@@ -83,8 +95,10 @@ def _validate(items: Sequence[dict[str, Any]]) -> None:
 
 @dataclass
 class _Agg:
-    """One Agg_S: per type, a column of parent means (missing as 0) and a column of parent presence."""
+    """One Agg_S: per type, a column of parent means (missing as 0) and a column of parent presence,
+    all in one bootstrap scope."""
 
+    scope: str
     columns: list[tuple[int, int]]
     lo: float | None
     hi: float | None
@@ -105,10 +119,13 @@ class Stat:
     parents: int
     probes: int
     reps: np.ndarray | None  # bootstrap replicates (only when value is defined)
+    scope: str = ""
+    clusters: int = 0  # parents resampled for this statistic (its scope), 0 without a scope
 
     def as_dict(self) -> dict[str, Any]:
         return {"value": self.value, "ci": _interval(self.reps) if self.value is not None else None,
-                "lower": self.lower, "upper": self.upper, "parents": self.parents, "probes": self.probes}
+                "lower": self.lower, "upper": self.upper, "parents": self.parents, "probes": self.probes,
+                "clusters": self.clusters}
 
 
 def _interval(reps: np.ndarray | None) -> list[float] | None:
@@ -146,25 +163,36 @@ def multiplicities(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
     return np.bincount(flat, minlength=needed).reshape(resamples, n_clusters).astype(np.float64)
 
 
+class _Scope:
+    """The statistics that share one multiplicity map: their parents are the scope's clusters."""
+
+    def __init__(self, n_parents: int) -> None:
+        self.parents = np.zeros(n_parents, dtype=bool)
+        self.columns: list[np.ndarray] = []
+        self.dedup: dict[bytes, int] = {}
+        self.replicates: np.ndarray | None = None
+
+    def column(self, vector: np.ndarray) -> int:
+        digest = vector.tobytes()
+        index = self.dedup.get(digest)
+        if index is None:
+            index = len(self.columns)
+            self.columns.append(vector)
+            self.dedup[digest] = index
+        return index
+
+
 class _Engine:
     def __init__(self, n_parents: int, n_types: int) -> None:
         self.n_parents = n_parents
         self.n_types = n_types
-        self._columns: list[np.ndarray] = []
-        self._dedup: dict[bytes, int] = {}
-        self._replicates: np.ndarray | None = None
+        self.scopes: dict[str, _Scope] = {}
 
-    def _column(self, vector: np.ndarray) -> int:
-        digest = vector.tobytes()
-        index = self._dedup.get(digest)
-        if index is None:
-            index = len(self._columns)
-            self._columns.append(vector)
-            self._dedup[digest] = index
-        return index
-
-    def agg(self, parent: np.ndarray, kind: np.ndarray, values: np.ndarray, probes: int | None = None) -> _Agg:
-        """Agg over the given items; ``values`` holds NaN for infrastructure-missing items."""
+    def agg(self, scope: str, parent: np.ndarray, kind: np.ndarray, values: np.ndarray,
+            probes: int | None = None) -> _Agg:
+        """Agg over the given items; ``values`` holds NaN for infrastructure-missing items. The items'
+        parents (missing ones included) join the clusters of ``scope``."""
+        box = self.scopes.setdefault(scope, _Scope(self.n_parents))
         missing = np.isnan(values)
         low, high = np.where(missing, 0.0, values), np.where(missing, 1.0, values)
         columns, lo_parts, hi_parts = [], [], []
@@ -182,20 +210,39 @@ class _Engine:
             n_t = float(present.sum())
             lo_parts.append(mean_lo.sum() / n_t)
             hi_parts.append(mean_hi.sum() / n_t)
-            columns.append((self._column(mean_lo), self._column(present.astype(np.float64))))
+            columns.append((box.column(mean_lo), box.column(present.astype(np.float64))))
+        box.parents |= present_any
         if not columns:
-            return _Agg([], None, None, False, 0, 0)
-        return _Agg(columns, float(np.mean(lo_parts)), float(np.mean(hi_parts)), bool(missing.any()),
+            return _Agg(scope, [], None, None, False, 0, 0)
+        return _Agg(scope, columns, float(np.mean(lo_parts)), float(np.mean(hi_parts)), bool(missing.any()),
                     int(present_any.sum()), int(probes if probes is not None else values.size))
 
-    def run(self, weights: np.ndarray) -> None:
-        if self._columns:
-            self._replicates = weights @ np.column_stack(self._columns)
+    def run(self, resamples: int, seed: int) -> None:
+        """Kit §5.7 per scope: its clusters are its own sorted parents, drawn with a fresh
+        ``random.Random(seed)``; every statistic of the scope (all conditions) uses those counts."""
+        draws: dict[int, np.ndarray] = {}  # same cluster count → same draw matrix
+        same_parents: dict[bytes, list[_Scope]] = {}  # scopes with the same clusters: one matrix product
+        for box in self.scopes.values():
+            if box.columns and box.parents.any():
+                same_parents.setdefault(box.parents.tobytes(), []).append(box)
+        for boxes in same_parents.values():
+            rows = np.flatnonzero(boxes[0].parents)  # parents are sorted by id: rows are the sorted clusters
+            if rows.size not in draws:
+                draws[rows.size] = multiplicities(int(rows.size), resamples, seed)
+            stacked = np.column_stack([column[rows] for box in boxes for column in box.columns])
+            replicates = draws[rows.size] @ stacked
+            offset = 0
+            for box in boxes:
+                box.replicates = replicates[:, offset:offset + len(box.columns)]
+                offset += len(box.columns)
+
+    def clusters(self, scope: str) -> int:
+        return int(self.scopes[scope].parents.sum())
 
     def reps(self, agg: _Agg) -> np.ndarray | None:
-        if self._replicates is None or not agg.columns:
+        y = self.scopes[agg.scope].replicates
+        if y is None or not agg.columns:
             return None
-        y = self._replicates
         with np.errstate(divide="ignore", invalid="ignore"):
             parts = [np.where(y[:, d] > 0, y[:, n] / np.where(y[:, d] > 0, y[:, d], 1.0), np.nan)
                      for n, d in agg.columns]
@@ -205,20 +252,29 @@ class _Engine:
 # ----------------------------------------------------------------------------------------------- statistics
 
 def _simple(engine: _Engine, agg: _Agg) -> Stat:
-    return Stat(agg.value, agg.lo, agg.hi, agg.parents, agg.probes, engine.reps(agg) if agg.value is not None else None)
+    return Stat(agg.value, agg.lo, agg.hi, agg.parents, agg.probes,
+                engine.reps(agg) if agg.value is not None else None, agg.scope, engine.clusters(agg.scope))
+
+
+def _same_scope(a: Stat, b: Stat) -> None:
+    if a.scope != b.scope:  # replicates of two scopes are not paired draws
+        raise AssertionError(f"statistics of scopes {a.scope!r} and {b.scope!r} cannot be combined")
 
 
 def _difference(a: Stat, b: Stat) -> Stat:
+    """a − b with the delta bounds [lo_a − hi_b, hi_a − lo_b] (Kit ``delta_BAcc_bounds``)."""
+    _same_scope(a, b)
     value = None if a.value is None or b.value is None else a.value - b.value
     lower = None if a.lower is None or b.upper is None else a.lower - b.upper
     upper = None if a.upper is None or b.lower is None else a.upper - b.lower
     reps = a.reps - b.reps if value is not None and a.reps is not None and b.reps is not None else None
     support = a if a.probes >= b.probes else b
-    return Stat(value, lower, upper, support.parents, support.probes, reps)
+    return Stat(value, lower, upper, support.parents, support.probes, reps, a.scope, a.clusters)
 
 
 def _ratio(a: Stat, b: Stat) -> Stat:
     """a / b where a ≤ b item-wise (a conditional rate); null when b is 0."""
+    _same_scope(a, b)
     value = None if a.value is None or b.value is None or b.value == 0 else a.value / b.value
     lower = None if a.lower is None or not b.upper else a.lower / b.upper
     upper = None if a.upper is None or not b.lower else min(1.0, a.upper / b.lower)
@@ -226,12 +282,13 @@ def _ratio(a: Stat, b: Stat) -> Stat:
     if value is not None and a.reps is not None and b.reps is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
             reps = np.where(b.reps != 0, a.reps / np.where(b.reps != 0, b.reps, 1.0), np.nan)
-    return Stat(value, lower, upper, b.parents, b.probes, reps)
+    return Stat(value, lower, upper, b.parents, b.probes, reps, b.scope, b.clusters)
 
 
 def _complement(a: Stat) -> Stat:
     return Stat(None if a.value is None else 1 - a.value, None if a.upper is None else 1 - a.upper,
-                None if a.lower is None else 1 - a.lower, a.parents, a.probes, None if a.reps is None else 1 - a.reps)
+                None if a.lower is None else 1 - a.lower, a.parents, a.probes, None if a.reps is None else 1 - a.reps,
+                a.scope, a.clusters)
 
 
 @dataclass
@@ -281,6 +338,9 @@ def _arrays(items: Sequence[dict[str, Any]], models: list[str], parents: list[st
     )
 
 
+KIT_PAIRED = ("GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C", "GAcc_gold", "delta")
+
+
 def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT_RESAMPLES,
                     seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Everything of the item-file contract. Fractions in [0, 1]."""
@@ -296,62 +356,86 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
     engine = _Engine(len(parents), len(types))
     plan: dict[str, Any] = {}
 
-    def agg(mask: np.ndarray, values: np.ndarray) -> _Agg:
-        return engine.agg(a.parent[mask], a.kind[mask], values[mask], probes=int(np.unique(a.probe[mask]).size))
+    def agg(scope: str, mask: np.ndarray, values: np.ndarray) -> _Agg:
+        return engine.agg(scope, a.parent[mask], a.kind[mask], values[mask],
+                          probes=int(np.unique(a.probe[mask]).size))
 
-    # probe-level baselines over distinct probes (first occurrence of each probe)
+    # probe-level metadata and baselines over distinct probes (first occurrence of each probe)
     _, first = np.unique(a.probe, return_index=True)
     unique = np.zeros(len(items), dtype=bool)
     unique[first] = True
+    probe_parent, probe_kind, probe_in_l = a.parent[first], a.kind[first], a.in_l[first]
     correct_nearest = (a.nearest == 0).astype(np.float64)
-    plan["baselines"] = {"random": agg(unique & a.in_b, a.chance),
-                         "nearest": agg(unique & (a.nearest != 2), correct_nearest)}
+    plan["baselines"] = {"random": agg("baseline.random", unique & a.in_b, a.chance),
+                         "nearest": agg("baseline.nearest", unique & (a.nearest != 2), correct_nearest)}
+
+    def by_probe(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """One value per probe from the items of ``mask``; NaN where there is none or it is missing."""
+        out = np.full(len(probes), np.nan)
+        out[a.probe[mask]] = values[mask]
+        return out
 
     for m_index, model in enumerate(models):
         mine = a.model == m_index
         raw = mine & (a.condition == 0)
+        gold = mine & (a.condition == 1)
         C, G = a.C, a.G
         J = C * G
+        full = f"{model}.full"  # the Kit's raw_all report: every raw probe of the model
         p: dict[str, Any] = {
-            "GAcc": agg(raw & a.in_b, G), "CAcc": agg(raw & a.in_l, C), "JAcc": agg(raw & a.in_l, J),
-            "GAcc_L": agg(raw & a.in_l, G),
-            "q10": agg(raw & a.in_l, C * (1 - G)), "q01": agg(raw & a.in_l, (1 - C) * G),
-            "q00": agg(raw & a.in_l, (1 - C) * (1 - G)),
+            "GAcc": agg(full, raw & a.in_b, G), "CAcc": agg(full, raw & a.in_l, C), "JAcc": agg(full, raw & a.in_l, J),
+            "GAcc_L": agg(full, raw & a.in_l, G),
+            "q10": agg(full, raw & a.in_l, C * (1 - G)), "q01": agg(full, raw & a.in_l, (1 - C) * G),
+            "q00": agg(full, raw & a.in_l, (1 - C) * (1 - G)),
         }
-        # paired set P_m: probes of L∩P whose raw and gold responses were both returned
-        gold = mine & (a.condition == 1)
+        # the paper's paired set P_m: probes of L∩P whose raw and gold responses were both returned
+        pm = f"{model}.P_m"
         raw_ok = np.zeros(len(probes), dtype=bool)
         gold_ok = np.zeros(len(probes), dtype=bool)
         raw_ok[a.probe[raw & a.returned & a.in_l & a.in_p]] = True
         gold_ok[a.probe[gold & a.returned & a.in_l & a.in_p]] = True
         paired_probe = raw_ok & gold_ok
         paired_raw = raw & paired_probe[a.probe]
-        paired_gold = gold & paired_probe[a.probe]
-        gold_of_probe = np.full(len(probes), np.nan)
-        gold_of_probe[a.probe[paired_gold]] = a.G[paired_gold]
-        g_gold = gold_of_probe[a.probe]
-        p["base"] = agg(paired_raw, G)
-        p["gt"] = agg(paired_gold, G)
+        g_gold = by_probe(gold & paired_probe[a.probe], a.G)[a.probe]
+        p["base"] = agg(pm, paired_raw, G)
+        p["gt"] = agg(pm, gold & paired_probe[a.probe], G)
         for x in (0, 1):
             for y in (0, 1):
-                p[f"T{x}{y}"] = agg(paired_raw, ((G == x) & (g_gold == y)).astype(np.float64))
-        p["raw_zero"] = agg(paired_raw, 1 - G)
-        p["raw_one"] = agg(paired_raw, G)
+                p[f"T{x}{y}"] = agg(pm, paired_raw, ((G == x) & (g_gold == y)).astype(np.float64))
+        p["raw_zero"] = agg(pm, paired_raw, 1 - G)
+        p["raw_one"] = agg(pm, paired_raw, G)
+        # the Kit's paired report: every P probe of the model, missing responses as bounds
+        in_p = np.zeros(len(probes), dtype=bool)
+        in_p[a.probe[(raw | gold) & a.in_p]] = True
+        p["kit_paired"] = None
+        if in_p.any() and gold.any():
+            kp = f"{model}.P"
+            raw_g, raw_c, gold_g = by_probe(raw, G), by_probe(raw, C), by_probe(gold, G)
+            lp = in_p & probe_in_l
+
+            def kit(sel: np.ndarray, values: np.ndarray, scope: str = kp) -> _Agg:
+                return engine.agg(scope, probe_parent[sel], probe_kind[sel], values[sel], probes=int(sel.sum()))
+
+
+            p["kit_paired"] = {"GAcc": kit(in_p, raw_g), "CAcc": kit(lp, raw_c), "JAcc": kit(lp, raw_c * raw_g),
+                               "GAcc_L": kit(lp, raw_g), "GAcc_gold": kit(in_p, gold_g)}
         for cond_index, cond in ((2, "no_image"), (3, "reordered")):
-            p[cond] = agg(mine & (a.condition == cond_index) & a.in_b, G)
+            # a control and its raw reference share one scope (their parents), so their Δ is paired
+            control = mine & (a.condition == cond_index) & a.in_b
+            p[cond] = agg(f"{model}.{cond}", control, G)
+            p[f"{cond}_reference"] = agg(f"{model}.{cond}", raw & a.in_b if control.any() else control, G)
         h = raw & (a.nearest != 2)
         hard = raw & (a.nearest == 1)
-        p["H_model"] = agg(h, G)
-        p["H_nearest"] = agg(h, correct_nearest)
-        p["H_random"] = agg(h, a.chance)
-        p["Hh_model"] = agg(hard, G)
-        p["Hh_random"] = agg(hard, a.chance)
-        p["Hh_CpGm"] = agg(hard & a.in_l, C * (1 - G))
-        p["Hh_C"] = agg(hard & a.in_l, C)
+        p["H_model"] = agg(f"{model}.H", h, G)
+        p["H_nearest"] = agg(f"{model}.H", h, correct_nearest)
+        p["H_random"] = agg(f"{model}.H", h, a.chance)
+        p["Hh_model"] = agg(f"{model}.H_hard", hard, G)
+        p["Hh_random"] = agg(f"{model}.H_hard", hard, a.chance)
+        p["Hh_CpGm"] = agg(f"{model}.H_hard", hard & a.in_l, C * (1 - G))
+        p["Hh_C"] = agg(f"{model}.H_hard", hard & a.in_l, C)
         plan[model] = p
 
-    weights = multiplicities(len(parents), resamples, seed)
-    engine.run(weights)
+    engine.run(resamples, seed)
 
     def s(x: _Agg) -> Stat:
         return _simple(engine, x)
@@ -362,7 +446,6 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
         gacc, cacc, jacc = s(p["GAcc"]), s(p["CAcc"]), s(p["JAcc"])
         given = _ratio(jacc, cacc)
         base, gt = s(p["base"]), s(p["gt"])
-        no_image, reordered = s(p["no_image"]), s(p["reordered"])
         h_model, h_near, h_rand = s(p["H_model"]), s(p["H_nearest"]), s(p["H_random"])
         hh_model, hh_rand = s(p["Hh_model"]), s(p["Hh_random"])
         cpgm = s(p["Hh_CpGm"])
@@ -374,21 +457,34 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
                        "repair_share": s(p["T01"]), "harm_share": s(p["T10"]),
                        "repair_rate": _ratio(s(p["T01"]), s(p["raw_zero"])),
                        "harm_rate": _ratio(s(p["T10"]), s(p["raw_one"]))},
-            "no_image": {"GAcc": no_image, "delta": _difference(no_image, gacc)},
-            "reordered": {"GAcc": reordered, "delta": _difference(reordered, gacc)},
+            "kit_paired": None,
             "H": {"model": h_model, "nearest": h_near, "random": h_rand,
                   "model_minus_nearest": _difference(h_model, h_near)},
             "H_hard": {"model": hh_model, "random": hh_rand, "model_minus_random": _difference(hh_model, hh_rand),
                        "CpGm_share": cpgm, "GErr_given_C": _ratio(cpgm, s(p["Hh_C"]))},
         }
+        for cond in ("no_image", "reordered"):
+            control = s(p[cond])
+            stats[cond] = {"GAcc": control, "delta": _difference(control, s(p[f"{cond}_reference"]))}
+        if p["kit_paired"] is not None:
+            k = {name: s(x) for name, x in p["kit_paired"].items()}
+            k_given = _ratio(k["JAcc"], k["CAcc"])
+            stats["kit_paired"] = {**k, "GAcc_given_C": k_given, "GErr_given_C": _complement(k_given),
+                                   "delta": _difference(k["GAcc_gold"], k["GAcc"])}
+            stats["kit_paired"] = {name: stats["kit_paired"][name] for name in KIT_PAIRED}
         out_models[model] = _render(stats)
     baselines = {name: s(x).as_dict() for name, x in plan["baselines"].items()}
     return {"models": out_models, "baselines": baselines,
             "bootstrap": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE,
-                          "clusters": len(parents), "method": "parent_cluster_percentile_linear_interpolation"}}
+                          "clusters": len(parents), "cluster_scope": "statistic",
+                          "scopes": {name: engine.clusters(name) for name in sorted(engine.scopes)
+                                     if engine.clusters(name)},
+                          "method": "paired_cluster_percentile_linear_interpolation"}}
 
 
 def _render(value: Any) -> Any:
+    if value is None:
+        return None
     if isinstance(value, Stat):
         return value.as_dict()
     return {k: _render(v) for k, v in value.items()}
@@ -396,7 +492,9 @@ def _render(value: Any) -> Any:
 
 def iter_statistics(result: dict[str, Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
     """(model or "baseline", dotted metric name, statistic) for every statistic of a result."""
-    def walk(prefix: str, node: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any]]]:
+    def walk(prefix: str, node: dict[str, Any] | None) -> Iterable[tuple[str, dict[str, Any]]]:
+        if node is None:  # e.g. kit_paired of a model without gold responses
+            return
         if "value" in node and "ci" in node:
             yield prefix, node
             return

@@ -2,6 +2,10 @@
 
 One JSON object, optionally inside exactly one ```json fence; duplicate keys at any depth and the
 non-JSON constants NaN/Infinity/-Infinity are rejected; nothing is ever repaired.
+
+Deliberate difference from the Kit: output that is not text (a list, a number, a dict, or null where a
+provider returned no string) is not parsed, it gives None, so the item is scored ``unparseable`` (0 on
+every field, kept in the denominator). The Kit's ``_parse_response`` raises ``TypeError`` on it instead.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ def _no_constants(name: str) -> Any:
 
 
 def parse_response(text: Any) -> dict[str, Any] | None:
-    """The parsed object, or None when the output is not exactly one valid JSON object."""
+    """The parsed object, or None when the output is not exactly one valid JSON object (also when it is
+    not a string at all, where the Kit raises)."""
     if not isinstance(text, str):
         return None
     body = text.strip()

@@ -661,9 +661,9 @@ _DEFERRED = ("raw_output", "error", "probe__raw_view", "probe__gold_view", "prob
 
 def _nearest_outcome(probe: Probe) -> str:
     nearest = (probe.metadata or {}).get("nearest_region") or {}
-    status = nearest.get("status")
-    if status == "unique":
-        alias = nearest["alias"]
+    status = nearest.get("status")  # the Kit's shape (probes/compiler/diagnostics.nearest_region)
+    if status == "predicted":
+        alias = nearest["predicted_alias"]
     elif status == "tie":
         # controls break ties by the frozen candidate (display) index (Kit §5.6)
         order = [c["alias"] for c in probe.raw_view.get("candidates", [])]
@@ -713,7 +713,7 @@ def eval_run_finalize(*, run_id: int) -> EvalRun | None:
 
 
 POOL_OF = {"GAcc": "B", "CAcc": "L", "JAcc": "L", "GAcc_L": "L", "GAcc_given_C": "L", "GErr_given_C": "L",
-           "quadrants": "L", "paired": "P_m", "no_image": "B", "reordered": "B", "H": "H", "H_hard": "H_hard",
+           "quadrants": "L", "paired": "P_m", "kit_paired": "P", "no_image": "B", "reordered": "B", "H": "H", "H_hard": "H_hard",
            "random": "B", "nearest": "H"}
 
 

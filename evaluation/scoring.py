@@ -5,6 +5,11 @@
 ``response_contract`` ({"binding_key", "cardinality", "read_shape", "read_anchor_ids"}).
 G is the paper's grounding score (the kit's binding B). C exists only for raw probes with reads
 (pool L); J = C·G wherever C exists, and is never taken from outside.
+
+A completed response whose text is not a string (a list, a number, a dict, or null from a provider) is
+``unparseable``, scored like any malformed output (G = 0, C = 0 where it applies); the Kit raises
+``TypeError`` on such input instead (``_parse_response``). Only ``infra_missing`` means "no response":
+``score(None, …)`` without a ``ModelResponse`` is that shorthand.
 """
 
 from __future__ import annotations
@@ -103,7 +108,9 @@ def _binding(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]
 
 def _recognition(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]) -> int:
     targets = key["read_targets"]
-    multi = len(targets) > 1 or key["response_contract"].get("read_shape") == "object"
+    # The contract's read shape decides (Kit names: "string" | "object_by_anchor"); several targets are always
+    # an object keyed by anchor.
+    multi = len(targets) > 1 or key["response_contract"].get("read_shape") == "object_by_anchor"
     value = obj.get(READ_FIELD)
     if multi:
         required = {t["anchor_alias"] for t in targets}

@@ -14,6 +14,7 @@ TABLE2 = ("GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C")
 QUADRANTS = ("q11", "q10", "q01", "q00")
 SERIES_LABELS = {"GAcc": "GAcc", "CAcc": "CAcc", "JAcc": "JAcc", "GAcc_given_C": "GAcc|C"}
 PAIRED = ("base", "gt", "delta", "repair_share", "harm_share", "repair_rate", "harm_rate")
+KIT_PAIRED = ("GAcc", "GAcc_gold", "delta", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C")
 
 
 def run_list() -> QuerySet[EvalRun]:
@@ -57,6 +58,10 @@ def results_tables(metrics: dict[str, Any] | None) -> dict[str, Any]:
         "l_h_hard": [(m, [stats["H_hard"]["CpGm_share"], stats["H_hard"]["GErr_given_C"]],
                       _support(stats["H_hard"]["CpGm_share"])) for m, stats in models.items()],
         "paired_support": {m: _support(stats["paired"]["base"]) for m, stats in models.items()},
+        # the Kit's paired report (every P probe, missing responses as bounds); absent in metrics stored
+        # before it existed, and null for a model without +GT responses
+        "kit_paired": [(m, [stats["kit_paired"][k] for k in KIT_PAIRED], _support(stats["kit_paired"]["GAcc"]))
+                       for m, stats in models.items() if stats.get("kit_paired")],
         "coverage": [(m, _support(stats["GAcc"]), _support(stats["CAcc"]), _support(stats["paired"]["base"]))
                      for m, stats in models.items()],
         "baseline_rows": [("Uniform chance (B)", metrics["baselines"]["random"], _support(metrics["baselines"]["random"])),

@@ -64,6 +64,13 @@ def normalize(value: Any, profile: str) -> str | None:
     return f"{match.group(1)} {match.group(2)}" if match else text
 
 
+def numeric_unit_parts(text: str) -> tuple[str, str] | None:
+    """``(number, unit)`` when all of ``text`` is the label profile's number+unit form (a NUMBER, any
+    separator the profile allows, one listed unit), else ``None``. The same pattern ``normalize`` uses."""
+    match = _NUMBER_UNIT.fullmatch(text)
+    return (match.group(1), match.group(2)) if match else None
+
+
 def equivalent(prediction: Any, gold: Any, profile: str) -> bool:
     expected = normalize(gold, profile)
     if expected is None:

@@ -196,7 +196,7 @@ def _probe_upsert(parent: ParentProblem, run: CompileRun, result: ParentResult, 
     probe, _ = Probe.objects.update_or_create(logical_probe_id=compiled.logical_probe_id, defaults=fields)
     ProbeKey.objects.update_or_create(probe=probe, defaults={
         "key": compiled.key, "native_query": compiled.native_query, "displays": compiled.displays,
-        "assets": {v.view_id: v.record for v in compiled.views}})
+        "assets": compiled.assets})
     if not unchanged:
         RenderedView.objects.filter(probe=probe).delete()
         by_view = {d["view_id"]: d for d in compiled.displays}

@@ -102,7 +102,9 @@ class ProbeDetailApi(APIView):
         probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
         body = _probe_out(probe)
         if can_view_private_mapping(request.user):
-            body["private"] = {"key": probe.key.key, "gold_aliases": probe.key.gold_aliases}
+            # metadata.PRIVATE.json (native_probe_metadata_v1, Kit names) holds private candidate types
+            body["private"] = {"key": probe.key.key, "gold_aliases": probe.key.gold_aliases,
+                               "metadata": probe.metadata, "assets": probe.key.assets}
         return Response(body)
 
 

@@ -1,69 +1,209 @@
-"""Diagnostics that are reported, never used to filter (Kit §5.6). Pure."""
+"""Diagnostics that are reported, never used to filter (Kit §5.6). Pure.
+
+Two public-only measurements, each in the Kit's names and shapes:
+
+- :func:`nearest_region`: which candidate rectangle lies closest to the query anchor's centre, in
+  exact integer arithmetic over source pixels. It has no key argument; correctness is attached
+  afterwards by :func:`with_outcome`.
+- :func:`read_availability`: is the expected reading of a read target already copyable from the
+  strings actually sent to the model? A finite lexical scan (no arithmetic, no unit conversion) whose
+  equality decision is the OCR normalizer's (``kit.normalizers``).
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from difflib import SequenceMatcher
 from typing import Any
 
-from kit.normalizers import LABEL, NUMBER, UNITS, normalize
+from kit.normalizers import LABEL, NUMBER, normalize, numeric_unit_parts
 from physalign_site.canonical import digest
 
+from .errors import require
+
 NEAREST_POLICY = "public_R_center_to_rectangle_pixel_squared_v1"
+DISTANCE_DENOMINATOR = 4_000_000  # centres and edges are scaled by 2000, squared distances by its square
+AVAILABILITY_SCOPE_NOTE = "lexical_diagnostic_only_includes_public_geometry_and_repeated_excerpts"
+AVAILABILITY_PRIORITY = "full_match_then_supported_components_then_lexical_absence; unsupported_is_unknown"
+
+# A reading the scan can rule on when it finds nothing: one atomic label (a letter with an optional
+# one/two-digit or single-character subscript, a Chinese ordinal, or a sign), a bare number, or a
+# number with a listed unit. Anything else without a verbatim hit is ``unknown``, never ``not_found``.
+_ATOMIC_LABEL = re.compile(r"(?:[A-Za-zΑ-Ωα-ω甲乙丙丁戊己庚辛壬癸](?:\d{1,2}|_[A-Za-z0-9]|_\{[A-Za-z0-9]{1,2}\})?|[+\-])")
+_WORD = "A-Za-z0-9_Α-Ωα-ω"  # a hit may not continue a word on either side
+_LATEX_GAP = r"(?:\s|\\[,;:! ])*"  # between number and unit: any whitespace (NBSP too) or LaTeX spacing
+_LITERAL_NUMBER = re.compile(r"(?<![A-Za-z0-9_])" + NUMBER + r"(?![A-Za-z0-9_])")
+# Keys of a message part that carry no text the model reads as text (roles, image payloads, paths).
+_NOT_TEXT = frozenset({"role", "type", "url", "image_url", "data", "path", "bytes_sha256", "asset_id"})
+_ATTACHMENT_TEXT = ("alt", "title", "caption", "text")
 
 
-def nearest_region(view: dict[str, Any], assets: dict[str, Any]) -> dict[str, Any]:
-    """Integer arithmetic in source pixels ×2000; ties are reported, never broken."""
-    base = {"policy": NEAREST_POLICY}
+# Nearest region ---------------------------------------------------------------------------------
+def nearest_region(view: dict[str, Any], image_sizes: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    """R-centre to candidate-rectangle squared distance in source pixels (numerators over 4,000,000).
+
+    ``image_sizes`` maps an original image id to ``(width, height)``. A candidate with several parts
+    takes its nearest part; ties are reported (``tied_aliases``), never broken.
+    """
     if len(view["query_anchor_ids"]) != 1:
-        return {**base, "status": "not_applicable", "reason": "query_arity"}
+        return {"status": "not_applicable", "reason": "query_arity"}
     anchor = view["anchors"][view["query_anchor_ids"][0]]
     if anchor["kind"] != "visual":
-        return {**base, "status": "not_applicable", "reason": "text_R_has_no_visual_origin"}
+        return {"status": "not_applicable", "reason": "text_R_has_no_visual_origin"}
+    if anchor["geometry"]["type"] != "bbox":
+        return {"status": "not_applicable", "reason": "unsupported_geometry"}
     image = anchor["image_id"]
-    width, height = assets[image]["width"], assets[image]["height"]
+    width, height = image_sizes[image]
     x0, y0, x1, y1 = anchor["geometry"]["bbox_1000"]
     cx, cy = (x0 + x1) * width, (y0 + y1) * height
-    distances = {}
+    distances: dict[str, Any] = {}
     for candidate in view["candidates"]:
-        boxes = [loc["geometry"]["bbox_1000"] for loc in candidate["locators"] if loc.get("image_id") == image]
-        if not boxes:
-            return {**base, "status": "not_applicable", "reason": "cross_image_candidate_distance_undefined"}
-        distances[candidate["alias"]] = min(_distance2(cx, cy, box, width, height) for box in boxes)
+        parts = [loc for loc in candidate.get("locators", [])
+                 if loc["kind"] == "visual" and loc["image_id"] == image]
+        if any(loc["geometry"]["type"] != "bbox" for loc in parts):
+            return {"status": "not_applicable", "reason": "unsupported_candidate_geometry"}
+        if not parts:
+            return {"status": "not_applicable", "reason": "cross_image_candidate_distance_undefined"}
+        distances[candidate["alias"]] = min(_distance2(cx, cy, loc["geometry"]["bbox_1000"], width, height)
+                                            for loc in parts)
+    require(bool(distances), "NEAREST_EMPTY_CANDIDATES")
     best = min(distances.values())
-    tied = sorted(a for a, d in distances.items() if d == best)
-    result = {**base, "distance2_numerators": distances, "denominator": 4_000_000}
-    if len(tied) > 1:
-        return {**result, "status": "tie", "tied_aliases": tied}
-    return {**result, "status": "unique", "alias": tied[0]}
+    nearest = sorted(alias for alias, d in distances.items() if d == best)
+    tie = len(nearest) > 1
+    return {"status": "tie" if tie else "predicted", "predicted_alias": None if tie else nearest[0],
+            "tied_aliases": nearest if tie else [], "squared_distance_numerators": distances,
+            "distance_denominator": DISTANCE_DENOMINATOR, "policy_id": NEAREST_POLICY}
 
 
-def _distance2(cx: int, cy: int, box: list[int], width: int, height: int) -> int:
+def _distance2(cx: Any, cy: Any, box: list[Any], width: int, height: int) -> Any:
     left, top, right, bottom = box
     dx = max(2 * left * width - cx, 0, cx - 2 * right * width)
     dy = max(2 * top * height - cy, 0, cy - 2 * bottom * height)
     return dx * dx + dy * dy
 
 
-def public_text_availability(expected: str, messages: dict[str, str]) -> dict[str, Any]:
-    """Is the expected reading already copyable from the strings actually sent to the model?"""
-    target = normalize(expected, LABEL)
-    texts = [["messages." + k, messages[k]] for k in sorted(messages)]
-    result = {"raw_text_root": digest(texts), "vision_required": None, "unique_value_bound_to_R": "not_established"}
-    if target is None:
-        return {**result, "status": "unknown", "hit_multiplicity": 0}
-    pattern = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(target) + r"(?![A-Za-z0-9_])")
-    hits = [(path, m.start()) for path, text in texts for m in pattern.finditer(text)]
+def with_outcome(nearest: dict[str, Any], candidate_map: dict[str, Any],
+                 gold_targets: list[dict[str, Any]]) -> dict[str, Any]:
+    """The prediction plus ``outcome``: ``correct``/``wrong`` for a unique prediction, otherwise the
+    status itself (``tie``, ``not_applicable``). Attached only after the public-only prediction."""
+    outcome = nearest["status"]
+    if outcome == "predicted":
+        outcome = "correct" if candidate_map[nearest["predicted_alias"]] in gold_targets else "wrong"
+    return {**nearest, "outcome": outcome}
+
+
+# Public text availability -----------------------------------------------------------------------
+def public_text_fields(public_raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(path, text)`` of every string the model receives as text, in message order: all strings
+    under ``messages`` (paths like ``/messages/user``; role/type/url/image data/path/hash/asset id
+    keys skipped) and the ``alt``/``title``/``caption``/``text`` of each attachment. Paths, hashes,
+    private keys and observation stores are not text channels and are never scanned."""
+    fields: list[tuple[str, str]] = []
+    _collect(public_raw.get("messages", {}), "/messages", fields)
+    for i, attachment in enumerate(public_raw.get("attachments", [])):
+        if isinstance(attachment, dict):
+            for name in _ATTACHMENT_TEXT:
+                if name in attachment:
+                    _collect(attachment[name], f"/attachments/{i}/{name}", fields)
+    return fields
+
+
+def _collect(value: Any, path: str, fields: list[tuple[str, str]]) -> None:
+    if isinstance(value, str):
+        fields.append((path, value))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _collect(item, f"{path}/{i}", fields)
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            if name not in _NOT_TEXT:
+                _collect(item, f"{path}/{name}", fields)
+
+
+def read_availability(public_raw: dict[str, Any], expected: str, normalizer_id: str = LABEL) -> dict[str, Any]:
+    """Kit §5.6 availability of one expected reading in ``public_raw`` (``{"messages": …}``).
+
+    ``verbatim_available`` (a full hit, always first), ``components_available`` (only the number or
+    the unit of a number+unit reading), ``not_found`` (a finite reading with no hit) or ``unknown``
+    (a reading outside the finite grammar, or one the normalizer does not support). Offsets are code
+    points in the original string; a hit counts only if its original text normalizes to the target.
+    """
+    fields = public_text_fields(public_raw)
+    target = normalize(expected, normalizer_id)
+    finite = target is not None and bool(_ATOMIC_LABEL.fullmatch(target) or re.fullmatch(NUMBER, target)
+                                         or numeric_unit_parts(target))
+    hits = _hits(fields, target, normalizer_id) if target is not None else []
+    components = []
+    parts = numeric_unit_parts(target) if finite else None
+    for part in parts or ():
+        components.extend({**hit, "component": part}
+                          for hit in _hits(fields, normalize(part, normalizer_id), normalizer_id))
     if hits:
-        return {**result, "status": "verbatim_available", "hit_multiplicity": len(hits),
-                "offsets": [[p, o] for p, o in hits]}
-    number = re.fullmatch(r"(" + NUMBER + r") (" + "|".join(map(re.escape, UNITS)) + r")", target)
-    if number:
-        parts = [re.compile(r"(?<![A-Za-z0-9_.])" + re.escape(x) + r"(?![A-Za-z0-9_])") for x in number.groups()]
-        if any(p.search(text) for p in parts for _, text in texts):
-            return {**result, "status": "components_available", "hit_multiplicity": 0}
-    return {**result, "status": "not_found", "hit_multiplicity": 0}
+        status = "verbatim_available"
+    elif not finite:
+        status = "unknown"
+    else:
+        status = "components_available" if components else "not_found"
+    # positions in the serialized input, not source mentions: a repeated excerpt repeats its numbers
+    literals = {m.group() for _, text in fields for m in _LITERAL_NUMBER.finditer(text)}
+    return {"public_text_availability": status, "normalizer_id": normalizer_id, "full_hits": hits,
+            "component_hits": components, "scanned_fields": [path for path, _ in fields],
+            "raw_text_root": digest(fields),
+            "hit_multiplicity": "none" if not hits else "one" if len(hits) == 1 else "multiple",
+            "distinct_public_numeric_literals": len(literals), "unique_value_bound_to_R": "not_established",
+            "vision_required": None, "scope_note": AVAILABILITY_SCOPE_NOTE, "priority": AVAILABILITY_PRIORITY}
 
 
+def _hits(fields: list[tuple[str, str]], target: str | None, normalizer_id: str) -> list[dict[str, Any]]:
+    if target is None:
+        return []
+    pattern = _candidate_pattern(target)
+    hits = []
+    for path, text in fields:
+        comparison = unicodedata.normalize("NFC", text)
+        spans = _original_spans(text, comparison)
+        for match in pattern.finditer(comparison):
+            start, end = spans[match.start()][0], spans[match.end() - 1][1]
+            if normalize(text[start:end], normalizer_id) == target:
+                hits.append({"field": path, "start": start, "end": end, "text": text[start:end],
+                             "normalized": target})
+    return hits
+
+
+def _candidate_pattern(target: str) -> re.Pattern[str]:
+    """A permissive finite grammar for places the target may be written (U+2212 for a minus; for a
+    number+unit, LaTeX spacing or whitespace before the unit, or the unit inside ``\\mathrm{}`` or
+    ``\\text{}``); the normalizer then decides equality. Never computes or reorders anything."""
+    parts = numeric_unit_parts(target)
+    if parts:
+        number, unit = parts
+        unit_forms = re.escape(unit) + r"|\\(?:mathrm|text)\{" + re.escape(unit) + r"\}"
+        body = _with_unicode_minus(number) + _LATEX_GAP + "(?:" + unit_forms + ")"
+    else:
+        body = _with_unicode_minus(target)
+    return re.compile(f"(?<![{_WORD}])(?:{body})(?![{_WORD}])")
+
+
+def _with_unicode_minus(text: str) -> str:
+    return re.escape(text).replace(r"\-", "[\\-\u2212]")
+
+
+def _original_spans(text: str, comparison: str) -> list[tuple[int, int]]:
+    """For each code point of ``comparison`` (the NFC form of ``text``), the ``[start, end)`` of
+    ``text`` it comes from; a composed character maps to the whole run it replaced."""
+    if comparison == text:
+        return [(i, i + 1) for i in range(len(text))]
+    spans: list[tuple[int, int]] = []
+    for tag, i, j, a, b in SequenceMatcher(None, text, comparison, autojunk=False).get_opcodes():
+        if tag == "equal":
+            spans.extend((k, k + 1) for k in range(i, j))
+        else:
+            spans.extend((i, j) for _ in range(a, b))
+    return spans
+
+
+# Representation ---------------------------------------------------------------------------------
 def representation_kind(visual_sources: list[str], visual_rows: dict[str, Any]) -> str:
     kinds = {visual_rows[v]["type"] == "text_glyph" for v in visual_sources if v in visual_rows}
     if kinds == {True}:

@@ -11,7 +11,7 @@ from typing import Any
 from physalign_site.canonical import canonical_bytes, digest
 
 from .aliases import logical_probe_id, neutral_aliases
-from .diagnostics import nearest_region, public_text_availability, representation_kind
+from .diagnostics import nearest_region, read_availability, representation_kind, with_outcome
 from .errors import require
 from .geometry import active_origin, origin_fingerprint, validate_locator, view_fingerprint
 from .grammar import PACKET_MAX_ENTRIES, is_atomic_glyph
@@ -35,6 +35,8 @@ class _Anchors:
 def compile_proposal(index: SourceIndex, proposal: Proposal, *, originals: dict[str, bytes],
                      prompt_set: PromptSet, seed: int) -> tuple[CompiledProbe, float]:
     """Return the compiled probe and the seconds spent rendering. Raise CompileError on a refusal."""
+    from .scorability import check_observations, check_scorable  # local: this module's imports are shared
+
     task, rows = proposal.task_id, proposal.rows
     if task == "T03":
         signatures = {digest({k: index.rows["quantities"][r["ref"]["record_id"]][k] for k in QUANTITY_SIGNATURE})
@@ -84,8 +86,10 @@ def compile_proposal(index: SourceIndex, proposal: Proposal, *, originals: dict[
     views, displays = render_views(raw_view, index.assets, originals, prefix=f"views/{qid}")
     render_seconds = time.perf_counter() - started
     raw_view, key = _canonical(raw_view), _canonical(key)
+    check_observations(key, index.observations)
     gold_view = copy.deepcopy(raw_view)
     gold_view["recognition_packet"] = _packet(selected, key["anchor_map"], index)
+    check_scorable(key, raw_view, gold_view, index.observations, prompt_set.tasks)
     view_assets = {v.view_id: v.record for v in views}
     attachments = sorted(set(index.context["image_ids"]) | set(view_assets))
     question = prompt_set.question(task, index.language, "one", query_alias)
@@ -230,41 +234,46 @@ def _finish(index: SourceIndex, proposal: Proposal, key: dict[str, Any], raw_vie
         content_root=digest(core), review_target_root=digest(prospective),
         closure_root=closure_root(key, raw_view, source_index_hash),
         packet_review_root=packet_review_root(key["packet_plan"], index.observations, key["packet_policy_id"]),
-        evidence_group=evidence_group)
+        evidence_group=evidence_group, assets=assets)
     probe.metadata = _metadata(index, probe, assets)
     return probe
 
 
 def _metadata(index: SourceIndex, probe: CompiledProbe, assets: dict[str, Any]) -> dict[str, Any]:
-    key, view = probe.key, probe.raw_view
-    query = view["anchors"][view["query_anchor_ids"][0]]
+    """``metadata.PRIVATE.json`` (``native_probe_metadata_v1``) in the Kit's names and shapes (Kit §2.9)."""
+    key, view, native = probe.key, probe.raw_view, probe.native_query
+    cmap = key["candidate_map"]
     per_candidate = {alias: representation_kind(index.entity_visual_sources.get(t["id"], []),
                                                 index.rows["visual_nodes"])
-                     for alias, t in key["candidate_map"].items()}
+                     for alias, t in cmap.items()}
     kinds = set(per_candidate.values())
-    types = [index.entity_types[t["id"]] for t in key["candidate_map"].values()]
+    types = {alias: index.entity_types[t["id"]] for alias, t in cmap.items()}
     gold_type = index.entity_types[key["gold_targets"][0]["id"]]
-    availability = [public_text_availability(t["expected"], probe.raw_messages) for t in key["read_targets"]]
+    reads = key["read_targets"]
+    # only the first read target is scanned, against the raw condition's public input
+    availability = (read_availability({"messages": probe.raw_messages, "attachment_ids": probe.attachment_ids},
+                                      reads[0]["expected"], reads[0]["normalizer_id"]) if reads
+                    else {"public_text_availability": "not_applicable", "vision_required": None})
+    sizes = {i: (assets[i]["width"], assets[i]["height"]) for i in view["context"]["image_ids"]}
     return {
         "schema_version": "native_probe_metadata_v1", "interface": probe.interface,
-        "group_id": probe.native_query["group_id"], "evidence_group": probe.evidence_group,
-        "read_origin": ("image" if key["read_targets"] else ("source_text" if query["kind"] == "text" else "none")),
-        "public_text_availability": availability[0]["status"] if availability else "not_applicable",
-        "public_text_availability_detail": availability,
+        "group_id": native["group_id"], "evidence_group": probe.evidence_group,
+        "read_origin": "image" if reads else "source_text" if probe.interface == "T03-text" else "none",
+        **availability,
         "representation_kind": next(iter(kinds)) if len(kinds) == 1 else "mixed_or_unresolved",
-        "representation_kind_per_candidate": per_candidate,
-        "candidate_native_types_PRIVATE": types, "candidate_count": len(types),
-        "same_native_type_candidate_count": sum(1 for t in types if t == gold_type),
-        "native_types_homogeneous": len(set(types)) == 1, "image_count": len(index.context["image_ids"]),
-        "source_language": index.language, "source_namespace": index.namespace,
-        "source_domain": index.pass4.get("domain", ""), "selector": probe.native_query.get("selector"),
-        "fallback_reason": probe.native_query.get("fallback_reason"),
-        "singleton_basis": probe.native_query.get("singleton_basis"),
-        "nearest_region": nearest_region(view, assets),
-        "chance_probability": {"numerator": 1, "denominator": len(types)},
+        "candidate_representation": per_candidate, "candidate_native_types_PRIVATE": types,
+        "candidate_count": len(cmap), "same_native_type_candidate_count": sum(t == gold_type for t in types.values()),
+        "native_types_homogeneous": len(set(types.values())) == 1, "image_count": len(view["context"]["image_ids"]),
+        "source_language": key["language"], "source_namespace": index.namespace,
+        "source_domain": index.pass4.get("domain", "unknown"), "selector": native.get("selector"),
+        "fallback_reason": native.get("fallback_reason"), "singleton_basis": native.get("singleton_basis"),
+        "nearest_region": with_outcome(nearest_region(view, sizes), cmap, key["gold_targets"]),
+        "chance_probability": {"numerator": 1, "denominator": len(cmap)},
         "packet_state": key["packet_plan"]["state"], "packet_policy_id": key["packet_policy_id"],
         "packet_nonempty_candidate": bool(key["packet_plan"]["observation_ids"]), "P_approved": False,
-        "L_candidate": bool(key["joint_eligible"]),
-        "repair_applied_to_query": bool(key["anchor_map"][view["query_anchor_ids"][0]]["repair_refs"]),
+        "L_candidate": bool(reads),
+        "repair_policy_id": "unique_exact_sidecar_v1" if index.repair_refs else None,
+        "repair_applied_to_query": any(key["anchor_map"][a]["repair_refs"] for a in view["query_anchor_ids"]),
+        "source_approved": True, "transformation_passed": True,
         "benchmark_QA_approval": "pending", "human_item_review": "not_sampled",
     }

@@ -78,6 +78,8 @@ class CompiledProbe:
     closure_root: str
     packet_review_root: str
     evidence_group: str
+    # Asset records of everything the probe shows: the original images, then the rendered views (Kit core).
+    assets: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

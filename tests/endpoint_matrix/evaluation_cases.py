@@ -36,7 +36,7 @@ def _probe(parent, probe_id: str) -> Probe:
         in_b=True, raw_view=view, gold_view=view,
         raw_messages={"system": "You ground physics text in diagrams.", "user": user},
         gold_messages={"system": "You ground physics text in diagrams.", "user": user},
-        attachment_ids=[], metadata={"nearest_region": {"status": "unique", "alias": "E2"}})
+        attachment_ids=[], metadata={"nearest_region": {"status": "predicted", "predicted_alias": "E2", "tied_aliases": []}})
     ProbeKey.objects.create(probe=probe, native_query={}, displays={}, assets={}, key={
         "candidate_map": {"E1": {"id": "block"}, "E2": {"id": "pulley"}}, "gold_targets": [{"id": "block"}],
         "read_targets": [], "packet_plan": {"observation_ids": []}, "response_contract": {"binding_key": "binding", "cardinality": "one"}})

@@ -199,6 +199,161 @@ def test_metrics_command_round_trip(tmp_path):
     written = json.loads(out.read_text())
     assert written == json.loads(json.dumps(compute_metrics(_joint_items(), resamples=100, seed=5)))
     stat = written["models"]["m1"]["GAcc"]
-    assert set(stat) == {"value", "ci", "lower", "upper", "parents", "probes"}
+    assert set(stat) == {"value", "ci", "lower", "upper", "parents", "probes", "clusters"}
     assert set(written["models"]["m1"]) >= {"GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C",
-                                             "quadrants", "paired", "no_image", "reordered", "H", "H_hard"}
+                                             "quadrants", "paired", "kit_paired", "no_image", "reordered", "H",
+                                             "H_hard"}
+    assert written["models"]["m1"]["kit_paired"] is None  # no +GT response in this file
+    assert written["bootstrap"]["method"] == "paired_cluster_percentile_linear_interpolation"
+
+
+# ----------------------------------------------------------------------------------------------- Kit bootstrap scopes
+
+SCOPED = {  # parent: ((C, G, +GT G) of X1 in B∩L, (G, +GT G) of X2 in B, G of X3 (T02) or None), per model
+    "m1": {"A": ((1, 0, 1), (0, 1), 1), "B": ((1, 1, 1), (1, 0), 0), "C": ((0, 0, 1), (0, 0), 1),
+           "D": ((1, 0, 0), (1, 1), 1), "E": ((1, 1, 1), (0, 1), 0), "F": ((0, 1, 1), (0, 0), 1),
+           "G": ((1, 0, None), (1, None), 0), "H": ((0, 1, None), (0, None), 1),
+           "I": ((1, 1, None), (0, None), None), "J": ((1, 0, None), (1, None), None)},
+    "m2": {"A": ((1, 1, 1), (1, 1), 0), "B": ((0, 0, 1), (1, 1), 1), "C": ((1, 1, 0), (0, 1), 1),
+           "D": ((1, 1, 1), (0, 0), 0), "E": ((0, 0, 0), (1, 1), 1), "F": ((1, 0, "missing"), (1, 1), 0),
+           "G": ((0, 0, None), (0, None), 1), "H": ((1, 1, None), (1, None), 1),
+           "I": ((0, 1, None), (1, None), None), "J": ((1, 1, None), (0, None), None)},
+}
+
+
+def _scoped_items():
+    """Parents A–J; pool P (with +GT responses) only on A–F, a strict subset of the file's parents;
+    X2 is a T03 probe outside L (in the Kit's paired report, not in P_m); m2's +GT of F1 is missing,
+    which drops parent F from m2's P_m but not from its Kit paired report."""
+    items = []
+    for model, parents in SCOPED.items():
+        for parent, ((c, g, g1), (g2, gg2), g3) in parents.items():
+            paired = ("P",) if parent <= "F" else ()
+            items.append(item(f"{parent}1", parent, model=model, pools=("B", "L") + paired, C=c, G=g))
+            items.append(item(f"{parent}2", parent, model=model, pools=("B",) + paired, G=g2, interface="T03-text"))
+            if g3 is not None:
+                items.append(item(f"{parent}3", parent, model=model, task="T02", G=g3))
+            if paired:
+                items.append(item(f"{parent}1", parent, model=model, condition="gold", pools=("B", "L", "P"),
+                                  **({"status": "infra_missing", "G": None} if g1 == "missing" else {"G": g1})))
+                items.append(item(f"{parent}2", parent, model=model, condition="gold", pools=("B", "P"), G=gg2,
+                                  interface="T03-text"))
+    return items
+
+
+# (value, [ci low, ci high] or None when withheld), 2,000 resamples, seed 2027. These numbers come from
+# running the Kit's own implementation (HCPLab-SYSU/PhysAlign physalign/bootstrap.py
+# paired_cluster_bootstrap with physalign/metrics.py evaluate, called as physalign/reporting.py
+# _intervals does) on _scoped_items(): "full" is its raw_all report, "kit_paired" its paired report
+# (BAcc → GAcc, BAcc_gold → GAcc_gold, delta_BAcc_gold_raw → delta); "paired" (P_m, which the Kit does
+# not report) is its paired_cluster_bootstrap over P_m's parents with Pool.estimate statistics. The old
+# file-wide resampling (10 clusters for every statistic) withheld every P_m interval here, since some
+# replicates drew no parent of P_m.
+KIT_SCOPED = {
+    ("m1", "full", 10): {
+        "GAcc": (0.5375, [0.39166666666666666, 0.675]), "CAcc": (0.7, [0.4, 1.0]),
+        "JAcc": (0.3, [0.09750000000000442, 0.6]), "GAcc_L": (0.5, [0.2, 0.8]),
+        "GAcc_given_C": (0.4285714285714286, [0.09750000000000442, 0.8]),
+        "GErr_given_C": (0.5714285714285714, [0.19999999999999996, 0.9024999999999864])},
+    ("m2", "full", 10): {
+        "GAcc": (0.6125, [0.4471130952380954, 0.7750892857142853]), "CAcc": (0.6, [0.3, 0.9]),
+        "JAcc": (0.5, [0.2, 0.8]), "GAcc_L": (0.6, [0.3, 0.9]), "GAcc_given_C": (0.8333333333333334, [0.5, 1.0]),
+        "GErr_given_C": (0.16666666666666663, [0.0, 0.5])},
+    ("m1", "kit_paired", 6): {
+        "GAcc": (0.4166666666666667, [0.16666666666666666, 0.6666666666666666]),
+        "CAcc": (0.6666666666666666, [0.3333333333333333, 1.0]), "JAcc": (0.3333333333333333, [0.0, 0.6666666666666666]),
+        "GAcc_L": (0.5, [0.16666666666666666, 0.8333333333333334]),
+        "GAcc_given_C": (0.5, None), "GErr_given_C": (0.5, None),  # 5 undefined replicates (CAcc = 0)
+        "GAcc_gold": (0.6666666666666666, [0.5, 0.8333333333333334]),
+        "delta": (0.24999999999999994, [-0.16666666666666663, 0.5833333333333334])},
+    ("m2", "kit_paired", 6): {
+        "GAcc": (0.5833333333333334, [0.5, 0.75]), "CAcc": (0.6666666666666666, [0.3333333333333333, 1.0]),
+        "JAcc": (0.5, [0.16666666666666666, 0.8333333333333334]), "GAcc_L": (0.5, [0.16666666666666666, 0.8333333333333334]),
+        "GAcc_given_C": (0.75, None), "GErr_given_C": (0.25, None), "GAcc_gold": (None, None), "delta": (None, None)},
+    ("m1", "paired", 6): {
+        "base": (0.5, [0.16666666666666666, 0.8333333333333334]), "gt": (0.8333333333333334, [0.5, 1.0]),
+        "delta": (0.33333333333333337, [0.0, 0.6666666666666667]),
+        "repair_share": (0.3333333333333333, [0.0, 0.6666666666666666])},
+    ("m2", "paired", 5): {
+        "base": (0.6, [0.2, 1.0]), "gt": (0.6, [0.2, 1.0]), "delta": (0.0, [-0.6, 0.6]),
+        "repair_share": (0.2, [0.0, 0.6])},
+}
+
+
+@pytest.mark.parametrize("scope", list(KIT_SCOPED), ids=lambda s: f"{s[0]}-{s[1]}")
+def test_bootstrap_scopes_equal_the_kit_implementation(scope):
+    result = compute_metrics(_scoped_items(), resamples=2000, seed=2027)
+    model, table, clusters = scope
+    node = result["models"][model] if table == "full" else result["models"][model][table]
+    for name, (value, ci) in KIT_SCOPED[scope].items():
+        stat = node[name]
+        assert stat["value"] == (None if value is None else pytest.approx(value, abs=1e-12)), name
+        assert stat["ci"] == (None if ci is None else pytest.approx(ci, abs=1e-12)), name
+        assert stat["clusters"] == clusters, name
+
+
+def test_paired_scopes_are_strict_subsets_of_the_file():
+    result = compute_metrics(_scoped_items(), resamples=200, seed=2027)
+    scopes = result["bootstrap"]["scopes"]
+    assert result["bootstrap"]["clusters"] == 10 and result["bootstrap"]["cluster_scope"] == "statistic"
+    assert (scopes["m1.full"], scopes["m1.P"], scopes["m1.P_m"], scopes["m2.P"], scopes["m2.P_m"]) == (10, 6, 6, 6, 5)
+    m1, m2 = result["models"]["m1"], result["models"]["m2"]
+    # P_m keeps only L∩P probes with both responses; the Kit report keeps every P probe (X2 too)
+    assert (m1["paired"]["base"]["probes"], m1["kit_paired"]["GAcc"]["probes"]) == (6, 12)
+    assert (m2["paired"]["base"]["probes"], m2["kit_paired"]["GAcc"]["probes"]) == (5, 12)
+
+
+def test_kit_paired_missing_gold_gives_the_kit_delta_bounds():
+    k = compute_metrics(_scoped_items(), resamples=200, seed=2027)["models"]["m2"]["kit_paired"]
+    # the Kit's evaluate on the paired plan: BAcc_gold summary lower/upper 2/3 and 3/4 (F1 as 0 / as 1),
+    # delta_BAcc_bounds = [lo_gold − hi_raw, hi_gold − lo_raw] = [0.08333333333333326, 0.16666666666666663]
+    assert k["GAcc_gold"]["value"] is None and k["GAcc_gold"]["ci"] is None
+    assert (k["GAcc_gold"]["lower"], k["GAcc_gold"]["upper"]) == (pytest.approx(2 / 3), pytest.approx(0.75))
+    assert k["delta"]["value"] is None and k["delta"]["ci"] is None
+    assert [k["delta"]["lower"], k["delta"]["upper"]] == pytest.approx([0.08333333333333326, 0.16666666666666663],
+                                                                      abs=1e-12)
+    assert k["GAcc_gold"]["probes"] == 12 and k["GAcc_gold"]["parents"] == 6
+
+
+def test_models_with_the_same_scope_share_the_draws():
+    items = _scoped_items()
+    twin = [{**it, "model": "m3"} for it in items if it["model"] == "m1"]
+    shuffled = [{**it, "model": "m0"} for it in items if it["model"] == "m1"]
+    result = compute_metrics(items + twin + list(reversed(shuffled)), resamples=300, seed=5)
+    assert result["models"]["m3"] == result["models"]["m1"] == result["models"]["m0"]
+
+
+@pytest.mark.django_db
+def test_results_page_shows_the_kit_paired_table_and_the_scope_rule(client, role_users):
+    from django.urls import reverse
+
+    from evaluation.models import EvalRun
+
+    metrics = compute_metrics(_scoped_items(), resamples=2000, seed=2027)
+    run = EvalRun.objects.create(name="scoped", conditions=["raw", "gold"], status="completed", metrics=metrics)
+    client.force_login(role_users["admin"])
+    response = client.get(reverse("evaluation:run_detail", args=[run.pk]), HTTP_HOST="localhost")
+    assert response.status_code == 200
+    rows = dict((m, (stats, sup)) for m, stats, sup in response.context["tables"]["kit_paired"])
+    assert [s["value"] for s in rows["m1"][0][:3]] == [pytest.approx(0.4166666666666667),
+                                                        pytest.approx(0.6666666666666666),
+                                                        pytest.approx(0.24999999999999994)]
+    assert rows["m1"][1] == "6/12" and rows["m2"][1] == "6/12"
+    html = response.content.decode()
+    table = html[html.index('id="table-kit-paired"'):]
+    table = table[:table.index("</table>")]
+    # m1 ΔG with the Kit's interval; m2's +GT is missing one response: bounds, no value
+    assert "0.250<span class=\"muted ci\">[-0.167, 0.583]</span>" in table
+    assert "bounds 0.667–0.750" in table and "bounds 0.083–0.167" in table
+    assert "Kit paired report" in html and "own statistic's scope" in html
+    assert "clusters are the parents of each statistic's own scope (10 parents in the run)" in html
+
+
+def test_results_tables_of_metrics_stored_before_the_kit_paired_report():
+    from evaluation.selectors import results_tables
+
+    metrics = compute_metrics(_joint_items(), resamples=50)
+    assert results_tables(metrics)["kit_paired"] == []  # no +GT: kit_paired is null
+    for stats in metrics["models"].values():
+        del stats["kit_paired"]
+    assert results_tables(metrics)["kit_paired"] == []

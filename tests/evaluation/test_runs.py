@@ -72,8 +72,15 @@ def test_run_scores_every_row_and_stores_snapshots(approved_probes, eager):
     snapshot = MetricSnapshot.objects.get(run=run, subject="m-good", metric="GAcc")
     assert (snapshot.value, snapshot.pool) == (1.0, "B")
     assert MetricSnapshot.objects.filter(run=run, subject="baseline", metric="random").exists()
+    kit_paired = MetricSnapshot.objects.filter(run=run, subject="m-good", metric__startswith="kit_paired.")
+    assert kit_paired.exists() and set(kit_paired.values_list("pool", flat=True)) == {"P"}
     items = run_items(run)
     assert len(items) == run.total and {i["condition"] for i in items} == {"raw", "gold"}
+    # The nearest-region control reads the compiler's Kit-shaped prediction: the T03-image probe's box
+    # baseline is scored, not silently "not_applicable".
+    outcome = {p.logical_probe_id: p.metadata["nearest_region"]["outcome"] for p in approved_probes}
+    assert "correct" in outcome.values() or "wrong" in outcome.values()
+    assert {i["probe_id"]: i["nearest"] for i in items} == outcome
 
 
 def test_infra_failures_retry_at_most_twice_then_infra_missing(approved_probes, eager):

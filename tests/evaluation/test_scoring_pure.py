@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kit.normalizers import LABEL, LITERAL, UnsupportedGoldReading, equivalent, normalize
 from evaluation.parsing import parse_response
 from evaluation.scoring import ModelResponse, score
+from kit.normalizers import LABEL, LITERAL, UnsupportedGoldReading, equivalent, normalize
 
 LABEL_TABLE = [
     ("2kg", "2 kg"), ("2\u00a0kg", "2 kg"), ("\u22122 kg", "-2 kg"), ("$2\\,\\mathrm{kg}$", "2 kg"),
@@ -71,6 +71,26 @@ def test_parse_response(text, expected):
 def test_parse_rejects_non_strings():
     assert parse_response(None) is None
     assert parse_response({"owner": "E1"}) is None
+    assert parse_response(["E1"]) is None
+    assert parse_response(5) is None
+    assert parse_response(2.5) is None
+    assert parse_response(b'{"owner": "E1"}') is None
+
+
+@pytest.mark.parametrize("output", [["E2"], [{"read": "2 kg", "owner": "E2"}], 5, 2.5, True, None,
+                                    {"read": "2 kg", "owner": "E2"}], ids=repr)
+def test_non_text_output_is_unparseable_where_the_kit_raises(output):
+    # the Kit's _parse_response raises TypeError on a non-string response; we score it unparseable
+    raw = score(ModelResponse(output, "completed"), _key(), "raw")
+    assert (raw.status, raw.C, raw.G, raw.J, raw.object_valid, raw.field_valid) == ("unparseable", 0, 0, 0, False, {})
+    gold = score(ModelResponse(output, "completed"), _key(), "gold")
+    assert (gold.status, gold.C, gold.G) == ("unparseable", None, 0)
+    if output is not None:  # the bare-value shorthand: any non-None value is a completed output
+        assert score(output, _key(), "raw").status == "unparseable"
+
+
+def test_bare_none_is_no_response_not_unparseable():
+    assert (score(None, _key(), "raw").status, score(None, _key(), "raw").G) == ("infra_missing", None)
 
 
 def _key(reads=True, multi=False):
@@ -82,7 +102,7 @@ def _key(reads=True, multi=False):
     return {"candidate_map": {"E1": {"id": "ent_a"}, "E2": {"id": "ent_b"}, "E3": {"id": "ent_c"}},
             "gold_targets": [{"id": "ent_b"}], "read_targets": read_targets,
             "response_contract": {"binding_key": "owner", "cardinality": "one",
-                                  "read_shape": "object" if multi else ("string" if reads else "none")}}
+                                  "read_shape": "object_by_anchor" if multi else ("string" if reads else "none")}}
 
 
 def test_fields_are_scored_independently():
@@ -117,6 +137,14 @@ def test_multi_anchor_read_needs_exact_key_set():
     assert score('{"read": {"R1": "2kg"}, "owner": "E2"}', key, "raw").C == 0
     extra = score('{"read": {"R1": "2kg", "R2": "m", "R3": "x"}, "owner": "E2"}', key, "raw")
     assert (extra.C, extra.G) == (0, 1)
+    assert score('{"read": "2kg", "owner": "E2"}', key, "raw").C == 0
+
+
+def test_a_single_anchor_object_by_anchor_contract_needs_the_object():
+    """The read shape is the contract's, by the Kit's name; one target under object_by_anchor is still an object."""
+    key = _key()
+    key["response_contract"]["read_shape"] = "object_by_anchor"
+    assert score('{"read": {"R1": "2kg"}, "owner": "E2"}', key, "raw").C == 1
     assert score('{"read": "2kg", "owner": "E2"}', key, "raw").C == 0
 
 

@@ -25,7 +25,24 @@ def probe_document(probe: Probe, condition: str) -> dict:
                   for d in key.displays],
         "attachment_ids": probe.attachment_ids, "recognition_packet": view["recognition_packet"],
         "messages": {"system": messages["system"], "user": messages["user"]},
+        # private diagnostics as the Kit's metadata.PRIVATE.json (native_probe_metadata_v1), and the key's
+        # asset records (Kit §2.9 environment ``assets``)
+        "metadata": probe.metadata, "assets": key.assets,
     }
+
+
+def diagnostic_lines(meta: dict) -> list[str]:
+    """A few lines of the Kit metadata, in its names (the JSON form has all of it)."""
+    if not meta:
+        return []
+    lines = [f"read_origin: {meta.get('read_origin')}  public_text_availability: "
+             f"{meta.get('public_text_availability')}  hit_multiplicity: {meta.get('hit_multiplicity', 'n/a')}"]
+    nearest = meta.get("nearest_region") or {}
+    detail = nearest.get("predicted_alias") or ", ".join(nearest.get("tied_aliases") or []) or nearest.get("reason", "")
+    lines.append(f"nearest_region: {nearest.get('status')} {detail} (outcome {nearest.get('outcome')})")
+    types = meta.get("candidate_native_types_PRIVATE") or {}
+    lines.append("candidate types: " + ", ".join(f"{a}={t}" for a, t in sorted(types.items())))
+    return lines
 
 
 class Command(BaseCommand):
@@ -54,5 +71,7 @@ class Command(BaseCommand):
             marks = "; ".join(f"{m['alias']} {m['points_px']}" for m in view["marks"])
             self.stdout.write(f"{view['view_id']} ({view['source_image_id']}): {marks}")
         self.stdout.write(f"attachments: {', '.join(doc['attachment_ids'])}")
+        for line in diagnostic_lines(doc["metadata"]):
+            self.stdout.write(line)
         self.stdout.write("--- system ---\n" + doc["messages"]["system"])
         self.stdout.write("--- user ---\n" + doc["messages"]["user"])

@@ -39,6 +39,7 @@ from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from annotation.events import event_record
+from kit.nearest import controls_choice
 from llm import ImageInput, LLMRequest, ProviderConfig, ResultStatus
 from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError
@@ -660,15 +661,10 @@ _DEFERRED = ("raw_output", "error", "probe__raw_view", "probe__gold_view", "prob
 # ------------------------------------------------------------------------------------------------ scoring & metrics
 
 def _nearest_outcome(probe: Probe) -> str:
+    """The control's outcome: the compiler's Kit-shaped prediction, a tie broken by display order."""
     nearest = (probe.metadata or {}).get("nearest_region") or {}
-    status = nearest.get("status")  # the Kit's shape (probes/compiler/diagnostics.nearest_region)
-    if status == "predicted":
-        alias = nearest["predicted_alias"]
-    elif status == "tie":
-        # controls break ties by the frozen candidate (display) index (Kit §5.6)
-        order = [c["alias"] for c in probe.raw_view.get("candidates", [])]
-        alias = min(nearest["tied_aliases"], key=lambda a: order.index(a) if a in order else len(order))
-    else:
+    alias = controls_choice(nearest, [c["alias"] for c in probe.raw_view.get("candidates", [])])
+    if alias is None:
         return "not_applicable"
     return "correct" if alias in probe.key.gold_aliases else "wrong"
 

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kit.nearest import controls_choice, nearest_region
+
 from ..errors import ErrorKind, ProviderError
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
 
@@ -74,25 +76,21 @@ def _attachment_ids(user: str) -> list[str]:
 
 def nearest_candidate(anchor: Box, candidates: dict[str, list[Box]], order: list[str],
                       sizes: dict[str, tuple[int, int]]) -> str | None:
-    """Kit §5.6 ``public_R_center_to_rectangle_pixel_squared_v1``; ties → first in display order."""
+    """Kit §5.6 ``public_R_center_to_rectangle_pixel_squared_v1`` (``kit.nearest``, the compiler's own
+    rule) over the boxes parsed from the prompt; ties → first in display order."""
     if anchor.image_id not in sizes:
         return None
-    width, height = sizes[anchor.image_id]
-    cx, cy = (anchor.x0 + anchor.x1) * width, (anchor.y0 + anchor.y1) * height
-    best: tuple[int, int] | None = None
-    best_alias = None
-    for index, alias in enumerate(order):
-        parts = [b for b in candidates.get(alias, []) if b.image_id == anchor.image_id]
-        if not parts:
-            return None  # cross_image_candidate_distance_undefined
-        distance = min(
-            max(2 * b.x0 * width - cx, 0, cx - 2 * b.x1 * width) ** 2
-            + max(2 * b.y0 * height - cy, 0, cy - 2 * b.y1 * height) ** 2
-            for b in parts
-        )
-        if best is None or (distance, index) < best:
-            best, best_alias = (distance, index), alias
-    return best_alias
+
+    def locator(box: Box) -> dict[str, Any]:
+        return {"kind": "visual", "image_id": box.image_id,
+                "geometry": {"type": "bbox", "bbox_1000": [box.x0, box.y0, box.x1, box.y1]}}
+
+    view = {"query_anchor_ids": ["R"], "anchors": {"R": locator(anchor)},
+            "candidates": [{"alias": alias, "locators": [locator(b) for b in candidates.get(alias, [])]}
+                           for alias in order]}
+    if not view["candidates"]:
+        return None
+    return controls_choice(nearest_region(view, sizes), order)
 
 
 def ocr_box(image_bytes: bytes, box: Box) -> str:

@@ -17,13 +17,13 @@ import unicodedata
 from difflib import SequenceMatcher
 from typing import Any
 
+from kit.nearest import DISTANCE_DENOMINATOR, NEAREST_POLICY, nearest_region, with_outcome
 from kit.normalizers import LABEL, NUMBER, normalize, numeric_unit_parts
 from physalign_site.canonical import digest
 
-from .errors import require
+__all__ = ["DISTANCE_DENOMINATOR", "NEAREST_POLICY", "nearest_region", "read_availability",
+           "representation_kind", "with_outcome"]
 
-NEAREST_POLICY = "public_R_center_to_rectangle_pixel_squared_v1"
-DISTANCE_DENOMINATOR = 4_000_000  # centres and edges are scaled by 2000, squared distances by its square
 AVAILABILITY_SCOPE_NOTE = "lexical_diagnostic_only_includes_public_geometry_and_repeated_excerpts"
 AVAILABILITY_PRIORITY = "full_match_then_supported_components_then_lexical_absence; unsupported_is_unknown"
 
@@ -37,60 +37,6 @@ _LITERAL_NUMBER = re.compile(r"(?<![A-Za-z0-9_])" + NUMBER + r"(?![A-Za-z0-9_])"
 # Keys of a message part that carry no text the model reads as text (roles, image payloads, paths).
 _NOT_TEXT = frozenset({"role", "type", "url", "image_url", "data", "path", "bytes_sha256", "asset_id"})
 _ATTACHMENT_TEXT = ("alt", "title", "caption", "text")
-
-
-# Nearest region ---------------------------------------------------------------------------------
-def nearest_region(view: dict[str, Any], image_sizes: dict[str, tuple[int, int]]) -> dict[str, Any]:
-    """R-centre to candidate-rectangle squared distance in source pixels (numerators over 4,000,000).
-
-    ``image_sizes`` maps an original image id to ``(width, height)``. A candidate with several parts
-    takes its nearest part; ties are reported (``tied_aliases``), never broken.
-    """
-    if len(view["query_anchor_ids"]) != 1:
-        return {"status": "not_applicable", "reason": "query_arity"}
-    anchor = view["anchors"][view["query_anchor_ids"][0]]
-    if anchor["kind"] != "visual":
-        return {"status": "not_applicable", "reason": "text_R_has_no_visual_origin"}
-    if anchor["geometry"]["type"] != "bbox":
-        return {"status": "not_applicable", "reason": "unsupported_geometry"}
-    image = anchor["image_id"]
-    width, height = image_sizes[image]
-    x0, y0, x1, y1 = anchor["geometry"]["bbox_1000"]
-    cx, cy = (x0 + x1) * width, (y0 + y1) * height
-    distances: dict[str, Any] = {}
-    for candidate in view["candidates"]:
-        parts = [loc for loc in candidate.get("locators", [])
-                 if loc["kind"] == "visual" and loc["image_id"] == image]
-        if any(loc["geometry"]["type"] != "bbox" for loc in parts):
-            return {"status": "not_applicable", "reason": "unsupported_candidate_geometry"}
-        if not parts:
-            return {"status": "not_applicable", "reason": "cross_image_candidate_distance_undefined"}
-        distances[candidate["alias"]] = min(_distance2(cx, cy, loc["geometry"]["bbox_1000"], width, height)
-                                            for loc in parts)
-    require(bool(distances), "NEAREST_EMPTY_CANDIDATES")
-    best = min(distances.values())
-    nearest = sorted(alias for alias, d in distances.items() if d == best)
-    tie = len(nearest) > 1
-    return {"status": "tie" if tie else "predicted", "predicted_alias": None if tie else nearest[0],
-            "tied_aliases": nearest if tie else [], "squared_distance_numerators": distances,
-            "distance_denominator": DISTANCE_DENOMINATOR, "policy_id": NEAREST_POLICY}
-
-
-def _distance2(cx: Any, cy: Any, box: list[Any], width: int, height: int) -> Any:
-    left, top, right, bottom = box
-    dx = max(2 * left * width - cx, 0, cx - 2 * right * width)
-    dy = max(2 * top * height - cy, 0, cy - 2 * bottom * height)
-    return dx * dx + dy * dy
-
-
-def with_outcome(nearest: dict[str, Any], candidate_map: dict[str, Any],
-                 gold_targets: list[dict[str, Any]]) -> dict[str, Any]:
-    """The prediction plus ``outcome``: ``correct``/``wrong`` for a unique prediction, otherwise the
-    status itself (``tie``, ``not_applicable``). Attached only after the public-only prediction."""
-    outcome = nearest["status"]
-    if outcome == "predicted":
-        outcome = "correct" if candidate_map[nearest["predicted_alias"]] in gold_targets else "wrong"
-    return {**nearest, "outcome": outcome}
 
 
 # Public text availability -----------------------------------------------------------------------

@@ -21,12 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from kit.review import CONFIRMATIONS, SEVERITIES
 from physalign_site.canonical import bytes_digest, digest, parse_json
 from probes.compiler.probe import prospective_plan
 
-CONFIRMATIONS = ("source_semantics", "complete_targets", "distinct_candidates", "rendered_locations",
-                 "packet_no_binding_leakage", "diagram_asset_scope")
-SEVERITIES = ("none", "minor", "serious", "systemic", "information", "unresolved")
 LEGACY = "physalign_decisions_v1"
 NATIVE = "native_release_reviews_v1"
 BASE_FIELDS = ("logical_probe_id", "review_target_root", "status", "reviewer", "blind_answer", "confirmations",

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from kit import review as kit_review
 from physalign_site.errors import ApplicationError
 
 CONFIRMATIONS = (
@@ -23,6 +24,7 @@ CONFIRMATIONS = (
     ("diagram_asset_scope", "The read/packet region belongs to the problem diagram (text branch: not applicable)."),
 )
 CONFIRMATION_KEYS = tuple(key for key, _ in CONFIRMATIONS)
+assert CONFIRMATION_KEYS == kit_review.CONFIRMATIONS, "labels must follow the Kit's confirmations"
 
 SIGNOFF_CONFIRMATIONS = (
     ("source_and_rules_checked", "Sources and the rule versions were checked."),
@@ -33,6 +35,7 @@ SIGNOFF_CONFIRMATIONS = (
     ("data_use_authorized", "Use of the data is authorized."),
 )
 SIGNOFF_KEYS = tuple(key for key, _ in SIGNOFF_CONFIRMATIONS)
+assert SIGNOFF_KEYS == kit_review.SIGNOFF_CHECKS, "labels must follow the Kit's signoff checks"
 
 
 class Role(models.TextChoices):

@@ -19,7 +19,7 @@ from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError
 from physalign_site.roles import ADJUDICATOR, PROBE_REVIEWER, has_role
 from probes.models import Probe, Release
-from probes.releases import release_export
+from probes.releases import parent_is_synthetic, release_export
 from probes.services import probe_record_review
 
 from . import audit_stats
@@ -39,6 +39,7 @@ from .models import (
     Signoff,
 )
 from .permissions import can_manage_audit, is_key_holder
+from .release_proof import release_authorization
 from .selectors import (
     Outcome,
     blind_progress,
@@ -540,7 +541,10 @@ def signoff_export(*, signoff: Signoff, output: Path, actor: Any) -> Release:
     if root != signoff.target_root or admitted != signoff.problem_ids:
         raise ApplicationError("The signoff does not match the current review state.",
                                code="SIGNOFF_WRONG_VERSION_OR_TARGET", status=409)
-    release = release_export(split=split, output=output, actor=actor, problem_ids=admitted)
+    parents = ParentProblem.objects.filter(problem_id__in=admitted).select_related("source")
+    release = release_export(split=split, output=output, actor=actor, problem_ids=admitted,
+                             authorization=release_authorization(signoff),
+                             synthetic_example=bool(admitted) and all(parent_is_synthetic(p) for p in parents))
     Signoff.objects.filter(pk=signoff.pk).update(release=release)
     event_record(actor=actor, verb="review.signoff_export", obj=signoff, after={"release_id": release.release_id})
     return release

@@ -14,6 +14,7 @@ from probes.releases import release_export
 from probes.services import compile_run_create, compile_run_execute, probe_record_review
 
 from .conftest import make_demo_parent
+from .test_release_kit_layout import individual
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,9 @@ def _approve(probe: Probe) -> None:
 @pytest.fixture
 def two_parents(django_user_model):
     for index, pid in enumerate(("WHOLE", "PARTIAL")):
-        make_demo_parent(django_user_model, problem_id=pid, sample=f"S{index}")
+        parent = make_demo_parent(django_user_model, problem_id=pid, sample=f"S{index}")
+        parent.stem += f" Case {pid}."  # distinct content: an exact duplicate is never released (Kit dedup rule)
+        parent.save()
     compile_run_execute(run_id=compile_run_create(actor=None, seed=2027, enqueue=False).pk)
     Probe.objects.update(split=Probe.Split.DEVELOPMENT)
     for probe in Probe.objects.select_related("key", "parent"):
@@ -72,3 +75,17 @@ def test_a_packet_never_carries_the_read_target_of_a_probe_outside_the_release(t
     assert error.value.extra["left_out"]["WHOLE"] == ("a +GT packet carries the read target of a probe outside "
                                                       "this release")
     assert json.dumps(error.value.extra)  # the report is plain data for the CLI and the page
+
+
+def test_an_exact_duplicate_parent_is_never_released(django_user_model, tmp_path):
+    for index, pid in enumerate(("COPY_A", "COPY_B")):
+        make_demo_parent(django_user_model, problem_id=pid, sample=f"S{index}")
+    compile_run_execute(run_id=compile_run_create(actor=None, seed=2027, enqueue=False).pk)
+    Probe.objects.update(split=Probe.Split.DEVELOPMENT)  # forced past the compiler's blocking of the duplicate
+    for probe in Probe.objects.select_related("key"):
+        _approve(probe)
+    probes = list(Probe.objects.order_by("logical_probe_id"))
+    with pytest.raises(ApplicationError) as error:
+        release_export(split="development", output=tmp_path / "rel", actor=None, synthetic_example=True,
+                       authorization=individual(probes))
+    assert error.value.code == "NONREPRESENTATIVE_MEMBER" and not (tmp_path / "rel").exists()

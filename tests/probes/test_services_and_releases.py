@@ -18,6 +18,7 @@ from probes.services import compile_run_create, compile_run_execute, probe_recor
 from . import kit_demo as demo
 from .conftest import make_demo_parent
 from .prompt_fixture import KIT_SHAPED_PROMPTS, KIT_SHAPED_TASKS
+from .test_release_kit_layout import individual
 
 pytestmark = pytest.mark.django_db
 
@@ -88,7 +89,9 @@ def test_review_with_a_stale_root_is_refused(demo_parent):
 def release_dir(demo_parent, tmp_path):
     _compile_all()
     _approve_all()
-    release = release_export(split="development", output=tmp_path / "rel", actor=None)
+    probes = list(Probe.objects.order_by("logical_probe_id"))
+    release = release_export(split="development", output=tmp_path / "rel", actor=None, synthetic_example=True,
+                             authorization=individual(probes))
     return release, tmp_path / "rel"
 
 
@@ -147,7 +150,7 @@ def test_validation_refuses_a_changed_image(release_dir):
     image = sorted((root / "public" / "images").iterdir())[0]
     image.write_bytes(image.read_bytes() + b"\0")
     seal_directory(root)
-    assert "PUBLIC_IMAGE_CHANGED" in {e["code"] for e in release_validate(root).errors}
+    assert "PUBLIC_IMAGE_BYTES_CHANGED" in {e["code"] for e in release_validate(root).errors}
 
 
 def test_validation_refuses_an_unsealed_change(release_dir):
@@ -176,7 +179,7 @@ def test_export_refuses_pending_probes_and_existing_output(demo_parent, tmp_path
     assert error.value.code == "RELEASE_EMPTY"
     release = release_export(split="development", output=tmp_path / "r", actor=None, synthetic_example=True)
     assert release.artifact_mode == "synthetic_example_NOT_benchmark_data"
-    assert release_validate(tmp_path / "r").valid
+    assert release_validate(tmp_path / "r").codes == {"EXPLICIT_SIGNOFF_REQUIRED"}  # pending probes, no signoff
     with pytest.raises(ApplicationError) as error:
         release_export(split="development", output=tmp_path / "r", actor=None, synthetic_example=True)
     assert error.value.code == "OUTPUT_EXISTS_USE_NEW_DIRECTORY"
@@ -200,9 +203,10 @@ def test_cli_compile_show_probe_and_release_commands(demo_parent, tmp_path):
     assert not (tmp_path / "r").exists()
     call_command("export_release", "--split", "development", "--output", str(tmp_path / "r"), "--synthetic-example",
                  "--without-signoff", stdout=StringIO(), stderr=StringIO())
-    call_command("validate_release", str(tmp_path / "r"), stdout=StringIO())
+    with pytest.raises(CommandError, match=r"\(1 errors: EXPLICIT_SIGNOFF_REQUIRED\)"):  # unsigned: never valid
+        call_command("validate_release", str(tmp_path / "r"), stdout=StringIO(), stderr=StringIO())
     (tmp_path / "r" / "public" / "leak.txt").write_text("x")
-    with pytest.raises(CommandError):
+    with pytest.raises(CommandError, match="UNDECLARED_PUBLIC_FILE_POSSIBLE_PRIVATE_LEAK"):
         call_command("validate_release", str(tmp_path / "r"), stdout=StringIO(), stderr=StringIO())
 
 

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import ParentProblem
 from physalign_site.errors import ApplicationError
 from probes.models import Probe, Release
+from probes.releases import release_validate
 from review import audit_stats, services
 from review.models import SIGNOFF_KEYS, AuditAssessment, AuditPlan, ReviewSlot, Role, Signoff
 from review.selectors import slot_work
@@ -128,6 +129,8 @@ def test_accepted_assessment_records_decisions_then_signoff_exports_only_admitte
     call_command("export_release", "--signoff", str(signoff.pk), "--output", str(tmp_path / "rel"), stdout=out)
     release = Release.objects.get()
     assert release.split == "test" and out.getvalue().startswith(release.release_id)
+    report = release_validate(tmp_path / "rel")
+    assert report.valid, report.errors
     assert max(v["mothers"] for v in release.counts.values()) == 2 and max(v["probes"] for v in release.counts.values()) == 6
     assert Signoff.objects.get(pk=signoff.pk).release_id == release.pk
     with pytest.raises(ApplicationError) as error:
@@ -158,6 +161,10 @@ def test_individual_signoff_exports_the_approved_development_parents(batch, tmp_
                                       evidence_ref="development review")
     release = services.signoff_export(signoff=signoff, output=tmp_path / "dev", actor=admin)
     assert release.split == "development"
+    # The release carries its review proof and signoff: the Kit-rules validation accepts it as signed.
+    report = release_validate(tmp_path / "dev")
+    assert report.valid, report.errors
+    assert (tmp_path / "dev" / "private" / "signoff.json").exists()
     assert max(v["mothers"] for v in release.counts.values()) == 1 and max(v["probes"] for v in release.counts.values()) == 3
 
 

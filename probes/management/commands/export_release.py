@@ -3,7 +3,9 @@
 
 The normal path is ``--signoff ID``: the release a review signoff covers (an accepted audit assessment or
 individually approved parents, with the six release confirmations). Exporting without a signoff is an explicit
-admin override (``--without-signoff``); without either the command refuses and says why."""
+admin override (``--without-signoff``); without either the command refuses and says why. An override is written in
+the same Kit layout (private/project, private/request, contract schemas) but carries no private/signoff.json, so
+``validate_release`` refuses it with EXPLICIT_SIGNOFF_REQUIRED: it is never a reviewed release."""
 
 from __future__ import annotations
 

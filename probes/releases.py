@@ -33,7 +33,9 @@ from physalign_site.canonical import bytes_digest, parse_json, write_json_bytes
 from physalign_site.errors import ApplicationError
 
 from . import release_layout as layout
+from .compiler.errors import CompileError
 from .compiler.probe import prospective_plan
+from .compiler.scorability import check_response_contract
 from .models import Membership, Probe, Release, ReleaseItem
 from .release_layout import ReleaseAuthorization, ValidationReport
 
@@ -298,12 +300,30 @@ def release_import(*, path: Path, actor: Any) -> Release:
         raise ApplicationError("release.json has no valid release_id.", code="RELEASE_ID_INVALID")
     if Release.objects.filter(release_id=release_id).exists():
         raise ApplicationError("This release is already imported.", code="RELEASE_EXISTS", status=409)
+    _check_scorable(mappings)
     release = Release.objects.create(
         release_id=release_id, split=manifest.get("split", ""), origin=Release.Origin.IMPORTED,
         artifact_mode=manifest.get("artifact_mode", ""), path=str(root.resolve()), manifest=manifest,
         counts=manifest.get("counts", {}), created_by=actor if getattr(actor, "pk", None) else None)
     _store_items(release, raw, gold, mappings, members)
     return release
+
+
+def _check_scorable(mappings: Any) -> None:
+    """The compiler's response-contract check (gold readings normalize, contract consistent with reads and
+    candidates) on every imported mapping: an unscorable item is refused here, not found out by the scorer."""
+    if not isinstance(mappings, list):
+        raise ApplicationError("private/mappings.json must be a list.", code="RELEASE_FILES_MISSING_OR_INVALID")
+    for mapping in mappings:
+        qid = mapping.get("logical_probe_id", "?") if isinstance(mapping, dict) else "?"
+        try:
+            check_response_contract(mapping)
+        except CompileError as error:
+            raise ApplicationError(f"{qid}: the private mapping cannot be scored ({error}).",
+                                   code=error.code) from error
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ApplicationError(f"{qid}: the private mapping is malformed ({error!r}).",
+                                   code="PRIVATE_MAPPING_INVALID") from error
 
 
 def _store_items(release: Release, raw: list[Any], gold: list[Any], mappings: list[Any], members: list[Any]) -> None:

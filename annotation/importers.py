@@ -1650,7 +1650,7 @@ def _find_root(names: Iterable[str], kind: str) -> str:
     return roots.pop()
 
 
-def _extract_zip(archive_path: Path, destination: Path) -> None:
+def extract_zip(archive_path: Path, destination: Path) -> None:
     """Extract with every safety check again, counting the bytes actually written (the sizes an archive
     declares may lie): the total cap and the expansion ratio hold for what is really written."""
     limit = min(_max_uncompressed_bytes(),
@@ -1754,7 +1754,7 @@ def _run_upload(job: ImportJob) -> None:
         extracted = scratch_path / "files"
         extracted.mkdir()
         try:
-            _extract_zip(archive_path, extracted)
+            extract_zip(archive_path, extracted)
             with zipfile.ZipFile(archive_path) as archive:
                 root = _find_root(archive.namelist(), job.kind)
         except (ApplicationError, zipfile.BadZipFile) as exc:

@@ -299,3 +299,20 @@ def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
     redacted = redaction.redact(payload, strings)
     redacted["withheld"] = redacted != payload
     return redacted
+
+
+# Kit review decisions ------------------------------------------------------------------------------------------
+def kit_decision_overview() -> dict[str, Any]:
+    """Imported Kit drafts (how many of their probes are bound to ours) and the decisions imported through them."""
+    from .models import KitDraftImport
+
+    drafts = []
+    for record in KitDraftImport.objects.select_related("imported_by").prefetch_related("decisions"):
+        decisions = list(record.decisions.all())
+        drafts.append({"record": record, "bound": len(record.summary.get("bound", [])),
+                       "differing": sorted(record.summary.get("differing", {}).items()),
+                       "kit_probes": record.summary.get("kit_probes", 0),
+                       "approved": sum(d.status == "approved" for d in decisions),
+                       "rejected": sum(d.status == "rejected" for d in decisions)})
+    recent = KitDecision.objects.select_related("probe", "imported_by").order_by("-created_at")[:50]
+    return {"drafts": drafts, "recent": recent}

@@ -4,6 +4,7 @@ audit campaigns/plans/assessments, signoff and the gated release export."""
 from __future__ import annotations
 
 import secrets
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -703,3 +704,64 @@ def kit_decisions_import(*, document: Any, file_bytes_sha256: str, actor: Any,
                         "unchanged": unchanged, "pending": pending, "settled": settled})
     return KitImportReport(catalog_root=record.catalog_root, imported=imported, unchanged=unchanged,
                            pending=pending, settled=settled)
+
+
+def _draft_root_in(folder: Path) -> Path:
+    """The folder of an extracted archive that holds the Kit draft (``catalog.PRIVATE.json``) or review
+    project (``project.json`` + ``source/``): the archive root or its one top-level folder."""
+    candidates = [folder, *sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("__", ".")))]
+    found = [c for c in candidates if (c / "catalog.PRIVATE.json").is_file()
+             or ((c / "project.json").is_file() and (c / "source").is_dir())]
+    if len(found) != 1:
+        raise ApplicationError("The archive must hold one Kit draft (catalog.PRIVATE.json) or Kit review project "
+                               "(project.json and source/) at its root or in one top-level folder.",
+                               code="KIT_DRAFT_LAYOUT")
+    return found[0]
+
+
+def kit_draft_upload(*, upload: Any, actor: Any) -> Any:
+    """An uploaded zip of a Kit draft or review project: extracted with the import checks (paths, links,
+    size, expansion ratio), checked and bound by :func:`kit_draft_import`, then deleted."""
+    import shutil
+    import tempfile
+
+    from django.conf import settings
+
+    from annotation.importers import extract_zip
+
+    _require_importer(actor)
+    if upload.size > settings.PHYSALIGN_IMPORT_MAX_BYTES:
+        raise ApplicationError(f"The archive is larger than {settings.PHYSALIGN_IMPORT_MAX_BYTES:,} bytes.",
+                               code="import_too_large")
+    work = Path(tempfile.mkdtemp(prefix="kit-draft-"))
+    try:
+        archive = work / "upload.zip"
+        with archive.open("wb") as sink:
+            for chunk in upload.chunks():
+                sink.write(chunk)
+        try:
+            extract_zip(archive, work / "x")
+        except zipfile.BadZipFile as error:
+            raise ApplicationError("The upload is not a readable zip archive.", code="import_zip_invalid") from error
+        return kit_draft_import(root=_draft_root_in(work / "x"), actor=actor)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+KIT_DECISION_FILE_MAX_BYTES = 20 * 1024 * 1024
+
+
+def kit_decisions_upload(*, upload: Any, actor: Any) -> KitImportReport:
+    """An uploaded Kit decision file (JSON: duplicate keys, NaN and bad UTF-8 refused), imported all or nothing."""
+    from physalign_site.canonical import bytes_digest, parse_json
+
+    _require_importer(actor)
+    if upload.size > KIT_DECISION_FILE_MAX_BYTES:
+        raise ApplicationError(f"The decision file is larger than {KIT_DECISION_FILE_MAX_BYTES:,} bytes.",
+                               code="import_too_large")
+    data = upload.read()
+    try:
+        document = parse_json(data)
+    except ValueError as error:
+        raise ApplicationError(f"The decision file is not valid JSON: {error}", code="REVIEW_FILE_JSON_INVALID") from error
+    return kit_decisions_import(document=document, file_bytes_sha256=bytes_digest(data), actor=actor)

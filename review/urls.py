@@ -19,4 +19,5 @@ urlpatterns = [
     path("review/audit/<int:campaign_pk>/", views.audit_detail, name="audit_detail"),
     path("review/signoff/", views.signoff, name="signoff"),
     path("review/accounting/", views.accounting, name="accounting"),
+    path("review/kit-decisions/", views.kit_decisions, name="kit_decisions"),
 ]

@@ -38,6 +38,7 @@ from .selectors import (
     BlindOrder,
     blind_order_of,
     blind_progress,
+    kit_decision_overview,
     my_slots,
     open_contexts,
     reveal_payload,
@@ -295,6 +296,34 @@ def signoff(request: HttpRequest) -> HttpResponse:
         "signoffs": Signoff.objects.select_related("release", "reviewer")[:50],
         "assessments": AuditAssessment.objects.filter(accepted=True).select_related("plan__campaign")[:20],
         "confirmations": SIGNOFF_CONFIRMATIONS, "modes": Signoff.Mode.choices, "nav_section": "signoff"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def kit_decisions(request: HttpRequest) -> HttpResponse:
+    """Admins bring a Kit team's review decisions in: first the Kit draft (or review project) as a zip, which
+    binds each equal Kit probe to ours, then the decision files made on the Kit's review page."""
+    _require(can_manage_audit(request.user))
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        try:
+            if upload is None:
+                raise ApplicationError("Choose a file to upload.", code="file_missing")
+            if request.POST.get("action") == "draft":
+                record = services.kit_draft_upload(upload=upload, actor=request.user)
+                bound, differing = len(record.summary["bound"]), len(record.summary["differing"])
+                messages.success(request, f"Kit draft {record.catalog_root[:12]}… checked: {bound} probe(s) bound to "
+                                          f"ours, {differing} not bound.")
+            else:
+                report = services.kit_decisions_upload(upload=upload, actor=request.user)
+                messages.success(request, f"Imported {len(report.imported)} decision(s) ({len(report.settled)} settled "
+                                          f"a probe), {len(report.unchanged)} already imported, {len(report.pending)} "
+                                          f"still pending in the file.")
+        except ApplicationError as error:
+            messages.error(request, f"{error.message} ({error.code})")
+        return redirect("review:kit_decisions")
+    return TemplateResponse(request, "review/kit_decisions.html", {**kit_decision_overview(),
+                                                                  "nav_section": "kit_decisions"})
 
 
 @login_required

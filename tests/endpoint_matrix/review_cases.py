@@ -97,3 +97,8 @@ def populate(world: World, users: dict[str, Any]) -> None:
     world.review_probe = probe.logical_probe_id
     world.review_asset = probe.attachment_ids[0]
     world.review_campaign = services.audit_campaign_create(actor=users[ADM]).pk
+CASES += [
+    Case("review kit decisions page", "get", "/review/kit-decisions/", expected=ADMIN_PAGE, fmt=None),
+    Case("review kit decisions post without file", "post", "/review/kit-decisions/", {"action": "decisions"},
+         expected={**only({ADM: 302}), ANON: 302}, fmt=None),
+]

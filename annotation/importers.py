@@ -46,7 +46,7 @@ from .history import pass_version_record
 from .images import ImageInfo, ImageRejected, inspect_image_bytes
 from .models import SAFE_ID_PATTERN, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
 from .passes.validator import ImageRef, context_for, validate_pass_document
-from .selectors import forbidden_key_issues, parent_passes_approved
+from .selectors import forbidden_key_issues, kit_source_guard, kit_source_record, parent_passes_approved
 
 logger = logging.getLogger(__name__)
 
@@ -257,6 +257,7 @@ class _PreparedPass:
     status: str  # what the import may store: approved/rejected only from an uploader who may review
     reviewer: str  # the reviewer the file names for an approved pass (provenance text only)
     review_note: str
+    file_sha256: str = ""  # SHA-256 of the file's own bytes (the Kit hashes files, not a normalized copy)
 
 
 @dataclass
@@ -690,10 +691,16 @@ def _write_parent(prepared: _PreparedParent, *, actor: Any, authority: ImportAut
     used to test whether a guessed answer is right."""
     source = _source_for(name=prepared.source_name, license=prepared.source_license, actor=actor)
     fields = dict(prepared.fields)
+    # The Kit's file hashes describe the files, not the problem: kept current, never a content change.
+    kit_source = fields.pop("kit_source", None)
     parent = ParentProblem.objects.select_for_update().filter(problem_id=prepared.problem_id).first()
+    if parent is not None and kit_source is not None and parent.kit_source != kit_source:
+        ParentProblem.objects.filter(pk=parent.pk).update(kit_source=kit_source)
+        parent.kit_source = kit_source
     job_ref = {"import_job": job.pk} if job is not None else {}
     if parent is None:
-        parent = ParentProblem(problem_id=prepared.problem_id, source=source, **fields)
+        parent = ParentProblem(problem_id=prepared.problem_id, source=source, **fields,
+                               **({"kit_source": kit_source} if kit_source is not None else {}))
         parent.save()
         _sync_images(parent, prepared.images, state)
         after = _parent_snapshot(parent, [*fields, "status", "version"])
@@ -1211,6 +1218,12 @@ def _prepare_kit_row(
         "segmentation": segmentation,
         "meta": {k: v for k, v in data.items() if k not in KNOWN_KIT_ROW_KEYS},
     }
+    fields["kit_source"] = kit_source_record(
+        row=data, review=review, passes={p.pass_no: (p.file_sha256, p.document_sha256) for p in passes},
+        guard=kit_source_guard(stem=stem, query=query, options=options, language=language,
+                               source_name=identity["source_dataset"], split=identity["source_split"],
+                               sample=identity["source_sample_id"],
+                               images=[(i.image_id, i.info.sha256) for i in images]))
     return _PreparedParent(
         report=row,
         problem_id=problem_id,
@@ -1318,6 +1331,7 @@ def _prepare_passes(
                 status=status,
                 reviewer=reviewer,
                 review_note=note,
+                file_sha256=bytes_digest(path.read_bytes()),
             )
         )
     return passes

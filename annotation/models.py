@@ -57,6 +57,9 @@ class ParentProblem(models.Model):
     meta = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.NEW)
     version = models.PositiveIntegerField(default=1)
+    # An imported Kit workspace problem: the SHA-256 of the Kit's own source files (manifest row, review state,
+    # pass files as their bytes) and what they were computed over; see annotation.selectors.kit_source_hashes.
+    kit_source = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
+from physalign_site.canonical import bytes_digest, digest, write_json_bytes
+
 from .models import Event, ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
 from .passes.validator import ImageRef, context_for, validate_pass_document
 
@@ -149,3 +151,49 @@ def workspace_documents(*, parent: ParentProblem) -> dict[int, PassDocument]:
         doc.pass_no: doc
         for doc in PassDocument.objects.filter(parent=parent).select_related("updated_by", "approved_by")
     }
+
+
+# The Kit's own source hashes of an imported Kit workspace problem ------------------------------------------------
+KIT_PASSES = (1, 2, 3, 4)
+
+
+def kit_source_guard(*, stem: str, query: str, options: Any, language: str, source_name: str, split: str,
+                     sample: str, images: list[tuple[str, str]]) -> str:
+    """What a Kit manifest row says about a problem, as a digest: its row hash holds only while this is unchanged."""
+    return digest({"stem": stem, "query": query, "options": options, "language": language, "source": source_name,
+                   "split": split, "sample": sample, "images": [list(i) for i in images]})
+
+
+def kit_source_record(*, row: dict[str, Any], review: dict[str, Any], passes: dict[int, tuple[str, str]],
+                      guard: str) -> dict[str, Any]:
+    """Recorded at import: the SHA-256 of the files exactly as the Kit's adapter hashes them — each pass file's
+    own bytes, and the manifest row and review entry re-serialized as the Kit writes them (canonical + newline)."""
+    return {"manifest_sha256": bytes_digest(write_json_bytes(row)),
+            "review_sha256": bytes_digest(write_json_bytes(review)), "guard": guard,
+            "passes": {f"pass{n}": {"file_sha256": file_sha, "document_sha256": doc_sha}
+                       for n, (file_sha, doc_sha) in sorted(passes.items())}}
+
+
+def kit_source_hashes(*, parent: ParentProblem, passes: dict[int, PassDocument]) -> dict[str, str]:
+    """The Kit's source file hashes that still describe this parent, for the compiler's key (Kit §2.9
+    ``source_hashes``, and the file hash in every source record and anchor id).
+
+    A pass file's hash holds while the stored document is the one imported; the manifest and review hashes
+    hold while the problem's manifest fields and images are unchanged and all four passes are the imported,
+    import-approved documents. Anything else is left to the compiler's own canonical hashes."""
+    recorded = parent.kit_source if isinstance(parent.kit_source, dict) else {}
+    hashes: dict[str, str] = {}
+    for n in KIT_PASSES:
+        entry = (recorded.get("passes") or {}).get(f"pass{n}") or {}
+        document = passes.get(n)
+        if document is not None and entry.get("file_sha256") and entry.get("document_sha256") == document.document_sha256:
+            hashes[f"pass{n}"] = entry["file_sha256"]
+    images = [(i.image_id, i.sha256) for i in sorted(parent.images.all(), key=lambda i: i.ordinal)]
+    guard = kit_source_guard(stem=parent.stem, query=parent.query, options=parent.options, language=parent.language,
+                             source_name=parent.source.name, split=parent.source_split,
+                             sample=parent.source_sample_id, images=images)
+    imported = all(f"pass{n}" in hashes and passes[n].approval_origin == PassDocument.ApprovalOrigin.IMPORT
+                   for n in KIT_PASSES)
+    if imported and recorded.get("guard") == guard:
+        hashes["manifest"], hashes["review"] = recorded["manifest_sha256"], recorded["review_sha256"]
+    return hashes

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from annotation.models import ParentProblem, PassDocument
+from annotation.selectors import kit_source_hashes
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 from probes.compiler import CompileError, ParentSource, SourceImage
@@ -59,6 +60,7 @@ def parent_source_for(parent: ParentProblem) -> ParentSource:
         source_sample_id=parent.source_sample_id, language=parent.language, stem=parent.stem, query=parent.query,
         options=list(parent.options), images=images, passes=documents, pass4_reviewer=reviewer,
         span_rule_approved=bool(parent.meta.get("span_rule_approved", False)),
+        source_file_hashes=kit_source_hashes(parent=parent, passes=passes),
     )
 
 

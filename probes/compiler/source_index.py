@@ -95,6 +95,12 @@ def source_identity(source: ParentSource) -> str:
     return digest([source.source_dataset, source.source_split, source.source_sample_id])
 
 
+def _file_hash(source: ParentSource, name: str) -> str:
+    """The SHA-256 of a source file: as the Kit hashed the file's own bytes when the parent came from a Kit
+    workspace unchanged since, else of the document's canonical on-disk form (what the Kit writes)."""
+    return source.source_file_hashes.get(name) or bytes_digest(write_json_bytes(source.passes[name]))
+
+
 def build_source_index(source: ParentSource) -> SourceIndex:
     """Raise :class:`CompileError` for parent-wide refusals (language, identity, images, types)."""
     _check_parent(source)
@@ -107,8 +113,10 @@ def build_source_index(source: ParentSource) -> SourceIndex:
     index = SourceIndex(
         problem_id=source.problem_id, namespace=source.source_dataset, split=source.source_split,
         sample=source.source_sample_id, language=source.language, context=context, pass4=pass4,
-        sha=bytes_digest(write_json_bytes(pass4)), assets=assets,
-        source_hashes={name: bytes_digest(write_json_bytes(doc)) for name, doc in sorted(source.passes.items())},
+        sha=_file_hash(source, "pass4"), assets=assets,
+        source_hashes=dict(sorted({**{name: _file_hash(source, name) for name in source.passes},
+                                   **{name: source.source_file_hashes[name] for name in ("manifest", "review")
+                                      if name in source.source_file_hashes}}.items())),
     )
     index.rows = {c: {r["id"]: r for r in pass4.get(c, [])} for c in COLLECTIONS}
     for collection in COLLECTIONS:

@@ -37,6 +37,9 @@ class ParentSource:
     passes: dict[str, dict[str, Any]]
     pass4_reviewer: str = ""
     span_rule_approved: bool = False
+    # SHA-256 of the Kit's own source files where known (pass1..pass4 file bytes, manifest, review); see
+    # annotation.selectors.kit_source_hashes. Missing names fall back to the canonical form.
+    source_file_hashes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

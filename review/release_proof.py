@@ -14,7 +14,7 @@ from typing import Any
 
 from probes.release_layout import FINAL_ROLES, ReleaseAuthorization
 
-from .models import CONFIRMATION_KEYS, SIGNOFF_KEYS, BlindAnswer, ReviewDecision, Role, Signoff
+from .models import CONFIRMATION_KEYS, SIGNOFF_KEYS, BlindAnswer, KitDecision, ReviewDecision, Role, Signoff
 from .selectors import live_probes
 
 DOCUMENT_ROLE = {Role.INDIVIDUAL: "individual", Role.PRIMARY: "primary", Role.SECONDARY: "secondary",
@@ -37,6 +37,15 @@ def decision_record(decision: ReviewDecision) -> dict[str, Any]:
             "note": decision.note, "severity": decision.severity, "sequence": decision.sequence}
 
 
+def kit_decision_record(decision: KitDecision) -> dict[str, Any]:
+    """An imported Kit decision in the same shape: our probe's root (the one it was bound to), the Kit
+    reviewer's name as the file wrote it, the blind answer as the file's text."""
+    return {"logical_probe_id": decision.probe.logical_probe_id, "review_target_root": decision.review_target_root,
+            "status": decision.status, "reviewer": decision.kit_reviewer, "blind_answer": decision.blind_answer,
+            "confirmations": {k: decision.confirmations.get(k) is True for k in CONFIRMATION_KEYS},
+            "note": decision.note, "severity": decision.severity, "sequence": decision.sequence}
+
+
 def release_authorization(signoff: Signoff) -> ReleaseAuthorization:
     probes = {p.pk: p for p in live_probes().filter(parent__problem_id__in=signoff.problem_ids)}
     audit = signoff.mode == Signoff.Mode.AUDIT
@@ -52,6 +61,17 @@ def release_authorization(signoff: Signoff) -> ReleaseAuthorization:
         record = decision_record(row)
         documents.setdefault(role, []).append(record)
         by_probe.setdefault(record["logical_probe_id"], {})[role] = record
+    if not audit:
+        # Individual (development) review may come from a Kit team: an imported decision on the current root
+        # counts like an in-app one; a probe reviewed here keeps the in-app decision.
+        for kit in (KitDecision.objects.filter(role=Role.INDIVIDUAL, probe_id__in=list(probes))
+                    .select_related("probe").order_by("probe__logical_probe_id", "created_at")):
+            qid = kit.probe.logical_probe_id
+            if kit.review_target_root != probes[kit.probe_id].review_target_root or "individual" in by_probe.get(qid, {}):
+                continue
+            record = kit_decision_record(kit)
+            documents.setdefault("individual", []).append(record)
+            by_probe.setdefault(qid, {})["individual"] = record
     decisions = {qid: next(roles[r] for r in FINAL_ROLES if r in roles) for qid, roles in by_probe.items()
                  if any(r in roles for r in FINAL_ROLES)}
     plan = result = None

@@ -237,3 +237,25 @@ def test_an_imported_systemic_finding_blocks_development_signoff_like_ours(kit, 
     assert development_parents_state()["blocking"] == []
     run(doc, draft=project)
     assert development_parents_state()["blocking"] == [demo.T02]
+
+
+def test_a_kit_teams_approvals_carry_a_signed_release_that_validates(kit, reviewers, tmp_path):
+    """Kit decisions are review evidence like ours: signoff, export and the Kit-rules validation accept them,
+    and the release's proof names the Kit reviewer as written."""
+    from probes.releases import release_validate
+    from review.models import SIGNOFF_KEYS
+    from review.services import signoff_create, signoff_export
+
+    items = kit["items"]
+    doc = legacy_file(kit["catalog"], [decision(items[q]) for q in (demo.T02, demo.T03_IMAGE, demo.T03_TEXT)])
+    run(doc, actor=reviewers["admin"], draft=kit["root"])
+    signoff = signoff_create(actor=reviewers["admin"], mode="individual", assessment=None,
+                             confirmations={k: True for k in SIGNOFF_KEYS}, evidence_ref="Kit team review")
+    release = signoff_export(signoff=signoff, output=tmp_path / "release", actor=reviewers["admin"])
+    assert release.counts["B"] == {"probes": 3, "mothers": 1}
+    report = release_validate(tmp_path / "release")
+    assert report.valid, report.errors
+    proof = json.loads((tmp_path / "release" / "private" / "request" / "review_proof.PRIVATE.json").read_text("utf-8"))
+    assert {d["reviewer"] for d in proof["decisions"].values()} == {"Kit Reviewer A"}
+    assert {q: d["review_target_root"] for q, d in proof["decisions"].items()} == \
+        {p.logical_probe_id: p.review_target_root for p in Probe.objects.all()}  # our roots, the ones bound

@@ -101,15 +101,19 @@ def load_draft(path: Path) -> KitDraft:
     development = set()
     if "development_candidates.json" in manifest:
         candidates = _read(root, "development_candidates.json", manifest)
+        require(isinstance(candidates, dict), "DRAFT_JSON_INVALID", "development_candidates.json")
         require(candidates.get("membership_root") == catalog.get("membership_root"), "DEVELOPMENT_MEMBERSHIP_STALE")
         development = set(candidates.get("problem_ids", []))
     items, previews = {}, {}
     for item in catalog["probes"]:
+        require(isinstance(item, dict), "CATALOG_SCHEMA", "a catalog probe entry is not an object")
         qid = item.get("logical_probe_id")
         require(isinstance(qid, str) and qid not in items, "CATALOG_DUPLICATE_PROBE", str(qid))
         items[qid] = item
         previews[qid] = _read(root, item.get("preview", ""), manifest)
+        require(isinstance(previews[qid], dict), "PREVIEW_SCHEMA", qid)
         if item.get("split") == DEVELOPMENT_SPLIT:
+            require(isinstance(item.get("problem_id"), str), "CATALOG_SCHEMA", qid)
             development.add(item["problem_id"])
     return KitDraft(root=root, catalog=catalog, catalog_root=catalog_root, previews=previews,
                     development_problem_ids=development, project_id=project_id, items=items)
@@ -117,8 +121,8 @@ def load_draft(path: Path) -> KitDraft:
 
 def prospective_core(core: dict[str, Any]) -> dict[str, Any]:
     """The Kit's prospective core (review_workflow.prospective): the same core with the packet approved."""
-    plan = core["private_core"]["packet_plan"]
-    require(plan.get("state") == "pending_review", "NOT_PENDING_DRAFT")
+    plan = core["private_core"].get("packet_plan")
+    require(isinstance(plan, dict) and plan.get("state") == "pending_review", "NOT_PENDING_DRAFT")
     approved = copy.deepcopy(core)
     approved["private_core"]["packet_plan"] = prospective_plan(plan)
     return approved

@@ -15,6 +15,7 @@ from .models import (
     BlindAnswer,
     BlindOrder,
     KitDecision,
+    KitDraftImport,
     ReviewContextSetting,
     ReviewDecision,
     ReviewSlot,
@@ -304,8 +305,6 @@ def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
 # Kit review decisions ------------------------------------------------------------------------------------------
 def kit_decision_overview() -> dict[str, Any]:
     """Imported Kit drafts (how many of their probes are bound to ours) and the decisions imported through them."""
-    from .models import KitDraftImport
-
     drafts = []
     for record in KitDraftImport.objects.select_related("imported_by").prefetch_related("decisions"):
         decisions = list(record.decisions.all())

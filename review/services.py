@@ -4,19 +4,23 @@ audit campaigns/plans/assessments, signoff and the gated release export."""
 from __future__ import annotations
 
 import secrets
+import shutil
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from annotation.events import event_record
+from annotation.importers import extract_zip
 from annotation.models import ParentProblem
-from physalign_site.canonical import digest
+from physalign_site.canonical import bytes_digest, digest, parse_json
 from physalign_site.errors import ApplicationError
 from physalign_site.roles import ADJUDICATOR, PROBE_REVIEWER, has_role
 from probes.models import Probe, Release
@@ -24,6 +28,16 @@ from probes.releases import parent_is_synthetic, release_export
 from probes.services import probe_record_review
 
 from . import audit_stats
+from .kit_decisions import (
+    KitDraft,
+    KitFileError,
+    OurProbe,
+    differences,
+    load_draft,
+    normalize_decisions,
+    same_bytes,
+    verified_roots,
+)
 from .models import (
     CONFIRMATION_KEYS,
     SIGNOFF_KEYS,
@@ -32,6 +46,9 @@ from .models import (
     AuditPlan,
     BlindAnswer,
     BlindOrder,
+    KitDecision,
+    KitDraftImport,
+    KitProbeBinding,
     ReviewContextSetting,
     ReviewDecision,
     ReviewSlot,
@@ -559,8 +576,6 @@ def _require_importer(actor: Any) -> None:
 
 
 def _our_side(probe: Probe) -> Any:
-    from .kit_decisions import OurProbe
-
     key = probe.key
     # A settled probe's key holds the reviewed packet state; the Kit's draft core holds it pending.
     pending = {**key.key["packet_plan"], "state": "pending_review", "empty_reason": None, "review_ref": None}
@@ -579,9 +594,6 @@ def kit_draft_import(*, root: Path, actor: Any) -> Any:
     """Check a Kit draft and bind each of its probes that equals one of ours (same key, views, messages,
     render manifest and pixels) to the Kit's review target root. Probes that differ are reported, not bound.
     Importing the same draft again re-checks it against our current probes."""
-    from .kit_decisions import KitFileError, differences, load_draft, same_bytes, verified_roots
-    from .models import KitDraftImport, KitProbeBinding
-
     _require_importer(actor)
     try:
         draft = load_draft(root)
@@ -639,9 +651,6 @@ def kit_decisions_import(*, document: Any, file_bytes_sha256: str, actor: Any,
     Each decision becomes an immutable :class:`KitDecision` (the Kit reviewer's name is text); an approval
     or rejection of a probe still pending review settles it, as our own development review does.
     """
-    from .kit_decisions import KitDraft, KitFileError, normalize_decisions
-    from .models import KitDecision, KitDraftImport, KitProbeBinding
-
     _require_importer(actor)
     if draft_root is not None:
         kit_draft_import(root=draft_root, actor=actor)
@@ -722,13 +731,6 @@ def _draft_root_in(folder: Path) -> Path:
 def kit_draft_upload(*, upload: Any, actor: Any) -> Any:
     """An uploaded zip of a Kit draft or review project: extracted with the import checks (paths, links,
     size, expansion ratio), checked and bound by :func:`kit_draft_import`, then deleted."""
-    import shutil
-    import tempfile
-
-    from django.conf import settings
-
-    from annotation.importers import extract_zip
-
     _require_importer(actor)
     if upload.size > settings.PHYSALIGN_IMPORT_MAX_BYTES:
         raise ApplicationError(f"The archive is larger than {settings.PHYSALIGN_IMPORT_MAX_BYTES:,} bytes.",
@@ -753,8 +755,6 @@ KIT_DECISION_FILE_MAX_BYTES = 20 * 1024 * 1024
 
 def kit_decisions_upload(*, upload: Any, actor: Any) -> KitImportReport:
     """An uploaded Kit decision file (JSON: duplicate keys, NaN and bad UTF-8 refused), imported all or nothing."""
-    from physalign_site.canonical import bytes_digest, parse_json
-
     _require_importer(actor)
     if upload.size > KIT_DECISION_FILE_MAX_BYTES:
         raise ApplicationError(f"The decision file is larger than {KIT_DECISION_FILE_MAX_BYTES:,} bytes.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -157,9 +158,8 @@ def test_a_non_development_probe_is_refused(demo_probes, tmp_path):
     assert error.value.code == "UNKNOWN_NONDEV_OR_DUPLICATE_PROBE"
 
 
-def test_native_release_reviews_bind_to_the_kit_project_and_reimport_is_idempotent(kit, tmp_path):
-    import shutil
-
+def kit_project(kit, tmp_path):
+    """A Kit review project (``project.json`` + ``source/``) around the fixture's draft."""
     project = tmp_path / "project"
     shutil.copytree(kit["root"], project / "source")
     header = {"schema_version": "native_review_project_v1", "release_tools_version": "native_data_release_v1",
@@ -167,6 +167,11 @@ def test_native_release_reviews_bind_to_the_kit_project_and_reimport_is_idempote
               "source_manifest_root": "3" * 64}
     header["project_id"] = "NRP-" + digest(header)
     (project / "project.json").write_bytes(canonical_bytes(header))
+    return project, header
+
+
+def test_native_release_reviews_bind_to_the_kit_project_and_reimport_is_idempotent(kit, tmp_path):
+    project, header = kit_project(kit, tmp_path)
     item = kit["items"][demo.T03_IMAGE]
     doc = {"schema_version": "native_release_reviews_v1", "catalog_root": digest(kit["catalog"]),
            "context_root": header["project_id"], "role": "individual",
@@ -220,17 +225,9 @@ def test_management_command_imports_and_refuses_stale(kit, tmp_path, capsys):
 
 def test_an_imported_systemic_finding_blocks_development_signoff_like_ours(kit, tmp_path):
     """A Kit file cannot bypass what blocks an in-app review: a systemic finding on the current root blocks."""
-    import shutil
-
     from review.selectors import development_parents_state
 
-    project = tmp_path / "project"
-    shutil.copytree(kit["root"], project / "source")
-    header = {"schema_version": "native_review_project_v1", "release_tools_version": "native_data_release_v1",
-              "release_implementation": {}, "source_catalog_root": digest(kit["catalog"]),
-              "source_manifest_root": "3" * 64}
-    header["project_id"] = "NRP-" + digest(header)
-    (project / "project.json").write_bytes(canonical_bytes(header))
+    project, header = kit_project(kit, tmp_path)
     doc = {"schema_version": "native_release_reviews_v1", "catalog_root": digest(kit["catalog"]),
            "context_root": header["project_id"], "role": "individual",
            "decisions": [{**decision(kit["items"][demo.T02], "rejected"), "severity": "systemic", "sequence": 1}]}
@@ -259,3 +256,25 @@ def test_a_kit_teams_approvals_carry_a_signed_release_that_validates(kit, review
     assert {d["reviewer"] for d in proof["decisions"].values()} == {"Kit Reviewer A"}
     assert {q: d["review_target_root"] for q, d in proof["decisions"].items()} == \
         {p.logical_probe_id: p.review_target_root for p in Probe.objects.all()}  # our roots, the ones bound
+
+
+@pytest.mark.parametrize(("catalog_probes", "extra", "code"), [
+    ([1], {}, "CATALOG_SCHEMA"),
+    (["PAQ-1"], {}, "CATALOG_SCHEMA"),
+    ([{"logical_probe_id": "PAQ-1", "preview": "../p.json"}], {}, "DRAFT_PATH_INVALID"),
+    ([{"logical_probe_id": "PAQ-1", "preview": "p.json"}], {"p.json": [1, 2]}, "PREVIEW_SCHEMA"),
+    ([{"logical_probe_id": "PAQ-1", "preview": "p.json"}], {"p.json": {"core": {"private_core": {}}}},
+     "KIT_PREVIEW_CONTENT_ROOT_MISMATCH"),
+])
+def test_a_malformed_kit_draft_is_refused_with_a_code_never_a_crash(db, tmp_path, catalog_probes, extra, code):
+    from physalign_site.canonical import write_json_bytes
+
+    files = {"catalog.PRIVATE.json": {"schema_version": "physalign_draft_catalog_v1",
+                                      "native_profile": "native_binding_draft_v1", "probes": catalog_probes}, **extra}
+    for name, value in files.items():
+        (tmp_path / name).write_bytes(write_json_bytes(value))
+    (tmp_path / "FILE_MANIFEST.json").write_bytes(write_json_bytes(
+        {name: bytes_digest((tmp_path / name).read_bytes()) for name in files}))
+    with pytest.raises(ApplicationError) as refused:
+        kit_draft_import(root=tmp_path, actor=None)
+    assert refused.value.code == code

@@ -22,9 +22,9 @@ from django.utils import timezone
 
 from evaluation.llm_glue import model_generate
 from evaluation.models import ModelConfig
+from kit.canonical import digest
 from llm import ImageInput, LLMRequest, ResultStatus
 from physalign_site import jsonsafety
-from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError
 
 from .drafting_prompts import PromptImage, build_draft_prompt, skeleton

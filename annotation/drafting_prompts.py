@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.passes.validator import PASS_LAYOUTS, RECORD_SPECS, SCHEMA_VERSION
+from kit.passes.validator import PASS_LAYOUTS, RECORD_SPECS, SCHEMA_VERSION
 
 PROMPT_VERSIONS: dict[int, str] = {1: "draft-p1-v1", 2: "draft-p2-v1", 3: "draft-p3-v1", 4: "draft-p4-v1",
                                    5: "draft-p5-v1"}

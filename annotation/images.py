@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PIL import Image, UnidentifiedImageError
 
-from physalign_site.canonical import canonical_bytes
+from kit.canonical import canonical_bytes
 
 ALLOWED_FORMATS = {
     "PNG": ("image/png", "png"),

@@ -36,8 +36,9 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
+from kit.canonical import bytes_digest, digest, parse_json, text_digest
+from kit.passes.validator import ImageRef, context_for, validate_pass_document
 from physalign_site import jsonsafety
-from physalign_site.canonical import bytes_digest, digest, parse_json, text_digest
 from physalign_site.errors import ApplicationError
 
 from . import permissions
@@ -45,7 +46,6 @@ from .events import event_record
 from .history import pass_version_record
 from .images import ImageInfo, ImageRejected, inspect_image_bytes
 from .models import SAFE_ID_PATTERN, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
-from .passes.validator import ImageRef, context_for, validate_pass_document
 from .selectors import forbidden_key_issues, kit_source_guard, kit_source_record, parent_passes_approved
 
 logger = logging.getLogger(__name__)

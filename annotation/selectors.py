@@ -7,10 +7,10 @@ from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from physalign_site.canonical import bytes_digest, digest, write_json_bytes
+from kit.canonical import bytes_digest, digest, write_json_bytes
+from kit.passes.validator import ImageRef, context_for, validate_pass_document
 
 from .models import Event, ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
-from .passes.validator import ImageRef, context_for, validate_pass_document
 
 logger = logging.getLogger(__name__)
 

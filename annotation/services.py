@@ -11,7 +11,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from physalign_site.errors import ApplicationError, ConflictError
 
 from .events import event_record

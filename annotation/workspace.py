@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .passes.validator import (
+from kit.passes.validator import (
     BINDING_TYPES,
     CONFIDENCE_LEVELS,
     DOMAINS,

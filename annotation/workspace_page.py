@@ -13,8 +13,9 @@ from typing import Any
 
 from django.urls import reverse
 
+from kit.passes.validator import ImageRef, PassContext, validate_pass_document
+
 from .models import ParentProblem, PassDocument, ProblemImage
-from .passes.validator import ImageRef, PassContext, validate_pass_document
 from .workspace import (
     ANNOTATION_PASSES,
     PASS_TITLES,

@@ -39,9 +39,9 @@ from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from annotation.events import event_record
+from kit.canonical import digest
 from kit.nearest import controls_choice
 from llm import ImageInput, LLMRequest, ProviderConfig, ResultStatus
-from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError
 from probes.models import Probe, Release
 

@@ -33,8 +33,8 @@ from django.utils import timezone
 
 from annotation.events import event_record
 from annotation.models import ParentProblem
+from kit.canonical import digest
 from llm import ImageInput, LLMRequest, ResultStatus
-from physalign_site.canonical import digest
 from physalign_site.errors import ApplicationError
 from probes.models import Release
 

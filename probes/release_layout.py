@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from kit import review as kit_review
+from kit.canonical import bytes_digest, digest, parse_json, write_json_bytes
 from kit.review import CONFIRMATIONS, SEVERITIES, SIGNOFF_CHECKS
-from physalign_site.canonical import bytes_digest, digest, parse_json, write_json_bytes
 
 RELEASE_VERSION = "native_data_release_v1"
 PROJECT_VERSION = "native_review_project_v1"

@@ -29,7 +29,7 @@ from django.db import transaction
 
 from annotation.events import event_record
 from annotation.models import ParentProblem
-from physalign_site.canonical import bytes_digest, parse_json, write_json_bytes
+from kit.canonical import bytes_digest, parse_json, write_json_bytes
 from physalign_site.errors import ApplicationError
 
 from . import release_layout as layout

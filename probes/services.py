@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.events import event_record
 from annotation.models import ParentProblem
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from physalign_site.errors import ApplicationError
 from probes.compiler import (
     BlockedGroup,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from physalign_site.canonical import digest
+from kit.canonical import digest
 
 POLICY_ID = "PLAN_6_finite_population_v1"
 PRIMARY_SAMPLE_MAX = 100

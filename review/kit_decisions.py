@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from kit.canonical import bytes_digest, digest, parse_json
 from kit.review import CONFIRMATIONS, SEVERITIES
-from physalign_site.canonical import bytes_digest, digest, parse_json
 from probes.compiler.probe import prospective_plan
 
 LEGACY = "physalign_decisions_v1"

@@ -20,7 +20,7 @@ from django.utils import timezone
 from annotation.events import event_record
 from annotation.importers import extract_zip
 from annotation.models import ParentProblem
-from physalign_site.canonical import bytes_digest, digest, parse_json
+from kit.canonical import bytes_digest, digest, parse_json
 from physalign_site.errors import ApplicationError
 from physalign_site.roles import ADJUDICATOR, PROBE_REVIEWER, has_role
 from probes.models import Probe, Release

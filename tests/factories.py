@@ -9,7 +9,7 @@ from PIL import Image
 
 from annotation.images import inspect_image_bytes
 from annotation.models import ParentProblem, PassDocument, ProblemImage, Source
-from physalign_site.canonical import digest
+from kit.canonical import digest
 
 
 def png_bytes(width: int = 320, height: int = 200, color: tuple[int, int, int] = (255, 255, 255)) -> bytes:

@@ -1,6 +1,6 @@
 """Procedural demo data: physics diagram problems written as a kit source workspace.
 
-Pure Python (Pillow + stdlib + ``physalign_site.canonical``); no Django import.
+Pure Python (Pillow + stdlib + ``kit.canonical``); no Django import.
 """
 
 from annotation.demo.generator import GenerationSummary, generate_problem, generate_workspace

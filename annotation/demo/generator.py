@@ -26,7 +26,7 @@ from typing import Any
 
 from annotation.demo.builder import ProblemBuilder
 from annotation.demo.scenes import FAMILIES, SceneAnswer, pick_size
-from physalign_site.canonical import bytes_digest, canonical_bytes, digest, write_json_bytes
+from kit.canonical import bytes_digest, canonical_bytes, digest, write_json_bytes
 
 IMAGE_ID = "img_0"
 REVIEWER = "procedural_generator_v1"

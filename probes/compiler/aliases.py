@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from physalign_site.canonical import digest
+from kit.canonical import digest
 
 from .errors import require
 

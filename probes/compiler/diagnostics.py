@@ -17,9 +17,9 @@ import unicodedata
 from difflib import SequenceMatcher
 from typing import Any
 
+from kit.canonical import digest
 from kit.nearest import DISTANCE_DENOMINATOR, NEAREST_POLICY, nearest_region, with_outcome
 from kit.normalizers import LABEL, NUMBER, normalize, numeric_unit_parts
-from physalign_site.canonical import digest
 
 __all__ = ["DISTANCE_DENOMINATOR", "NEAREST_POLICY", "nearest_region", "read_availability",
            "representation_kind", "with_outcome"]

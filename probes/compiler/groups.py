@@ -10,8 +10,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.passes.spans import find_exact_matches
-from physalign_site.canonical import digest
+from kit.canonical import digest
+from kit.passes.spans import find_exact_matches
 
 from .geometry import text_locator
 from .grammar import singleton_basis

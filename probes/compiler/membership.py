@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from physalign_site.canonical import digest
+from kit.canonical import digest
 
 DEVELOPMENT = "development_reserved"
 UNASSIGNED = "candidate_unassigned_not_release"

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from physalign_site.canonical import canonical_bytes, digest
+from kit.canonical import canonical_bytes, digest
 
 from .aliases import logical_probe_id, neutral_aliases
 from .diagnostics import nearest_region, read_availability, representation_kind, with_outcome

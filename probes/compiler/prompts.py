@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from physalign_site.canonical import digest
+from kit.canonical import digest
 
 from .errors import require
 from .scorability import BINDING_KEYS

@@ -12,7 +12,7 @@ from typing import Any
 import PIL
 from PIL import Image, ImageDraw, ImageFont
 
-from physalign_site.canonical import bytes_digest, canonical_bytes
+from kit.canonical import bytes_digest, canonical_bytes
 
 from .errors import require
 from .geometry import active_origin, affine_points, origin_fingerprint, source_points

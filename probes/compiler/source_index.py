@@ -11,8 +11,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.passes.spans import resolve_span
-from physalign_site.canonical import bytes_digest, digest, write_json_bytes
+from kit.canonical import bytes_digest, digest, write_json_bytes
+from kit.passes.spans import resolve_span
 
 from .errors import CompileError, require
 from .geometry import active_origin, text_locator, validate_locator, visual_locator
@@ -163,7 +163,7 @@ def _text_locators(index: SourceIndex, *, approved: bool) -> None:
         if decision.status == "unique_exact_repair_proposed":
             _span_entry(index, m, decision.proposed_span, approved)
             if approved:
-                from annotation.passes.spans import apply_unique_exact_repair
+                from kit.passes.spans import apply_unique_exact_repair
 
                 decision = apply_unique_exact_repair(decision)
                 index.span_decisions[m["id"]] = decision.as_record()

@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import Event, ImportJob, ParentProblem, PassDocument
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from physalign_site.roles import ALL_ROLES
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, SourceFactory
 

@@ -15,7 +15,7 @@ from annotation.demo.builder import GeneratorBug, literal_occurrence, parse_mark
 from annotation.demo.drawing import Canvas, PixelBox, to_bbox_1000
 from annotation.demo.generator import generate_problem, generate_workspace
 from annotation.demo.scenes import FAMILIES
-from physalign_site.canonical import canonical_bytes, digest, parse_json, text_digest
+from kit.canonical import canonical_bytes, digest, parse_json, text_digest
 
 COUNT = 28  # four of each of the seven families
 SEED = 1234
@@ -210,7 +210,7 @@ def test_bbox_rounding_is_outward():
 
 
 def test_every_mention_resolves_exactly(manifest, workspace):
-    from annotation.passes.spans import resolve_span
+    from kit.passes.spans import resolve_span
 
     for row in manifest:
         segments = row["segments"]
@@ -264,7 +264,7 @@ def test_literal_occurrence_rule():
 
 
 def test_every_pass_document_validates(manifest, workspace):
-    from annotation.passes.validator import ImageRef, PassContext, validate_pass_document
+    from kit.passes.validator import ImageRef, PassContext, validate_pass_document
 
     for row in manifest:
         pid = row["problem_id"]

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from annotation.drafting import PARSE_ERROR, draft_execute, draft_outcome, draft_run_create, parse_output
 from annotation.models import DraftRun, LLMDraft
 from evaluation.models import ModelConfig
+from kit.canonical import canonical_bytes
 from llm.types import LLMResult, ProviderReply, ResultStatus, Usage
 from physalign_site import jsonsafety
-from physalign_site.canonical import canonical_bytes
 from tests.factories import ParentProblemFactory, ProblemImageFactory
 
 HOSTILE_CHARS = st.sampled_from(["\x00", "\ud800", "\udfff", "\ufeff", "\u2028", '"', "\\", "{", "["])

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from annotation.demo import generate_workspace
 from annotation.models import Event, ImportJob, ParentProblem, PassDocument
-from physalign_site.canonical import digest, write_json_bytes
+from kit.canonical import digest, write_json_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,7 @@ from annotation.importers import (
 )
 from annotation.models import Event, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
 from annotation.tasks import import_job_run_task
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from physalign_site.errors import ApplicationError
 from tests.factories import png_bytes
 

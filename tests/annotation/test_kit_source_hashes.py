@@ -12,7 +12,7 @@ from annotation.importers import import_kit_workspace
 from annotation.models import ParentProblem, PassDocument
 from annotation.selectors import kit_source_hashes, workspace_documents
 from annotation.services import pass_document_save
-from physalign_site.canonical import bytes_digest, write_json_bytes
+from kit.canonical import bytes_digest, write_json_bytes
 from probes.compiler.source_index import build_source_index
 from probes.selectors import parent_source_for
 

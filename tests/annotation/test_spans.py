@@ -6,7 +6,8 @@ import hashlib
 
 import pytest
 
-from annotation.passes import (
+from kit.canonical import digest
+from kit.passes import (
     MATCH_POLICY,
     SpanResolution,
     SpanStructuralError,
@@ -14,7 +15,6 @@ from annotation.passes import (
     find_exact_matches,
     resolve_span,
 )
-from physalign_site.canonical import digest
 
 ZH_STEM = "质量为m的物块静止在倾角为θ的斜面上，物块受拉力F。"
 

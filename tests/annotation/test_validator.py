@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from annotation.passes import ISSUE_CODES, ImageRef, PassContext, ValidationIssue, validate_pass_document
+from kit.passes import ISSUE_CODES, ImageRef, PassContext, ValidationIssue, validate_pass_document
 
 PROBLEM_ID = "demo_incline_0001"
 STEM = "A block of mass m rests on an incline of angle θ. A force F pulls the block up the incline."

@@ -14,7 +14,7 @@ from annotation.demo.generator import generate_problem
 from annotation.history import pass_version_record
 from annotation.models import PassDocument
 from annotation.services import pass_document_save, pass_document_submit
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory
 
 pytestmark = pytest.mark.django_db

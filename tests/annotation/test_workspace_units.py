@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from annotation.passes.spans import resolve_span
 from annotation.workspace import bbox_px_to_1000, consolidate_gobs, k_to_px, px_to_1000
 from annotation.workspace_diff import document_diff
+from kit.passes.spans import resolve_span
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = json.loads((ROOT / "tests/data/span_vectors.json").read_text(encoding="utf-8"))["vectors"]

@@ -264,7 +264,7 @@ def test_an_annotator_uploading_a_forged_review_state_sees_it_was_not_imported(p
     import zipfile
 
     from annotation.demo import generate_workspace
-    from physalign_site.canonical import write_json_bytes
+    from kit.canonical import write_json_bytes
 
     make_browser_user("importer", "annotator")
     make_browser_user("source_reviewer", "source_reviewer")

@@ -6,7 +6,7 @@ from typing import Any
 
 from annotation.models import ImportJob, PassDocument
 from annotation.services import pass_document_save
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from tests.endpoint_matrix import ADJ, ADM, ANN, ANON, NOROLE, PRB, SRC, Case, World, only, statuses
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, SourceFactory
 

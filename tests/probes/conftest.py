@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import PassDocument
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, SourceFactory
 
 from . import kit_demo

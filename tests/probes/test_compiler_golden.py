@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from physalign_site.canonical import bytes_digest, canonical_bytes
+from kit.canonical import bytes_digest, canonical_bytes
 from probes.compiler import compile_parent, validate_prompt_files
 from probes.compiler.aliases import neutral_aliases
 from probes.compiler.source_index import build_source_index

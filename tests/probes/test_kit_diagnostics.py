@@ -16,7 +16,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from probes.compiler import compile_parent
 from probes.compiler.diagnostics import (
     nearest_region,

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from physalign_site.canonical import digest
+from kit.canonical import digest
 from probes.compiler import compile_parent
 from review.kit_decisions import KitFileError, OurProbe, differences, prospective_core, verified_roots
 

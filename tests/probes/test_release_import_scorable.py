@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from physalign_site.canonical import write_json_bytes
+from kit.canonical import write_json_bytes
 from physalign_site.errors import ApplicationError
 from probes.models import Release
 from probes.releases import release_import, seal_directory

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from physalign_site.canonical import digest, parse_json, write_json_bytes
+from kit.canonical import digest, parse_json, write_json_bytes
 from physalign_site.errors import ApplicationError
 from probes import release_layout as layout
 from probes.models import Probe

@@ -8,7 +8,7 @@ import copy
 import json
 from pathlib import Path
 
-from physalign_site.canonical import bytes_digest, canonical_bytes, digest
+from kit.canonical import bytes_digest, canonical_bytes, digest
 from probes.compiler.render import asset_record
 from tests.probes import kit_demo as demo
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Event
-from physalign_site.canonical import bytes_digest, canonical_bytes, digest
+from kit.canonical import bytes_digest, canonical_bytes, digest
 from physalign_site.errors import ApplicationError
 from probes.compiler import compile_parent
 from probes.models import Probe
@@ -267,7 +267,7 @@ def test_a_kit_teams_approvals_carry_a_signed_release_that_validates(kit, review
      "KIT_PREVIEW_CONTENT_ROOT_MISMATCH"),
 ])
 def test_a_malformed_kit_draft_is_refused_with_a_code_never_a_crash(db, tmp_path, catalog_probes, extra, code):
-    from physalign_site.canonical import write_json_bytes
+    from kit.canonical import write_json_bytes
 
     files = {"catalog.PRIVATE.json": {"schema_version": "physalign_draft_catalog_v1",
                                       "native_profile": "native_binding_draft_v1", "probes": catalog_probes}, **extra}

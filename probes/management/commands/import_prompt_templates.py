@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from physalign_site.canonical import parse_json
+from kit.canonical import parse_json
 from physalign_site.errors import ApplicationError
 from probes.services import prompt_set_import
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from physalign_site.canonical import bytes_digest, parse_json
+from kit.canonical import bytes_digest, parse_json
 from physalign_site.errors import ApplicationError
 from review.services import kit_decisions_import
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from physalign_site.canonical import digest, text_digest
+from kit.canonical import digest, text_digest
 
 MATCH_POLICY = "literal_nonoverlap_1based_v1"
 REPAIR_POLICY = "unique_exact_sidecar_v1"

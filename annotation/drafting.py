@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audit.services import event_record
 from evaluation.llm_glue import model_generate
 from evaluation.models import ModelConfig
 from kit.canonical import digest
@@ -28,7 +29,6 @@ from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
 
 from .drafting_prompts import PromptImage, build_draft_prompt, skeleton
-from .events import event_record
 from .history import pass_version_record
 from .models import DraftRun, LLMDraft, ParentProblem, PassDocument, PassDocumentVersion
 from .selectors import parent_passes_approved, pass_validation_issues

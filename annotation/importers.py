@@ -36,13 +36,13 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
+from audit.services import event_record
 from kit.canonical import bytes_digest, digest, parse_json, text_digest
 from kit.passes.validator import ImageRef, context_for, validate_pass_document
 from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
 
 from . import permissions
-from .events import event_record
 from .history import pass_version_record
 from .images import ImageInfo, ImageRejected, inspect_image_bytes
 from .models import SAFE_ID_PATTERN, ImportJob, ParentProblem, PassDocument, ProblemImage, Source

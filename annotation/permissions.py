@@ -74,9 +74,5 @@ def can_review_pass_no(user: Any, pass_no: int) -> bool:
     return can_review_pass(user) and can_read_pass(user, pass_no)
 
 
-def can_view_events(user: Any) -> bool:
-    return is_admin(user)
-
-
 def can_view_import_jobs(user: Any) -> bool:
     return can_import(user)

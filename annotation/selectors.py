@@ -10,7 +10,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from kit.canonical import bytes_digest, digest, write_json_bytes
 from kit.passes.validator import ImageRef, context_for, validate_pass_document
 
-from .models import Event, ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
+from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
 
 logger = logging.getLogger(__name__)
 
@@ -119,10 +119,6 @@ def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any
 
 def source_list() -> QuerySet[Source]:
     return Source.objects.order_by("name")
-
-
-def event_list() -> QuerySet[Event]:
-    return Event.objects.select_related("actor").order_by("-at", "-id")
 
 
 def import_job_get(*, job_id: int) -> ImportJob | None:

@@ -11,10 +11,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit.services import event_record
 from kit.canonical import digest
 from physalign_site.errors import ApplicationError, ConflictError
 
-from .events import event_record
 from .history import pass_version_record
 from .models import ParentProblem, PassDocument, PassDocumentVersion, Source
 from .permissions import is_self_review

@@ -38,7 +38,7 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
-from annotation.events import event_record
+from audit.services import event_record
 from kit.canonical import digest
 from kit.nearest import controls_choice
 from llm import ImageInput, LLMRequest, ProviderConfig, ResultStatus

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from annotation.events import event_record
+from audit.services import event_record
 from llm.capabilities import capabilities_for, check_reasoning
 from llm.endpoint_policy import EndpointRefused, check_endpoint
 from llm.errors import ProviderError

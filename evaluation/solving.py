@@ -31,8 +31,8 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from annotation.events import event_record
 from annotation.models import ParentProblem
+from audit.services import event_record
 from kit.canonical import digest
 from llm import ImageInput, LLMRequest, ResultStatus
 from physalign_site.errors import ApplicationError

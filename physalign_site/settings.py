@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "physalign_site",
+    "audit",
     "annotation",
     "probes",
     "review",

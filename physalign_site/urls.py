@@ -25,6 +25,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", views.healthz, name="healthz"),
     path("api/", include((api_patterns, "api"), namespace="api")),
+    path("api/", include("audit.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("probes.api.urls")),
     path("api/", include("evaluation.api.urls")),

@@ -27,8 +27,8 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.events import event_record
 from annotation.models import ParentProblem
+from audit.services import event_record
 from kit.canonical import bytes_digest, parse_json, write_json_bytes
 from physalign_site.errors import ApplicationError
 

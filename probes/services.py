@@ -10,8 +10,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.events import event_record
 from annotation.models import ParentProblem
+from audit.services import event_record
 from kit.canonical import digest
 from physalign_site.errors import ApplicationError
 from probes.compiler import (

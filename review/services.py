@@ -17,9 +17,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation.events import event_record
 from annotation.importers import extract_zip
 from annotation.models import ParentProblem
+from audit.services import event_record
 from kit.canonical import bytes_digest, digest, parse_json
 from physalign_site.errors import ApplicationError
 from physalign_site.roles import ADJUDICATOR, PROBE_REVIEWER, has_role

@@ -26,7 +26,8 @@ USER_REDIS_DB = 13  # the sandbox's first choice: it must notice the user's key 
 SNAPSHOT = """
 import json
 from django.contrib.auth import get_user_model
-from annotation.models import Event, ParentProblem, PassDocument, ProblemImage
+from audit.models import Event
+from annotation.models import ParentProblem, PassDocument, ProblemImage
 print(json.dumps({
     "parents": sorted(ParentProblem.objects.values_list("problem_id", "version", "status", "answer", "domain")),
     "passes": sorted(PassDocument.objects.values_list("parent__problem_id", "pass_no", "version", "status",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import django_filters
 
-from ..models import Event, ParentProblem
+from ..models import ParentProblem
 
 
 class ParentFilter(django_filters.FilterSet):
@@ -16,13 +16,3 @@ class ParentFilter(django_filters.FilterSet):
     class Meta:
         model = ParentProblem
         fields = ["source", "language", "domain", "status"]
-
-
-class EventFilter(django_filters.FilterSet):
-    object_type = django_filters.CharFilter(field_name="object_type")
-    object_id = django_filters.CharFilter(field_name="object_id")
-    verb = django_filters.CharFilter(field_name="verb")
-
-    class Meta:
-        model = Event
-        fields = ["object_type", "object_id", "verb"]

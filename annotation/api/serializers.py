@@ -11,7 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..models import Event, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
+from ..models import ImportJob, ParentProblem, PassDocument, ProblemImage, Source
 
 
 def choice_string(choices: list[tuple[str, str]], **kwargs) -> serializers.CharField:
@@ -128,19 +128,6 @@ class PassStateOutput(serializers.Serializer):
     @extend_schema_field(ValidationIssueOutput(many=True))
     def get_validation_errors(self, doc: PassDocument) -> list[dict[str, str]]:
         return list(self.context.get("validation_issues", []))
-
-
-class EventOutput(serializers.ModelSerializer):
-    actor = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Event
-        fields = ["id", "at", "actor", "verb", "object_type", "object_id", "before", "after"]
-        read_only_fields = fields
-
-    @extend_schema_field(OpenApiTypes.STR)
-    def get_actor(self, event: Event) -> str | None:
-        return event.actor.get_username() if event.actor_id else None
 
 
 class ImportJobOutput(serializers.ModelSerializer):

@@ -39,7 +39,6 @@ urlpatterns = [
     path("parents/<str:problem_id>/passes/<pass_no:pass_no>/versions/<int:version>/revert/",
          views.PassRevertApi.as_view(), name="pass-revert"),
     path("parents/<str:problem_id>/passes/<pass_no:pass_no>/diff/", views.PassDiffApi.as_view(), name="pass-diff"),
-    path("events/", views.EventListApi.as_view(), name="event-list"),
     path("imports/", views.ImportCreateApi.as_view(), name="import-create"),
     path("imports/<int:job_id>/", views.ImportDetailApi.as_view(), name="import-detail"),
 ]

@@ -7,7 +7,6 @@ Business refusals are ``ApplicationError``s, rendered by ``physalign_site.errors
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.http import Http404
@@ -22,20 +21,19 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import filters, generics, serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from physalign_site.api import ApiPagination, role_permission
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
 from .. import permissions as perms
 from ..models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion
 from ..selectors import (
-    event_list,
     import_job_get,
     parent_get,
     parent_list,
@@ -56,9 +54,8 @@ from ..services import (
     source_create,
 )
 from ..workspace_diff import document_diff
-from .filters import EventFilter, ParentFilter
+from .filters import ParentFilter
 from .serializers import (
-    EventOutput,
     ImportJobOutput,
     ParentDetailOutput,
     ParentDetailPrivateOutput,
@@ -77,21 +74,6 @@ ERROR_RESPONSE = inline_serializer("ApiError", {
 
 # --- permissions --------------------------------------------------------------------------------------
 
-def role_permission(check: Callable[[Any], bool], *, unsafe: Callable[[Any], bool] | None = None,
-                    name: str = "RolePermission") -> type[BasePermission]:
-    """A DRF permission wrapping an ``annotation.permissions`` helper (``unsafe`` for writes)."""
-
-    def has_permission(self: BasePermission, request: Request, view: APIView) -> bool:
-        user = request.user
-        if not (user and user.is_authenticated):
-            return False
-        if unsafe is not None and request.method not in ("GET", "HEAD", "OPTIONS"):
-            return unsafe(user)
-        return check(user)
-
-    return type(name, (BasePermission,), {"has_permission": has_permission})
-
-
 class PassPermission(BasePermission):
     """Reading a pass needs ``can_read_pass``, writing it ``can_edit_pass`` (pass number from the URL)."""
 
@@ -108,14 +90,8 @@ class PassPermission(BasePermission):
 CanViewProblems = role_permission(perms.can_view_problems, name="CanViewProblems")
 CanViewSources = role_permission(perms.can_view_problems, unsafe=perms.can_manage_sources,
                                  name="CanViewSources")
-CanViewEvents = role_permission(perms.can_view_events, name="CanViewEvents")
 CanImport = role_permission(perms.can_view_import_jobs, unsafe=perms.can_import, name="CanImport")
 CanReadPassSummary = role_permission(lambda user: perms.can_read_pass(user, 1), name="CanReadPassSummary")
-
-
-class ApiPagination(PageNumberPagination):
-    page_size_query_param = "page_size"
-    max_page_size = 200
 
 
 # --- helpers ------------------------------------------------------------------------------------------
@@ -342,23 +318,6 @@ class PassRejectApi(APIView):
         data.is_valid(raise_exception=True)
         doc = pass_document_reject(doc=doc, actor=request.user, **data.validated_data)
         return _pass_state_response(doc)
-
-
-# --- events -------------------------------------------------------------------------------------------
-
-@extend_schema_view(get=extend_schema(operation_id="events_list"))
-class EventListApi(generics.ListAPIView):
-    """The append-only audit trail (admins only)."""
-
-    permission_classes = [CanViewEvents]
-    serializer_class = EventOutput
-    pagination_class = ApiPagination
-    filterset_class = EventFilter
-    filter_backends = [DjangoFilterBackend, filters.OrderingFilter]
-    ordering_fields = ["at", "id"]
-
-    def get_queryset(self):
-        return event_list()
 
 
 # --- imports ------------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Event, ImportJob, ParentProblem, PassDocument
+from annotation.models import ImportJob, ParentProblem, PassDocument
+from audit.models import Event
 from kit.canonical import digest
 from physalign_site.roles import ALL_ROLES
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, SourceFactory

@@ -17,7 +17,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotation.demo import generate_workspace
-from annotation.models import Event, ImportJob, ParentProblem, PassDocument
+from annotation.models import ImportJob, ParentProblem, PassDocument
+from audit.models import Event
 from kit.canonical import digest, write_json_bytes
 
 pytestmark = pytest.mark.django_db

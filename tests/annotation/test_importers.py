@@ -22,8 +22,9 @@ from annotation.importers import (
     import_problems_manifest,
     resolve_answer_type,
 )
-from annotation.models import Event, ImportJob, ParentProblem, PassDocument, ProblemImage, Source
+from annotation.models import ImportJob, ParentProblem, PassDocument, ProblemImage, Source
 from annotation.tasks import import_job_run_task
+from audit.models import Event
 from kit.canonical import digest
 from physalign_site.errors import ApplicationError
 from tests.factories import png_bytes

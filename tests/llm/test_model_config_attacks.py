@@ -21,7 +21,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.forms.models import model_to_dict
 
-from annotation.models import Event
+from audit.models import Event
 from evaluation.llm_glue import endpoint_policy, model_generate
 from evaluation.models import EvalRequest, ModelConfig
 from llm import ErrorKind, LLMRequest, ResultStatus

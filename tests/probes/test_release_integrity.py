@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotation.models import Event
+from audit.models import Event
 from physalign_site.errors import ApplicationError
 from probes.models import Probe, Release
 from probes.releases import release_export

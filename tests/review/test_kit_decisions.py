@@ -8,7 +8,7 @@ import shutil
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Event
+from audit.models import Event
 from kit.canonical import bytes_digest, canonical_bytes, digest
 from physalign_site.errors import ApplicationError
 from probes.compiler import compile_parent

@@ -1,3 +1,5 @@
+"""The one way to write the audit trail; every app's services call it inside their own transaction."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -21,10 +21,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from audit.services import event_record
-from evaluation.llm_glue import model_generate
-from evaluation.models import ModelConfig
 from kit.canonical import digest
 from llm import ImageInput, LLMRequest, ResultStatus
+from models_registry.models import ModelConfig
+from models_registry.providers import model_generate
 from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
 

@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 

@@ -222,7 +222,7 @@ class DraftRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     pass_no = models.PositiveSmallIntegerField()
-    model_config = models.ForeignKey("evaluation.ModelConfig", on_delete=models.PROTECT, related_name="+")
+    model_config = models.ForeignKey("models_registry.ModelConfig", on_delete=models.PROTECT, related_name="+")
     prompt_version = models.CharField(max_length=100)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     total = models.PositiveIntegerField(default=0)
@@ -262,7 +262,7 @@ class LLMDraft(models.Model):
     pass_no = models.PositiveSmallIntegerField()
     run = models.ForeignKey(DraftRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="drafts")
     model_config = models.ForeignKey(
-        "evaluation.ModelConfig", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        "models_registry.ModelConfig", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     model_label = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=100)

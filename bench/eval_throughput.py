@@ -185,8 +185,9 @@ def main() -> None:
     sandbox.start_django()
     from django.db.models import Avg, Count
 
-    from evaluation.models import EvalRequest, EvalRun, ModelConfig
+    from evaluation.models import EvalRequest, EvalRun
     from evaluation.runs import chunk_ids, eval_run_create, eval_run_dispatch
+    from models_registry.models import ModelConfig
     from physalign_site.celery import app
 
     _ensure_probes(probes_needed, args.seed)

@@ -27,13 +27,14 @@ from llm import LLMRequest, LLMResult, ResultStatus, generate
 from llm.capabilities import Reasoning, capabilities_for, check_reasoning
 from llm.errors import ProviderError
 from llm.types import ImageInput
+from models_registry.models import ModelConfig
+from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
 
 from .debate.canonical import DEFAULT_REL_TOL, canonicalize, render
 from .debate.orchestrator import DebateConfig, SolveRequest, Transcript, run_debate
 from .debate.pruner import Memory
-from .llm_glue import provider_config_for, shared_limiter
-from .models import DebateRun, DebateTurn, ModelConfig, SolveResponse, SolveRun
+from .models import DebateRun, DebateTurn, SolveResponse, SolveRun
 
 PRUNER_THINKING_BUDGET = 2048  # Debate §3.3.2: the pruner runs at a reduced thinking budget
 DEBATE_SETTING_FIELDS = ("max_resolve_rounds", "strict_pruning", "pruning", "value_voting", "rel_tol",

@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_list_param
 from probes.models import Release
@@ -31,7 +32,7 @@ from .debate_runs import (
 from .debate_runs import (
     debate_run_list as debate_runs_query,
 )
-from .models import DebateTurn, ModelConfig, SolveResponse, SolveRun
+from .models import DebateTurn, SolveResponse, SolveRun
 from .permissions import can_run_evaluations
 
 _DEBATE_DEFAULTS = DebateConfig()

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django import forms
 
+from models_registry.models import ModelConfig
 from probes.models import Release
 
-from .models import ModelConfig
 from .scoring import CONDITIONS
 
 

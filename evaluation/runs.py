@@ -42,13 +42,14 @@ from audit.services import event_record
 from kit.canonical import digest
 from kit.nearest import controls_choice
 from llm import ImageInput, LLMRequest, ProviderConfig, ResultStatus
+from models_registry.models import ModelConfig
+from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
 from probes.models import Probe, Release
 
 from . import metrics as metrics_core
 from .conditions import reorder_candidates
-from .llm_glue import provider_config_for, shared_limiter
-from .models import EvalRequest, EvalRun, ItemScore, MetricSnapshot, ModelConfig
+from .models import EvalRequest, EvalRun, ItemScore, MetricSnapshot
 from .scoring import CONDITIONS, ModelResponse, score
 
 MAX_CLAIMS = 3  # one attempt plus at most two infrastructure retries

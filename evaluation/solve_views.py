@@ -17,11 +17,12 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError
 from probes.models import Release
 
 from . import selectors
-from .models import ModelConfig, SolveResponse, SolveRun
+from .models import SolveResponse, SolveRun
 from .permissions import can_run_evaluations
 from .solving import (
     build_solve_request,

@@ -35,11 +35,12 @@ from annotation.models import ParentProblem
 from audit.services import event_record
 from kit.canonical import digest
 from llm import ImageInput, LLMRequest, ResultStatus
+from models_registry.models import ModelConfig
+from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
 from probes.models import Release
 
-from .llm_glue import provider_config_for, shared_limiter
-from .models import DebateTurn, GradeComponent, ModelConfig, SolveResponse, SolveRun
+from .models import DebateTurn, GradeComponent, SolveResponse, SolveRun
 from .permissions import can_run_evaluations
 from .runs import code_revision, package_versions
 from .solving_score import (

@@ -5,7 +5,6 @@ from . import views
 app_name = "evaluation"
 
 urlpatterns = [
-    path("models/", views.model_list, name="model_list"),
     path("runs/", views.run_list, name="run_list"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
     path("runs/<int:pk>/progress/", views.run_progress_fragment, name="run_progress"),

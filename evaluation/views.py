@@ -1,4 +1,4 @@
-"""Server-rendered evaluation pages: model configurations, runs (launch, live progress), results, drill-down."""
+"""Server-rendered evaluation pages: runs (launch, live progress), results, drill-down."""
 
 from __future__ import annotations
 
@@ -17,18 +17,9 @@ from physalign_site.params import int_list_param
 
 from . import selectors
 from .forms import RunLaunchForm
-from .models import EvalRequest, EvalRun, ModelConfig
-from .permissions import can_manage_models, can_run_evaluations
+from .models import EvalRequest, EvalRun
+from .permissions import can_run_evaluations
 from .runs import eval_run_cancel, eval_run_create, eval_run_resume, run_items, run_progress
-
-
-@login_required
-@require_GET
-def model_list(request: HttpRequest) -> TemplateResponse:
-    if not can_manage_models(request.user):
-        raise PermissionDenied
-    return TemplateResponse(request, "evaluation/model_list.html",
-                            {"configs": ModelConfig.objects.all(), "nav_section": "models"})
 
 
 def _admin(request: HttpRequest) -> None:

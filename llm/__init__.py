@@ -1,7 +1,7 @@
 """The model provider layer: one request type, one result type, every provider behind ``generate``.
 
 No Django here. Django-aware glue (ModelConfig → ProviderConfig, the shared rate limiter) lives in
-``evaluation.llm_glue``.
+``models_registry.providers``.
 """
 
 from .client import Backoff, generate

@@ -1,6 +1,6 @@
 """Where a model config may send requests and which environment variable it may send as its key.
 
-Pure and Django-free. The same two rules run when a config is saved (``evaluation.services``) and
+Pure and Django-free. The same two rules run when a config is saved (``models_registry.services``) and
 again right before each provider call (``llm.providers.endpoint_for``), so a row written before
 these rules existed, or straight through the ORM, still cannot leak anything (issue 12):
 

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "axes",
     "physalign_site",
     "audit",
+    "models_registry",
     "annotation",
     "probes",
     "review",
@@ -267,7 +268,7 @@ EVAL_CHUNK_THREADS = env.int("EVAL_CHUNK_THREADS", default=8)
 # on save and before every call by llm/endpoint_policy.py). A key variable must fully match this regex
 # (exact names work too: "OPENAI_API_KEY|VLLM_TOKEN") and is never one of the app's own variables
 # (every name .env.example documents outside its "Model providers" section, and the DJANGO_, CELERY_,
-# POSTGRES_, PHYSALIGN_, DATABASE_, DB_ and REDIS_ prefixes: evaluation.llm_glue.endpoint_policy).
+# POSTGRES_, PHYSALIGN_, DATABASE_, DB_ and REDIS_ prefixes: models_registry.providers.endpoint_policy).
 PHYSALIGN_MODEL_KEY_ENV_PATTERN = env.str("PHYSALIGN_MODEL_KEY_ENV_PATTERN", default=r"[A-Z][A-Z0-9_]*_API_KEY")
 # Base URLs on loopback or private networks (a local vLLM or Ollama) only when on. Link-local (cloud
 # metadata), unspecified, multicast and reserved addresses are refused regardless.

@@ -96,7 +96,7 @@ KNOWN_OBJECTS = {
     ("/drafts/", "draft_id"): "annotation.LLMDraft.pk",
     ("/eval/runs/", "id"): "evaluation.EvalRun.pk",
     ("/imports/", "job_id"): "annotation.ImportJob.pk",
-    ("/models/", "name"): "evaluation.ModelConfig.name",
+    ("/models/", "name"): "models_registry.ModelConfig.name",
     ("/parents/", "problem_id"): "annotation.ParentProblem.problem_id",
     ("/versions/", "version"): "annotation.PassDocumentVersion.version",
     ("/probes/", "logical_probe_id"): "probes.Probe.logical_probe_id",

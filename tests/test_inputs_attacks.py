@@ -15,8 +15,9 @@ from rest_framework.test import APIClient
 from annotation.drafting import draft_execute, draft_run_create
 from annotation.models import LLMDraft, ParentProblem, PassDocument, Source
 from annotation.services import pass_document_save
-from evaluation.models import EvalRun, ModelConfig
+from evaluation.models import EvalRun
 from llm.types import ProviderReply, Usage
+from models_registry.models import ModelConfig
 from tests.factories import ParentProblemFactory, ProblemImageFactory
 
 pytestmark = pytest.mark.django_db

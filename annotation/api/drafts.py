@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 
 from ..drafting import draft_accept, draft_discard, draft_run_create, draft_run_progress, record_comparison
 from ..drafting_views import can_draft

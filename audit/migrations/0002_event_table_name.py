@@ -3,22 +3,7 @@ a name of its own, and the content type (with its permissions) follows the model
 
 from django.db import migrations
 
-
-def move_content_type(apps, schema_editor):
-    content_types = apps.get_model("contenttypes", "ContentType")
-    old = content_types.objects.filter(app_label="annotation", model="event").first()
-    if old is None:
-        return
-    if content_types.objects.filter(app_label="audit", model="event").exists():
-        old.delete()
-    else:
-        old.app_label = "audit"
-        old.save(update_fields=["app_label"])
-
-
-def restore_content_type(apps, schema_editor):
-    content_types = apps.get_model("contenttypes", "ContentType")
-    content_types.objects.filter(app_label="audit", model="event").update(app_label="annotation")
+from physalign_site.migration_ops import move_content_type
 
 
 class Migration(migrations.Migration):
@@ -32,5 +17,5 @@ class Migration(migrations.Migration):
         migrations.AlterModelTable(name="event", table=None),
         migrations.RenameIndex(model_name="event", new_name="audit_event_object_idx",
                                old_name="annotation__object__f0cdbf_idx"),
-        migrations.RunPython(move_content_type, restore_content_type),
+        move_content_type("event", from_app="annotation", to_app="audit"),
     ]

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from annotation.drafting import PARSE_ERROR, draft_execute, draft_outcome, draft_run_create, parse_output
 from annotation.models import DraftRun, LLMDraft
-from evaluation.models import ModelConfig
 from kit.canonical import canonical_bytes
 from llm.types import LLMResult, ProviderReply, ResultStatus, Usage
+from models_registry.models import ModelConfig
 from physalign_site import jsonsafety
 from tests.factories import ParentProblemFactory, ProblemImageFactory
 

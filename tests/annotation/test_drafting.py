@@ -16,7 +16,7 @@ from annotation.drafting import (
     parse_output,
 )
 from annotation.models import DraftRun, LLMDraft, PassDocument, PassDocumentVersion
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError, ConflictError
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, png_bytes
 
@@ -155,7 +155,7 @@ def test_acceptance_stats_counts_by_record():
 
 
 def test_simulated_demo_model_drafts_valid_pass1_offline(parent, django_capture_on_commit_callbacks):
-    from evaluation.demo import demo_models_ensure
+    from models_registry.demo import demo_models_ensure
 
     demo_models_ensure()
     config = ModelConfig.objects.get(name="simulated")

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("annotation", "0005_parent_kit_source"), ("audit", None)]
+from tests.migration_helpers import apps_at, migrate_to, migrate_to_latest
 
-
-def _executor() -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    return executor
+BEFORE = ("annotation", "0005_parent_kit_source")
 
 
 @pytest.mark.django_db(transaction=True)
 def test_events_written_before_the_move_are_read_after_it():
-    executor = _executor()
-    executor.migrate(BEFORE)
-    old = executor.loader.project_state([BEFORE[0]]).apps
+    old = apps_at(migrate_to([BEFORE, ("audit", None)]), [BEFORE])
     user = old.get_model("auth", "User").objects.create(username="writer")
     events = old.get_model("annotation", "Event")
     first = events.objects.create(actor=user, verb="pass.approved", object_type="annotation.passdocument",
@@ -27,10 +20,7 @@ def test_events_written_before_the_move_are_read_after_it():
     second = events.objects.create(actor=None, verb="import.created", object_type="annotation.importjob",
                                    object_id="3", before=None, after={"rows": [1, 2]})
 
-    executor = _executor()
-    leaves = executor.loader.graph.leaf_nodes()
-    executor.migrate(leaves)
-    new = executor.loader.project_state(leaves).apps
+    new = migrate_to_latest()
     moved = new.get_model("audit", "Event")
     assert moved._meta.db_table == "audit_event"
     rows = {e.pk: e for e in moved.objects.all()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from annotation.models import LLMDraft, PassDocument
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 from tests.browser.conftest import incline_diagram, screenshot
 from tests.browser.test_pages_browser import login
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory

@@ -3,8 +3,8 @@ sees the progress complete, reads Table 2 with CIs and the rendered charts, and 
 
 from __future__ import annotations
 
-from evaluation.demo import demo_models_ensure
 from evaluation.models import EvalRequest, EvalRun
+from models_registry.demo import demo_models_ensure
 from probes.models import Probe
 from tests.browser.conftest import assert_no_csp_violations, screenshot, wait_for_js
 from tests.browser.test_pages_browser import login

@@ -12,7 +12,8 @@ from decimal import Decimal
 from typing import Any
 
 from evaluation.debate_runs import debate_run_create
-from evaluation.models import DebateTurn, ModelConfig
+from evaluation.models import DebateTurn
+from models_registry.models import ModelConfig
 from tests.endpoint_matrix import ADM, ANON, Case, World, only
 from tests.factories import ParentProblemFactory
 

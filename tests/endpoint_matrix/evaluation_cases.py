@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluation.models import EvalRequest, EvalRun, ItemScore, ModelConfig
+from evaluation.models import EvalRequest, EvalRun, ItemScore
 from evaluation.runs import metrics_store
+from models_registry.models import ModelConfig
 from probes.models import Probe, ProbeKey
 from tests.endpoint_matrix import ADM, ANON, Case, World, only
 from tests.factories import ParentProblemFactory

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from annotation.models import DraftRun, LLMDraft
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 from tests.endpoint_matrix import ADM, ANN, ANON, Case, World, only
 from tests.factories import ParentProblemFactory
 

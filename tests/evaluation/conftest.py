@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 from probes.models import Probe
 from probes.services import compile_run_create, compile_run_execute, probe_record_review
 from tests.probes.conftest import make_demo_parent

@@ -15,7 +15,8 @@ from evaluation.debate_runs import (
     run_stats,
     script_key,
 )
-from evaluation.models import DebateRun, DebateTurn, ModelConfig, SolveResponse, SolveRun
+from evaluation.models import DebateRun, DebateTurn, SolveResponse, SolveRun
+from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError
 from tests.evaluation.conftest import scripted
 from tests.factories import ParentProblemFactory

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 
 
 @pytest.mark.django_db

@@ -204,7 +204,7 @@ def _peak_overlap(rows) -> int:
 
 
 def test_a_chunk_runs_calls_concurrently_within_the_models_max_concurrency(approved_probes, settings):
-    from evaluation.models import ModelConfig
+    from models_registry.models import ModelConfig
 
     settings.EVAL_CHUNK_THREADS = 8
     ModelConfig.objects.create(name="sim", provider="simulated", model="s", max_retries=2, max_concurrency=3,

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from evaluation.models import DebateTurn, GradeComponent, ModelConfig, SolveResponse, SolveRun
+from evaluation.models import DebateTurn, GradeComponent, SolveResponse, SolveRun
 from evaluation.solving import (
     _claim,
     build_solve_request,
@@ -21,6 +21,7 @@ from evaluation.solving import (
     solve_run_resume,
     solve_run_summary,
 )
+from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError
 from tests.factories import ParentProblemFactory, ProblemImageFactory
 

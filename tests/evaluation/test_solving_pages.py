@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from evaluation.models import EvalRequest, EvalRun, ItemScore, ModelConfig, SolveResponse, SolveRun
+from evaluation.models import EvalRequest, EvalRun, ItemScore, SolveResponse, SolveRun
+from models_registry.models import ModelConfig
 from tests.endpoint_matrix.evaluation_cases import _probe
 from tests.factories import ParentProblemFactory
 

@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from evaluation.models import EvalRequest, EvalRun, ItemScore, ModelConfig
+from evaluation.models import EvalRequest, EvalRun, ItemScore
 from evaluation.runs import eval_run_create, eval_run_dispatch
+from models_registry.models import ModelConfig
 from tests.integration.conftest import ROOT
 from tests.integration.conftest import celery_worker_process as celery_worker_process  # noqa: F401
 

@@ -18,8 +18,9 @@ import pytest
 from django.conf import settings as django_settings
 from django.db import connection
 
-from evaluation.models import EvalRequest, EvalRun, ItemScore, ModelConfig
+from evaluation.models import EvalRequest, EvalRun, ItemScore
 from evaluation.runs import eval_run_create, eval_run_dispatch
+from models_registry.models import ModelConfig
 from physalign_site.celery import app as celery_app
 from tests.evaluation.conftest import compile_and_approve
 from tests.integration.conftest import ROOT, _unavailable

@@ -22,10 +22,11 @@ from django.conf import settings as django_settings
 from django.forms.models import model_to_dict
 
 from audit.models import Event
-from evaluation.llm_glue import endpoint_policy, model_generate
-from evaluation.models import EvalRequest, ModelConfig
+from evaluation.models import EvalRequest
 from llm import ErrorKind, LLMRequest, ResultStatus
 from llm.endpoint_policy import EndpointRefused, check_api_key_env
+from models_registry.models import ModelConfig
+from models_registry.providers import endpoint_policy, model_generate
 
 SECRET = "canary-django-secret-5d1f0c"  # DJANGO_SECRET_KEY's value in these tests
 PROVIDER_KEY = "sk-local-allowed-key"  # LOCAL_API_KEY: a key a config may name
@@ -416,7 +417,7 @@ def test_the_django_admin_site_saves_through_the_same_rules(django_user_model):
             "is_active": "on", "max_output_tokens": "", "temperature": "", "reasoning": "{}", "image_policy": "send",
             "extra": "{}", "price_in_per_mtok": "0", "price_out_per_mtok": "0", "requests_per_minute": "",
             "max_concurrency": "", "timeout_seconds": "60", "max_retries": "2"}
-    response = client.post("/admin/evaluation/modelconfig/add/", form)
+    response = client.post("/admin/models_registry/modelconfig/add/", form)
     assert response.status_code == 200  # the form comes back with the error
     body = response.content.decode()
     errors = re.findall(r"errorlist[^<]*<li>([^<]*)", body)

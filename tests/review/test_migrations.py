@@ -4,8 +4,9 @@ parent keeps the first claim, the unanswered second claim goes back to the queue
 from __future__ import annotations
 
 import pytest
-from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+from django.db import IntegrityError, transaction
+
+from tests.migration_helpers import apps_at, migrate_to, migrate_to_latest
 
 BEFORE = [("review", "0001_review_slots_blind_answers_decisions_audit_signoff"), ("annotation", "0004_pass_approval_origin")]
 AFTER = [("review", "0002_one_slot_per_reviewer_blind_order")]
@@ -13,9 +14,7 @@ AFTER = [("review", "0002_one_slot_per_reviewer_blind_order")]
 
 @pytest.mark.django_db(transaction=True)
 def test_duplicate_claims_are_released_then_the_constraint_applies():
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    apps = executor.loader.project_state(BEFORE).apps
+    apps = apps_at(migrate_to(BEFORE), BEFORE)
     user = apps.get_model("auth", "User").objects.create(username="racer")
     source = apps.get_model("annotation", "Source").objects.create(name="S")
     parent = apps.get_model("annotation", "ParentProblem").objects.create(
@@ -28,15 +27,10 @@ def test_duplicate_claims_are_released_then_the_constraint_applies():
     second = slots.objects.create(parent=parent, role="secondary", context="development", blind_first_probe_id="Q",
                                   reviewer=user, claimed_at=timezone.now())
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
-    apps = executor.loader.project_state(AFTER).apps
+    apps = apps_at(migrate_to(AFTER), AFTER)
     slots = apps.get_model("review", "ReviewSlot")
     assert slots.objects.get(pk=first.pk).reviewer_id == user.pk
     assert slots.objects.get(pk=second.pk).reviewer_id is None
     with pytest.raises(IntegrityError), transaction.atomic():
         slots.objects.filter(pk=second.pk).update(reviewer_id=user.pk)
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migrate_to_latest()

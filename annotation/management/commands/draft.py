@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.drafting import draft_execute, draft_run_create, draft_run_progress
 from annotation.models import DraftRun, LLMDraft, ParentProblem
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError
 
 

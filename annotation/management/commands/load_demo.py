@@ -30,7 +30,7 @@ class Command(BaseCommand):
             logins = demo_users_ensure()
             self.stdout.write(f"Demo users: {', '.join(name for name, _ in logins)}")
 
-        from evaluation.demo import demo_models_ensure  # offline models: drafting needs no API keys
+        from models_registry.demo import demo_models_ensure  # offline models: drafting needs no API keys
 
         self.stdout.write(f"Demo models: {', '.join(demo_models_ensure())}")
         report = import_problems_manifest(manifest_path=REAL_MANIFEST)

@@ -158,8 +158,8 @@ def debate_demo_load(*, count: int = 20, launch: bool = True, actor: Any = None)
     """Create (or refresh) the demo problems and scripted models; optionally launch the four runs."""
     from annotation.models import ParentProblem, Source
     from evaluation.debate_runs import debate_run_create
-    from evaluation.models import ModelConfig
     from evaluation.solving import solve_run_create
+    from models_registry.models import ModelConfig
 
     with transaction.atomic():
         source, _ = Source.objects.get_or_create(name=SOURCE_NAME, defaults={"license": "CC0 (generated demo)"})

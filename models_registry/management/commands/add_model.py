@@ -1,6 +1,6 @@
 """Create or update a model configuration. The API key itself is never given: only its variable.
 
-Every rule is the service's (``evaluation.services``), the endpoint policy on key variables and base
+Every rule is the service's (``models_registry.services``), the endpoint policy on key variables and base
 URLs included, so the command refuses exactly what the API refuses."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from decimal import Decimal
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.models import ModelConfig
-from evaluation.services import model_config_create, model_config_update
+from models_registry.services import model_config_create, model_config_update
 from physalign_site.errors import ApplicationError
 
 

@@ -13,9 +13,9 @@ from audit.services import event_record
 from llm.capabilities import capabilities_for, check_reasoning
 from llm.endpoint_policy import EndpointRefused, check_endpoint
 from llm.errors import ProviderError
+from models_registry.providers import endpoint_policy
 from physalign_site.errors import ApplicationError
 
-from .llm_glue import endpoint_policy
 from .models import ModelConfig
 
 EDITABLE_FIELDS = (

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ModelsRegistryConfig(AppConfig):
+    name = "models_registry"
+    verbose_name = "Model configurations"

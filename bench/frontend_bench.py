@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from PIL import Image, ImageDraw  # noqa: E402
 
-from evaluation.debate import imaging  # noqa: E402
+from solving.debate import imaging  # noqa: E402
 
 WORDS = ("block mass ramp spring pulley charge field current resistor lens mirror wave speed force "
          "angle height friction tension circuit magnet").split()

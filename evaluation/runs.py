@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-import subprocess
 import threading
 import time
 import uuid
@@ -29,7 +28,6 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
-from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +44,7 @@ from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
 from probes.models import Probe, Release
+from run_engine.manifest import code_revision, package_versions
 
 from . import metrics as metrics_core
 from .conditions import reorder_candidates
@@ -90,24 +89,6 @@ def _planned_probes(release: Release | None, probe_filter: dict[str, Any]) -> li
     if probe_filter.get("limit"):
         planned = planned[: int(probe_filter["limit"])]
     return planned
-
-
-def code_revision() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(settings.BASE_DIR), capture_output=True,
-                              text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def package_versions() -> dict[str, str]:
-    result = {}
-    for name in ("django", "celery", "numpy", "openai", "anthropic", "google-genai", "redis", "psycopg"):
-        try:
-            result[name] = importlib_metadata.version(name)
-        except importlib_metadata.PackageNotFoundError:
-            pass
-    return result
 
 
 def _manifest(run: EvalRun, configs: list[ModelConfig], planned: list[PlannedProbe]) -> dict[str, Any]:

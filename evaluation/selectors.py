@@ -8,7 +8,12 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from .models import EvalRequest, EvalRun, SolveResponse, SolveRun
+from solving.models import SolveRun
+from solving.runs import solve_run_summary
+from solving.scoring import solve_link
+from solving.selectors import solve_runs_for_models
+
+from .models import EvalRequest, EvalRun
 
 TABLE2 = ("GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C")
 QUADRANTS = ("q11", "q10", "q01", "q00")
@@ -101,28 +106,6 @@ def snapshots_csv(run: EvalRun) -> str:
     return out.getvalue()
 
 
-# ------------------------------------------------------------------------------------------------ solving (App. B.4, D.3)
-
-def solve_run_list() -> QuerySet[SolveRun]:
-    return SolveRun.objects.select_related("model", "release")
-
-
-def solve_runs_for_eval(run: EvalRun) -> QuerySet[SolveRun]:
-    """Single-solver runs whose model is one of the evaluation run's models and that returned every answer."""
-    return (SolveRun.objects.filter(kind=SolveRun.Kind.SINGLE, model__in=run.model_configs.all(),
-                                    status__in=[SolveRun.Status.COMPLETED, SolveRun.Status.GRADING])
-            .select_related("model").order_by("-created_at"))
-
-
-def solve_responses(run: SolveRun, *, status: str = "", grading: str = "") -> QuerySet[SolveResponse]:
-    rows = run.responses.select_related("parent").order_by("pk")
-    if status:
-        rows = rows.filter(status=status)
-    if grading:
-        rows = rows.filter(grading=grading)
-    return rows
-
-
 def l_grounding_items(run: EvalRun, model_id: int) -> list[tuple[str, int | None]]:
     """``(parent_id, G)`` of a model's raw-condition responses on the run's L probes (G None = infra-missing)."""
     rows = (run.requests.filter(model_id=model_id, condition="raw")
@@ -134,10 +117,7 @@ def solving_section(run: EvalRun, chosen_ids: list[int]) -> dict[str, Any]:
     """The results page's Solving section: Table 2's SolveAcc column and Table 17 / Figure 5 per chosen run.
 
     Without a choice, the latest returned solve run of each of the evaluation run's models is shown."""
-    from .solving import solve_run_summary
-    from .solving_score import solve_link
-
-    available = list(solve_runs_for_eval(run))
+    available = list(solve_runs_for_models(run.model_configs.all()))
     if chosen_ids:
         chosen = [r for r in available if r.pk in chosen_ids]
     else:

@@ -29,4 +29,3 @@ def eval_run_dispatch_task(run_id: int) -> None:
     from .runs import eval_run_dispatch
 
     eval_run_dispatch(run_id=run_id)
-from .solve_tasks import *  # noqa: E402,F401,F403  (Celery discovers tasks.py)

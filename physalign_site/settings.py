@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "probes",
     "review",
     "evaluation",
+    "solving",
 ]
 
 MIDDLEWARE = [

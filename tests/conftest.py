@@ -43,3 +43,12 @@ def admin_user_role(role_users):
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def eager(settings):
+    from physalign_site.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER

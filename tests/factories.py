@@ -10,6 +10,7 @@ from PIL import Image
 from annotation.images import inspect_image_bytes
 from annotation.models import ParentProblem, PassDocument, ProblemImage, Source
 from kit.canonical import digest
+from models_registry.models import ModelConfig
 
 
 def png_bytes(width: int = 320, height: int = 200, color: tuple[int, int, int] = (255, 255, 255)) -> bytes:
@@ -79,3 +80,9 @@ class PassDocumentFactory(factory.django.DjangoModelFactory):
         lambda o: {"problem_id": o.parent.problem_id, "visual_nodes": [], "ambiguities": []}
     )
     document_sha256 = factory.LazyAttribute(lambda o: digest(o.document))
+
+
+def scripted(name: str, responses: list, default: str = "{}") -> ModelConfig:
+    return ModelConfig.objects.create(name=name, provider="scripted", model="s", max_retries=2,
+                                      extra={"responses": responses, "default": default,
+                                             "backoff_base_seconds": 0})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.state import StateApps
@@ -24,3 +25,10 @@ def migrate_to_latest() -> StateApps:
     leaves = executor.loader.graph.leaf_nodes()
     executor.migrate(leaves)
     return executor.loader.project_state(leaves).apps
+
+
+@pytest.fixture
+def back_to_latest():
+    """Whatever the test does to the schema, the database ends at the latest migrations for the next test."""
+    yield
+    migrate_to_latest()

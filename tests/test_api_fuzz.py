@@ -90,8 +90,8 @@ def admin_token(role_users) -> str:
 # Which stored objects a path parameter names: (URL fragment before it, parameter) → "app.Model.field".
 KNOWN_OBJECTS = {
     ("/compile-runs/", "run_id"): "probes.CompileRun.pk",
-    ("/debate/responses/", "id"): "evaluation.SolveResponse.pk",
-    ("/debate/runs/", "id"): "evaluation.SolveRun.pk",
+    ("/debate/responses/", "id"): "solving.SolveResponse.pk",
+    ("/debate/runs/", "id"): "solving.SolveRun.pk",
     ("/draft-runs/", "run_id"): "annotation.DraftRun.pk",
     ("/drafts/", "draft_id"): "annotation.LLMDraft.pk",
     ("/eval/runs/", "id"): "evaluation.EvalRun.pk",
@@ -104,8 +104,8 @@ KNOWN_OBJECTS = {
     ("/campaigns/", "campaign_pk"): "review.AuditCampaign.pk",
     ("/plans/", "plan_pk"): "review.AuditPlan.pk",
     ("/slots/", "slot_id"): "review.ReviewSlot.pk",
-    ("/solve/responses/", "id"): "evaluation.SolveResponse.pk",
-    ("/solve/runs/", "id"): "evaluation.SolveRun.pk",
+    ("/solve/responses/", "id"): "solving.SolveResponse.pk",
+    ("/solve/runs/", "id"): "solving.SolveRun.pk",
     ("/sources/", "source_id"): "annotation.Source.pk",
 }
 

@@ -360,7 +360,7 @@ def test_problem_list_with_a_digit_like_source_is_a_plain_filter(client, annotat
 
 
 def test_a_selector_naming_a_huge_number_is_no_choice():
-    from evaluation.debate.orchestrator import parse_selection
+    from solving.debate.orchestrator import parse_selection
 
     assert parse_selection("I pick " + "7" * 5000, ["A", "B", "C"]) is None
     assert parse_selection("I pick 2", ["A", "B", "C"]) == "B"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from tests.migration_helpers import apps_at, migrate_to, migrate_to_latest
+from tests.migration_helpers import apps_at, back_to_latest, migrate_to, migrate_to_latest  # noqa: F401 (fixture)
 
 BEFORE = ("annotation", "0005_parent_kit_source")
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("back_to_latest")
 def test_events_written_before_the_move_are_read_after_it():
     old = apps_at(migrate_to([BEFORE, ("audit", None)]), [BEFORE])
     user = old.get_model("auth", "User").objects.create(username="writer")

@@ -3,8 +3,8 @@ painted chart: the debate beats the best single solver with early stops), then a
 
 from __future__ import annotations
 
-from evaluation.management.commands.load_debate_demo import debate_demo_load
-from evaluation.models import DebateTurn, SolveResponse
+from solving.management.commands.load_debate_demo import debate_demo_load
+from solving.models import DebateTurn, SolveResponse
 from tests.browser.conftest import assert_no_csp_violations, screenshot, wait_for_js
 from tests.browser.test_eval_browser import _canvas_painted
 from tests.browser.test_pages_browser import login

@@ -4,9 +4,9 @@ ungraded response; then the run is complete and SolveAcc is shown."""
 
 from __future__ import annotations
 
-from evaluation.models import SolveResponse, SolveRun
-from evaluation.solving import solve_run_create, solve_run_dispatch
 from models_registry.models import ModelConfig
+from solving.models import SolveResponse, SolveRun
+from solving.runs import solve_run_create, solve_run_dispatch
 from tests.browser.conftest import assert_no_csp_violations, screenshot, wait_for_js
 from tests.browser.test_pages_browser import login
 from tests.factories import ParentProblemFactory

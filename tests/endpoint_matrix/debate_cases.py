@@ -11,9 +11,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from evaluation.debate_runs import debate_run_create
-from evaluation.models import DebateTurn
 from models_registry.models import ModelConfig
+from solving.debate_runs import debate_run_create
+from solving.models import DebateTurn
 from tests.endpoint_matrix import ADM, ANON, Case, World, only
 from tests.factories import ParentProblemFactory
 

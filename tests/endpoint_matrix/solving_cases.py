@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluation.models import SolveRun
-from evaluation.solving import solve_chunk_process, solve_run_create
 from models_registry.models import ModelConfig
+from solving.models import SolveRun
+from solving.runs import solve_chunk_process, solve_run_create
 from tests.endpoint_matrix import ADM, ANON, Case, World, only
 from tests.factories import ParentProblemFactory
 

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import pytest
 
-from models_registry.models import ModelConfig
 from probes.models import Probe
 from probes.services import compile_run_create, compile_run_execute, probe_record_review
 from tests.probes.conftest import make_demo_parent
@@ -24,17 +23,3 @@ def compile_and_approve(django_user_model) -> list[Probe]:
 def approved_probes(db, django_user_model):
     return compile_and_approve(django_user_model)
 
-
-@pytest.fixture
-def eager(settings):
-    from physalign_site.celery import app
-
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER
-
-
-def scripted(name: str, responses: list, default: str = "{}") -> ModelConfig:
-    return ModelConfig.objects.create(name=name, provider="scripted", model="s", max_retries=2,
-                                      extra={"responses": responses, "default": default,
-                                             "backoff_base_seconds": 0})

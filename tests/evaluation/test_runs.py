@@ -16,8 +16,7 @@ from evaluation.runs import (
     run_items,
 )
 from physalign_site.errors import ApplicationError
-
-from .conftest import scripted
+from tests.factories import scripted
 
 pytestmark = pytest.mark.django_db
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from tests.migration_helpers import apps_at, migrate_to, migrate_to_latest
+from tests.migration_helpers import apps_at, back_to_latest, migrate_to, migrate_to_latest  # noqa: F401 (fixture)
 
 BEFORE = [("evaluation", "0003_solving_debate"), ("annotation", "0006_event_moves_to_audit")]
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("back_to_latest")
 def test_configs_and_their_links_survive_the_move():
     old = apps_at(migrate_to([*BEFORE, ("models_registry", None)]), BEFORE)
     configs = old.get_model("evaluation", "ModelConfig")

@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, transaction
 
-from tests.migration_helpers import apps_at, migrate_to, migrate_to_latest
+from tests.migration_helpers import apps_at, back_to_latest, migrate_to, migrate_to_latest  # noqa: F401 (fixture)
 
 BEFORE = [("review", "0001_review_slots_blind_answers_decisions_audit_signoff"), ("annotation", "0004_pass_approval_origin")]
 AFTER = [("review", "0002_one_slot_per_reviewer_blind_order")]
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("back_to_latest")
 def test_duplicate_claims_are_released_then_the_constraint_applies():
     apps = apps_at(migrate_to(BEFORE), BEFORE)
     user = apps.get_model("auth", "User").objects.create(username="racer")

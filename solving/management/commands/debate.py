@@ -1,0 +1,100 @@
+"""Launch a debate run (Debate §3) and follow its progress: accuracy, calls, early stops and cost."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from physalign_site.errors import ApplicationError
+from probes.selectors import release_by_reference
+from solving.debate_runs import debate_run_create, run_stats
+from solving.models import SolveRun
+
+
+class Command(BaseCommand):
+    help = ("manage.py debate --solvers a,b,c [--pruner p] [--selector s] [--extractor e] [--frontend f] "
+            "--level N (--release ID | --parents id1,id2) [--no-pruning] [--lenient-pruning] [--no-value-voting] "
+            "[--rounds 0-2] [--tolerance 0.01] [--no-frontend] [--ocr tesseract] [--inline] [--no-wait]")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--solvers", required=True, help="comma-separated model config names (1 for level 5)")
+        parser.add_argument("--pruner", default="")
+        parser.add_argument("--selector", default="")
+        parser.add_argument("--extractor", default="", help="light model re-extracting malformed answers")
+        parser.add_argument("--frontend", default="", help="model for the cropper, OCR, SVG and reconstructor")
+        parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4, 5])
+        parser.add_argument("--release", default="", help="release id (NREL-…) or pk")
+        parser.add_argument("--parents", default="", help="comma-separated parent problem ids")
+        parser.add_argument("--name", default="")
+        parser.add_argument("--no-pruning", action="store_true")
+        parser.add_argument("--lenient-pruning", action="store_true", help="keep 'not sure' memories")
+        parser.add_argument("--no-value-voting", action="store_true", help="string voting (the ablation)")
+        parser.add_argument("--rounds", type=int, default=2, help="max re-solve rounds, 0-2")
+        parser.add_argument("--tolerance", type=float, default=None, help="relative tolerance (default 1e-2)")
+        parser.add_argument("--no-frontend", action="store_true", help="switch every front-end module off")
+        parser.add_argument("--ocr", choices=["model", "tesseract"], default=None)
+        parser.add_argument("--inline", action="store_true", help="run the chunks in this process (no worker)")
+        parser.add_argument("--no-wait", action="store_true")
+
+    def handle(self, *args, **options) -> None:
+        settings: dict = {"max_resolve_rounds": options["rounds"]}
+        if options["no_pruning"]:
+            settings["pruning"] = False
+        if options["lenient_pruning"]:
+            settings["strict_pruning"] = False
+        if options["no_value_voting"]:
+            settings["value_voting"] = False
+        if options["tolerance"] is not None:
+            settings["rel_tol"] = options["tolerance"]
+        if options["no_frontend"]:
+            settings.update(cropper=False, sharpen=False, visual_extractor=False, reconstructor=False)
+        if options["ocr"]:
+            settings["ocr"] = options["ocr"]
+        if options["inline"]:
+            from celery import current_app
+
+            current_app.conf.task_always_eager = True
+        try:
+            release = None
+            if options["release"]:
+                release = release_by_reference(options["release"])
+            run = debate_run_create(
+                solver_names=[s for s in options["solvers"].split(",") if s.strip()],
+                pruner=options["pruner"] or None, selector=options["selector"] or None,
+                extractor=options["extractor"] or None, frontend=options["frontend"] or None,
+                level=options["level"], settings=settings, release=release,
+                parent_ids=[p for p in options["parents"].split(",") if p.strip()] or None, name=options["name"],
+                enqueue=not options["inline"])
+        except (ApplicationError) as exc:
+            raise CommandError(str(getattr(exc, "message", exc))) from exc
+        for warning in run.manifest.get("debate_warnings", []):
+            self.stderr.write(f"warning: {warning}")
+        self.stdout.write(f"debate run {run.pk}: {run.total} planned problems (level {options['level']})")
+        if options["inline"]:
+            from solving.runs import solve_run_dispatch
+
+            solve_run_dispatch(run_id=run.pk)  # eager: every chunk runs here, before we follow
+        if options["no_wait"]:
+            return
+        self._follow(run)
+
+    def _follow(self, run: SolveRun) -> None:
+        while True:
+            run.refresh_from_db()
+            stats = run_stats(run)
+            width = 30
+            filled = int(width * stats.done / stats.total) if stats.total else width
+            sys.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {stats.done}/{stats.total} "
+                             f"calls {stats.calls} {run.status}   ")
+            sys.stdout.flush()
+            if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING):
+                break
+            time.sleep(1)
+        sys.stdout.write("\n")
+        acc = stats.binary_acc
+        shown = f"{acc.value:.3f}" if acc.value is not None else f"[{acc.lower:.3f}, {acc.upper:.3f}]"
+        self.stdout.write(f"debate run {run.pk}: {run.status}; accuracy {shown}; calls {stats.calls} "
+                          f"({(stats.avg_calls or 0):.2f}/problem); early-stopped {stats.early_stopped}/{stats.done}; "
+                          f"tokens {stats.tokens}; cost ${stats.cost_usd:.6f}; statuses {stats.by_status}")

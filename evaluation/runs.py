@@ -22,15 +22,14 @@ import platform
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
+from cachetools import LRUCache
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, F, Sum
@@ -43,6 +42,7 @@ from llm import ImageInput, LLMRequest, ProviderConfig, ResultStatus
 from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
+from probes.attachments import Attachment, AttachmentIndex, AttachmentMissing, view_bytes
 from probes.models import Probe, Release
 from run_engine.manifest import code_revision, package_versions
 
@@ -207,102 +207,66 @@ class _Image(ImageInput):
 
 
 class _ImageCache:
-    """Per-process LRU of attachments by the SHA-256 of their bytes (content-addressed, so never stale)."""
+    """Per-process LRU of attachments by the SHA-256 of their bytes (content-addressed, so never stale), bounded
+    by the bytes it holds (cachetools' LRU sized by ``len`` of the data; a lock: runs use threads)."""
 
     def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._size = 0
-        self._items: OrderedDict[tuple[str, str], _Image] = OrderedDict()
+        self._items: LRUCache[tuple[str, str], _Image] = LRUCache(maxsize=max_bytes,
+                                                                   getsizeof=lambda image: len(image.data))
         self._lock = threading.Lock()
 
     def get(self, sha256: str, media_type: str) -> _Image | None:
         with self._lock:
-            image = self._items.get((sha256, media_type))
-            if image is not None:
-                self._items.move_to_end((sha256, media_type))
-            return image
+            return self._items.get((sha256, media_type))
 
     def put(self, sha256: str, image: _Image) -> _Image:
-        if len(image.data) > self.max_bytes:
-            return image
-        with self._lock:
-            key = (sha256, image.media_type)
-            if key not in self._items:
-                self._items[key] = image
-                self._size += len(image.data)
-                while self._size > self.max_bytes:
-                    _, old = self._items.popitem(last=False)
-                    self._size -= len(old.data)
+        if sha256 and len(image.data) <= self._items.maxsize:
+            with self._lock:
+                self._items[(sha256, image.media_type)] = image
         return image
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
-            self._size = 0
 
 
 _image_cache = _ImageCache(max_bytes=64 * 2**20)
 
 
-def _media_type(name: str) -> str:
-    suffix = Path(name).suffix.lower().lstrip(".")
-    return "image/jpeg" if suffix in ("jpg", "jpeg") else f"image/{suffix or 'png'}"
-
-
-def _attachments(probes: list[Probe]) -> dict[int, tuple[ImageInput, ...]]:
-    """Every probe's attachments in order (rendered views, else the parent's originals). Two metadata
-    queries; bytes come from the content-addressed cache, else one query for the missing views' PNGs
-    and a storage read per missing original."""
+def _attachments(probes: list[Probe]) -> dict[int, tuple[ImageInput, ...] | AttachmentError]:
+    """Every probe's attachments in order (``probes.attachments``: rendered views, else the parent's originals).
+    Two metadata queries; bytes come from the content-addressed cache, else one query for the missing views'
+    PNGs and a storage read per missing original."""
     if not probes:
         return {}
-    from annotation.models import ProblemImage
-    from probes.models import RenderedView
-
-    views: dict[tuple[int, str], tuple[int, str]] = {
-        (probe_id, view_id): (pk, sha) for pk, probe_id, view_id, sha in RenderedView.objects.filter(
-            probe_id__in=[p.pk for p in probes]).values_list("pk", "probe_id", "view_id", "bytes_sha256")}
-    originals = {(img.parent_id, img.image_id): img for img in ProblemImage.objects.filter(
-        parent_id__in={p.parent_id for p in probes}).only("parent_id", "image_id", "file", "sha256")}
-    loaded = {}
-    missing_views = [pk for pk, sha in views.values() if _image_cache.get(sha, "image/png") is None]
-    if missing_views:
-        for pk, png in RenderedView.objects.filter(pk__in=missing_views).values_list("pk", "png"):
-            loaded[pk] = _Image(bytes(png), "image/png")
-    result: dict[int, tuple[ImageInput, ...] | AttachmentError] = {}
+    index = AttachmentIndex(probes)
+    resolved: dict[int, tuple[Attachment, ...] | AttachmentError] = {}
     for probe in probes:
         try:
-            result[probe.pk] = _probe_attachments(probe, views, originals, loaded)
-        except (OSError, KeyError, ValueError) as error:  # one unreadable file fails its probe's rows, not the chunk
+            resolved[probe.pk] = index.of(probe)
+        except AttachmentMissing as error:
+            resolved[probe.pk] = AttachmentError(f"attachment of {probe.logical_probe_id} unreadable: {error}")
+    loaded = view_bytes(a.view_pk for found in resolved.values() if not isinstance(found, AttachmentError)
+                        for a in found if a.view_pk is not None and _image_cache.get(a.sha256, a.media_type) is None)
+    result: dict[int, tuple[ImageInput, ...] | AttachmentError] = {}
+    for probe in probes:
+        found = resolved[probe.pk]
+        try:
+            result[probe.pk] = found if isinstance(found, AttachmentError) else tuple(
+                _image_cache.get(a.sha256, a.media_type) or _image_cache.put(a.sha256, _load(a, loaded))
+                for a in found)
+        except (OSError, ValueError) as error:  # one unreadable file fails its probe's rows, not the chunk
             result[probe.pk] = AttachmentError(f"attachment of {probe.logical_probe_id} unreadable: {error}")
     return result
 
 
+def _load(attachment: Attachment, loaded: dict[int, bytes]) -> _Image:
+    data = loaded.get(attachment.view_pk) if attachment.view_pk is not None else None
+    return _Image(attachment.read() if data is None else data, attachment.media_type)
+
+
 class AttachmentError(str):
     """Why a probe's attachments could not be loaded (its requests end infra_missing with this message)."""
-
-
-def _probe_attachments(probe: Probe, views: dict, originals: dict, loaded: dict) -> tuple[ImageInput, ...]:
-    from probes.models import RenderedView
-
-    images: list[ImageInput] = []
-    for asset_id in probe.attachment_ids:
-        if (probe.pk, asset_id) in views:
-            pk, sha = views[(probe.pk, asset_id)]
-            image = _image_cache.get(sha, "image/png") or loaded.get(pk)
-            if image is None:  # evicted since the lookup above
-                image = _Image(bytes(RenderedView.objects.values_list("png", flat=True).get(pk=pk)), "image/png")
-            images.append(_image_cache.put(sha, image))
-        else:
-            img = originals[(probe.parent_id, asset_id)]
-            media_type = _media_type(img.file.name)
-            image = _image_cache.get(img.sha256, media_type) if img.sha256 else None
-            if image is None:
-                with img.file.open("rb") as handle:
-                    image = _Image(handle.read(), media_type)
-                if img.sha256:
-                    _image_cache.put(img.sha256, image)
-            images.append(image)
-    return tuple(images)
 
 
 def _images(probe: Probe) -> tuple[ImageInput, ...]:

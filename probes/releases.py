@@ -33,6 +33,7 @@ from kit.canonical import bytes_digest, parse_json, write_json_bytes
 from physalign_site.errors import ApplicationError
 
 from . import release_layout as layout
+from .attachments import AttachmentIndex
 from .compiler.errors import CompileError
 from .compiler.probe import prospective_plan
 from .compiler.scorability import check_response_contract
@@ -169,21 +170,13 @@ def _project_probe(probe: Probe) -> layout.ProjectProbe:
 
 
 def _assets(probe: Probe) -> dict[str, tuple[str, bytes, int, int]]:
-    originals = {img.image_id: img for img in probe.parent.images.all()}
-    views = {v.view_id: v for v in probe.views.all()}
     assets = {}
-    for asset_id in probe.attachment_ids:
-        if asset_id in views:
-            view = views[asset_id]
-            data = bytes(view.png)
-            if bytes_digest(data) != view.bytes_sha256:
-                raise ApplicationError(f"View {asset_id} of {probe.logical_probe_id} changed since it was rendered.",
-                                       code="PUBLIC_IMAGE_SOURCE_CHANGED")
-            assets[asset_id] = (".png", data, view.width, view.height)
-        else:
-            image = originals[asset_id]
-            with image.file.open("rb") as handle:
-                assets[asset_id] = (Path(image.file.name).suffix.lower(), handle.read(), image.width, image.height)
+    for attachment in AttachmentIndex([probe]).of(probe):
+        data = attachment.read()
+        if attachment.is_view and bytes_digest(data) != attachment.sha256:
+            raise ApplicationError(f"View {attachment.asset_id} of {probe.logical_probe_id} changed since it was "
+                                   "rendered.", code="PUBLIC_IMAGE_SOURCE_CHANGED")
+        assets[attachment.asset_id] = (attachment.suffix, data, attachment.width, attachment.height)
     return assets
 
 

@@ -11,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.models import ProblemImage
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
+from .attachments import attachment_of
 from .models import CompileRun, Probe, Release
 from .permissions import can_manage_probes, can_view_private_mapping
 from .selectors import issues_by_code, probe_list
@@ -88,15 +88,10 @@ def probe_detail(request: HttpRequest, logical_probe_id: str) -> HttpResponse:
 def probe_attachment(request: HttpRequest, logical_probe_id: str, asset_id: str) -> HttpResponse:
     """The exact bytes a model receives for one attachment (a rendered view or an original)."""
     _admin_only(request)
-    probe = get_object_or_404(Probe, logical_probe_id=logical_probe_id)
-    if asset_id not in probe.attachment_ids:
+    attachment = attachment_of(get_object_or_404(Probe, logical_probe_id=logical_probe_id), asset_id)
+    if attachment is None:
         raise Http404
-    view = probe.views.filter(view_id=asset_id).first()
-    if view is not None:
-        return HttpResponse(bytes(view.png), content_type="image/png")
-    image = get_object_or_404(ProblemImage, parent=probe.parent, image_id=asset_id)
-    with image.file.open("rb") as handle:
-        return HttpResponse(handle.read(), content_type=image.media_type)
+    return HttpResponse(attachment.read(), content_type=attachment.media_type)
 
 
 @login_required

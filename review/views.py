@@ -16,8 +16,8 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.models import ProblemImage
 from physalign_site.errors import ApplicationError
+from probes.attachments import attachment_of
 from probes.models import Probe
 
 from . import services
@@ -209,14 +209,10 @@ def probe_target(request: HttpRequest, slot_id: int, logical_probe_id: str) -> H
 def attachment(request: HttpRequest, slot_id: int, logical_probe_id: str, asset_id: str) -> HttpResponse:
     """The exact bytes a model receives for one attachment (same source as the probe browser)."""
     slot, probe = _slot_probe(request, slot_id, logical_probe_id)
-    if asset_id not in probe.attachment_ids:
+    attachment = attachment_of(probe, asset_id)
+    if attachment is None:
         raise Http404
-    view = probe.views.filter(view_id=asset_id).first()
-    if view is not None:
-        return HttpResponse(bytes(view.png), content_type="image/png")
-    image = get_object_or_404(ProblemImage, parent=probe.parent, image_id=asset_id)
-    with image.file.open("rb") as handle:
-        return HttpResponse(handle.read(), content_type=image.media_type)
+    return HttpResponse(attachment.read(), content_type=attachment.media_type)
 
 
 @login_required

@@ -24,7 +24,6 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -81,10 +80,8 @@ PROMPT_TEMPLATE_SHA256 = digest({"version": PROMPT_VERSION, "system": SOLVE_SYST
 def _parent_images(parent: ParentProblem) -> tuple[ImageInput, ...]:
     images = []
     for img in parent.images.order_by("ordinal"):
-        suffix = Path(img.file.name).suffix.lower().lstrip(".")
-        media = img.media_type or ("image/jpeg" if suffix in ("jpg", "jpeg") else f"image/{suffix or 'png'}")
         with img.file.open("rb") as handle:
-            images.append(ImageInput(handle.read(), media))
+            images.append(ImageInput(handle.read(), img.media_type))
     return tuple(images)
 
 

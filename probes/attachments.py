@@ -1,0 +1,87 @@
+"""Where a probe's attachments come from, in one place: each attachment id names a rendered view of the probe
+(its PNG in the database) or an original image of its parent (a file), in the order the model receives them.
+The probe browser, the reviewer's page, evaluation runs and release exports all resolve them here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from annotation.models import ProblemImage
+
+from .models import Probe, RenderedView
+
+VIEW_MEDIA_TYPE = "image/png"
+
+
+class AttachmentMissing(KeyError):
+    """An attachment id of the probe names neither one of its views nor one of its parent's images."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """One attachment's metadata; ``read()`` fetches its bytes (a query for a view, a storage read for an original)."""
+
+    asset_id: str
+    sha256: str  # of the bytes (views: as rendered; originals: as imported)
+    media_type: str
+    suffix: str
+    width: int
+    height: int
+    view_pk: int | None = None
+    image: ProblemImage | None = None
+
+    @property
+    def is_view(self) -> bool:
+        return self.view_pk is not None
+
+    def read(self) -> bytes:
+        if self.view_pk is not None:
+            return bytes(RenderedView.objects.values_list("png", flat=True).get(pk=self.view_pk))
+        assert self.image is not None
+        with self.image.file.open("rb") as handle:
+            return handle.read()
+
+
+class AttachmentIndex:
+    """The attachments of a batch of probes, from two metadata queries (no bytes are loaded)."""
+
+    def __init__(self, probes: Iterable[Probe]) -> None:
+        probes = list(probes)
+        self._views = {
+            (probe_id, view_id): Attachment(view_id, sha, VIEW_MEDIA_TYPE, ".png", width, height, view_pk=pk)
+            for pk, probe_id, view_id, sha, width, height in RenderedView.objects.filter(
+                probe_id__in=[p.pk for p in probes]).values_list(
+                "pk", "probe_id", "view_id", "bytes_sha256", "width", "height")}
+        self._originals = {
+            (img.parent_id, img.image_id): Attachment(img.image_id, img.sha256, img.media_type,
+                                                      Path(img.file.name).suffix.lower(), img.width, img.height,
+                                                      image=img)
+            for img in ProblemImage.objects.filter(parent_id__in={p.parent_id for p in probes}).only(
+                "parent_id", "image_id", "file", "sha256", "media_type", "width", "height")}
+
+    def get(self, probe: Probe, asset_id: str) -> Attachment | None:
+        """The attachment ``asset_id`` of ``probe``, or None if it is not one of the probe's attachments."""
+        if asset_id not in probe.attachment_ids:
+            return None
+        return self._views.get((probe.pk, asset_id)) or self._originals.get((probe.parent_id, asset_id))
+
+    def of(self, probe: Probe) -> tuple[Attachment, ...]:
+        """Every attachment of ``probe`` in order; AttachmentMissing if one resolves to nothing."""
+        found = []
+        for asset_id in probe.attachment_ids:
+            attachment = self.get(probe, asset_id)
+            if attachment is None:
+                raise AttachmentMissing(f"{probe.logical_probe_id}: attachment {asset_id} has no view or image")
+            found.append(attachment)
+        return tuple(found)
+
+
+def attachment_of(probe: Probe, asset_id: str) -> Attachment | None:
+    return AttachmentIndex([probe]).get(probe, asset_id)
+
+
+def view_bytes(view_pks: Iterable[int]) -> dict[int, bytes]:
+    """The PNGs of these views in one query."""
+    return {pk: bytes(png) for pk, png in RenderedView.objects.filter(pk__in=list(view_pks)).values_list("pk", "png")}

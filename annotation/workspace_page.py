@@ -13,7 +13,14 @@ from typing import Any
 
 from django.urls import reverse
 
-from kit.passes.validator import ImageRef, PassContext, validate_pass_document
+from kit.passes.validator import (
+    ID_PREFIXES,
+    PASS_LAYOUTS,
+    RECORD_SPECS,
+    ImageRef,
+    PassContext,
+    validate_pass_document,
+)
 
 from .models import ParentProblem, PassDocument, ProblemImage
 from .workspace import (
@@ -26,6 +33,24 @@ from .workspace import (
 )
 
 logger = logging.getLogger(__name__)
+
+# The predicates the relation editor suggests (a datalist). The validator accepts any non-empty
+# predicate, so this is a list of suggestions, not a Kit enum.
+RELATION_PREDICATES = (
+    "acts_on", "applied_at", "attached_to", "connected_to", "located_at", "part_of", "rests_on",
+    "pivots_about", "points_along", "lever_arm_of", "angle_between",
+)
+
+
+def collection_id_prefixes() -> dict[str, str]:
+    """The ID prefix of every record collection of a pass document (``visual_nodes`` → ``v``), from the
+    validator's layouts, so the page numbers new records exactly as the validator checks them."""
+    return {
+        collection.key: ID_PREFIXES[kind]
+        for layout in PASS_LAYOUTS.values()
+        for collection in layout.collections
+        if (kind := RECORD_SPECS[collection.record].id_kind) is not None
+    }
 
 
 def workspace_issues(*, parent: ParentProblem, images: list[ProblemImage], docs: dict[int, PassDocument],
@@ -78,6 +103,9 @@ def workspace_payload(*, parent: ParentProblem, images: list[ProblemImage], docs
         "earlier": earlier,
         "issues": workspace_issues(parent=parent, images=images, docs=docs, pass_no=pass_no, document=document),
         "vocab": vocabulary(),
+        "id_prefixes": dict(ID_PREFIXES),
+        "collection_id_prefixes": collection_id_prefixes(),
+        "relation_predicates": list(RELATION_PREDICATES),
         "later_refs": later_references(
             pass_no=pass_no, later={n: docs[n].document for n in ANNOTATION_PASSES if n > pass_no and n in docs},
         ),

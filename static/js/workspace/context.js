@@ -32,6 +32,7 @@ export function createContext(payload) {
       anno: null,
       shown: new Map(),
       syncing: false,
+      style: null, // the region style callback, made once by mountCanvas
       viewport: document.getElementById("ws-viewport"),
       stage: document.getElementById("ws-stage"),
     },

@@ -1,5 +1,5 @@
 // Mention spans (Kit §2.7, rule literal_nonoverlap_1based_v1), in Unicode code points like
-// annotation/passes/spans.py. The browser works in UTF-16 code units; these helpers convert.
+// kit/passes/spans.py. The browser works in UTF-16 code units; these helpers convert.
 export const MATCH_POLICY = "literal_nonoverlap_1based_v1";
 
 export function codePointLength(text) {

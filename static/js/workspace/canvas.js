@@ -1,0 +1,142 @@
+// The diagram canvas (Annotorious v3): regions drawn from the document, and edits made on the canvas
+// turned into commits. The canvas is a rendering of the document, never a second source of truth.
+import { bboxFromPixels, kToPx } from "./coords.js";
+import { $, h } from "./dom.js";
+import { commit } from "./history.js";
+import { nextId } from "./ids.js";
+import { currentImage, entityColour, regionOwners, visualNodes } from "./model.js";
+import { render } from "./render.js";
+import { focusField, select } from "./selection.js";
+import { fit } from "./viewport.js";
+
+function toAnnotation(node, img) {
+  const [x1, y1, x2, y2] = node.bbox_1000;
+  const x = kToPx(x1, img.width); const y = kToPx(y1, img.height);
+  const w = kToPx(x2, img.width) - x; const hh = kToPx(y2, img.height) - y;
+  return { id: node.id, bodies: [], target: { annotation: node.id, selector: { type: "RECTANGLE", geometry: { x, y, w, h: hh, bounds: { minX: x, minY: y, maxX: x + w, maxY: y + hh } } } } };
+}
+function regionStyle(ctx, annotation, annoState) {
+  const { state } = ctx;
+  const owners = regionOwners(ctx);
+  const owner = owners.get(annotation.id);
+  const colour = owner ? entityColour(ctx, owner) : "#1f5fbf";
+  const selected = (annoState && annoState.selected) || (state.selected && state.selected.id === annotation.id);
+  const inEntity = state.entity && owner === state.entity;
+  const dim = state.entity && !inEntity;
+  return {
+    fill: colour,
+    fillOpacity: selected ? 0.28 : inEntity ? 0.3 : dim ? 0.04 : 0.12,
+    stroke: colour,
+    strokeWidth: selected || inEntity ? 3 : 1.5,
+    strokeOpacity: dim ? 0.35 : 1,
+  };
+}
+export function mountCanvas(ctx) {
+  const canvas = ctx.canvas;
+  // One style callback per page (Annotorious calls it per region; syncCanvas hands it back on every sync).
+  if (!canvas.style) canvas.style = (annotation, annoState) => regionStyle(ctx, annotation, annoState);
+  if (canvas.anno) { canvas.anno.destroy(); canvas.anno = null; }
+  canvas.stage.replaceChildren();
+  canvas.shown = new Map();
+  const img = currentImage(ctx);
+  if (!img) { canvas.stage.append(h("p", { class: "ws-empty", text: "This problem has no diagram." })); return; }
+  const imgEl = h("img", { src: img.url, alt: `Diagram ${img.image_id}`, width: img.width, height: img.height, draggable: "false" });
+  canvas.stage.append(imgEl);
+  const start = () => {
+    canvas.anno = window.Annotorious.createImageAnnotator(imgEl, {
+      drawingEnabled: false,
+      userSelectAction: ctx.pass === 1 && ctx.editable ? "EDIT" : "SELECT",
+      style: canvas.style,
+    });
+    canvas.anno.setDrawingTool("rectangle");
+    canvas.anno.on("createAnnotation", (a) => onCreate(ctx, a));
+    canvas.anno.on("updateAnnotation", (a) => onUpdate(ctx, a));
+    canvas.anno.on("selectionChanged", (list) => onSelection(ctx, list));
+    syncCanvas(ctx);
+    fit(ctx);
+    setTool(ctx, ctx.state.tool);
+  };
+  if (imgEl.complete) start(); else imgEl.addEventListener("load", start, { once: true });
+}
+export function syncCanvas(ctx) {
+  const { state, canvas } = ctx;
+  const { anno, shown } = canvas;
+  if (!anno) return;
+  const img = currentImage(ctx);
+  canvas.syncing = true;
+  const want = new Map();
+  for (const n of visualNodes(ctx)) if (n.image_id === img.image_id && Array.isArray(n.bbox_1000) && n.bbox_1000.length === 4) want.set(n.id, n);
+  for (const id of [...shown.keys()]) if (!want.has(id)) { anno.removeAnnotation(id); shown.delete(id); }
+  for (const [id, n] of want) {
+    const key = n.bbox_1000.join(",");
+    if (!shown.has(id)) { anno.addAnnotation(toAnnotation(n, img)); shown.set(id, key); }
+    else if (shown.get(id) !== key) { anno.updateAnnotation(toAnnotation(n, img)); shown.set(id, key); }
+  }
+  anno.setStyle(canvas.style);
+  const sel = state.selected && want.has(state.selected.id) ? state.selected.id : null;
+  const current = (anno.getSelected() || []).map((a) => a.id);
+  if (sel && !current.includes(sel) && state.tool !== "rect") anno.setSelected(sel, ctx.pass === 1 && ctx.editable);
+  if (!sel && current.length) anno.cancelSelected();
+  canvas.syncing = false;
+}
+function bboxOf(ctx, annotation) {
+  const img = currentImage(ctx);
+  const g = annotation.target.selector.geometry;
+  return bboxFromPixels(g.x, g.y, g.x + g.w, g.y + g.h, img.width, img.height);
+}
+function onCreate(ctx, annotation) {
+  const { canvas } = ctx;
+  if (canvas.syncing) return;
+  const bbox = bboxOf(ctx, annotation);
+  canvas.syncing = true; canvas.anno.removeAnnotation(annotation.id); canvas.syncing = false;
+  if (ctx.pass !== 1 || !ctx.editable || bbox[0] === bbox[2] || bbox[1] === bbox[3]) return;
+  addRegion(ctx, bbox);
+}
+export function addRegion(ctx, bbox) {
+  const img = currentImage(ctx);
+  let newId = null;
+  commit(ctx, (d) => {
+    newId = nextId(ctx, "visual_nodes");
+    d.visual_nodes.push({ id: newId, type: ctx.state.lastType, subtype: "", text: "", image_id: img.image_id, bbox_1000: bbox,
+      keypoints_1000: [], center_1000: [-1, -1], radius_1000: -1, confidence: "high" });
+  });
+  ctx.state.createdAt = Date.now();
+  select(ctx, "visual_nodes", newId);
+  setTool(ctx, "select");
+  focusField(ctx, "text");
+}
+function onUpdate(ctx, annotation) {
+  if (ctx.canvas.syncing || ctx.pass !== 1) return;
+  const bbox = bboxOf(ctx, annotation);
+  ctx.canvas.shown.set(annotation.id, bbox.join(","));
+  commit(ctx, (d) => { const n = d.visual_nodes.find((x) => x.id === annotation.id); if (n) n.bbox_1000 = bbox; }, { coalesce: `move:${annotation.id}` });
+}
+function onSelection(ctx, list) {
+  const { state, canvas } = ctx;
+  if (canvas.syncing) return;
+  const a = list && list[0];
+  // Annotorious selects its own just-drawn shape (a UUID) before or after createAnnotation replaced it
+  // with a region: never treat a shape that is not one of our regions as a selection.
+  if (a && !canvas.shown.has(a.id)) { setTimeout(() => syncCanvas(ctx), 0); return; }
+  if (!a && Date.now() - (state.createdAt || 0) < 500) { setTimeout(() => syncCanvas(ctx), 0); return; } // the drawing's own click
+  if (a) { if (!state.selected || state.selected.id !== a.id) select(ctx, "visual_nodes", a.id, { fromCanvas: true }); }
+  else if (state.selected && state.selected.col === "visual_nodes") { state.selected = null; render(ctx); }
+}
+export function setTool(ctx, tool) {
+  const { state, canvas } = ctx;
+  state.tool = tool === "rect" && ctx.pass === 1 && ctx.editable ? "rect" : "select";
+  $("tool-select").setAttribute("aria-pressed", String(state.tool === "select"));
+  $("tool-rect").setAttribute("aria-pressed", String(state.tool === "rect"));
+  canvas.viewport.classList.toggle("is-drawing", state.tool === "rect");
+  if (canvas.anno) {
+    // Annotorious does not start a new shape while one is selected for editing: drop the canvas
+    // selection first (the record stays selected in the panel), else the next drag does nothing.
+    if (state.tool === "rect" && (canvas.anno.getSelected() || []).length) { canvas.syncing = true; canvas.anno.cancelSelected(); canvas.syncing = false; }
+    canvas.anno.setDrawingEnabled(state.tool === "rect");
+  }
+}
+export function setupTools(ctx) {
+  $("tool-select").addEventListener("click", () => setTool(ctx, "select"));
+  $("tool-rect").addEventListener("click", () => setTool(ctx, "rect"));
+  if (!(ctx.pass === 1 && ctx.editable)) $("tool-rect").disabled = true;
+}

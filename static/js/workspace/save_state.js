@@ -1,0 +1,29 @@
+// The save indicator in the header and this pass's tab (the server renders the tabs).
+import { $ } from "./dom.js";
+
+export function setSaveState(ctx) {
+  const { state } = ctx;
+  const el = $("ws-save");
+  let text = `Saved · v${state.version}`;
+  let cls = "ws-save--ok";
+  if (!ctx.editable) { text = state.version ? `Read only · v${state.version}` : "Read only"; cls = ""; }
+  else if (state.saving) { text = "Saving…"; cls = "ws-save--busy"; }
+  else if (state.retryIn) { text = "Offline — kept on this device"; cls = "ws-save--error"; }
+  else if (state.dirty) { text = "Unsaved changes"; cls = "ws-save--busy"; }
+  else if (!state.version) { text = "Not started"; cls = ""; }
+  el.textContent = text;
+  el.className = `ws-save ${cls}`;
+  renderTabState(ctx);
+}
+// Keep this pass's tab in step after a save or submit.
+function renderTabState(ctx) {
+  const { state, payload } = ctx;
+  if (state.status === "new") return;
+  const tab = document.querySelector(".ws-tab[aria-current='page']");
+  if (!tab) return;
+  const stateEl = tab.querySelector(".ws-tab__state");
+  const approvedStale = state.status === "approved" && payload.state.document_sha256 && state.version !== payload.state.version;
+  const label = approvedStale ? "approval stale" : state.status;
+  tab.className = `ws-tab ws-tab--${approvedStale ? "stale" : state.status}`;
+  if (stateEl && stateEl.textContent !== label) stateEl.textContent = label;
+}

@@ -1,0 +1,104 @@
+// Saving (never lose work): debounced autosave with If-Match, offline retry with back-off, the
+// version-conflict dialog, and submitting for review.
+import { api } from "./api.js";
+import { hideBanner, showBanner } from "./banner.js";
+import { $, h } from "./dom.js";
+import { render } from "./render.js";
+import { setSaveState } from "./save_state.js";
+import { dropLocal, keepLocal } from "./storage.js";
+
+export function scheduleSave(ctx, delay = 800) {
+  const { state } = ctx;
+  clearTimeout(state.saveTimer);
+  state.saveTimer = setTimeout(() => save(ctx), delay);
+  setSaveState(ctx);
+}
+export async function save(ctx) {
+  const { state, payload } = ctx;
+  clearTimeout(state.saveTimer);
+  if (!ctx.editable || !state.dirty) { setSaveState(ctx); return; }
+  if (state.saving) { state.saveAgain = true; return; }
+  state.saving = true;
+  setSaveState(ctx);
+  const sent = JSON.stringify(state.doc);
+  let res;
+  try {
+    res = await api(payload.urls.api, "PUT", { document: state.doc }, state.version);
+  } catch (_) {
+    res = { status: 0, data: null };
+  }
+  state.saving = false;
+  if (res.status === 200) {
+    state.version = res.data.version;
+    state.status = res.data.status;
+    state.issues = res.data.validation_errors || [];
+    if (JSON.stringify(state.doc) === sent) { state.dirty = false; dropLocal(ctx); } else keepLocal(ctx);
+    hideBanner(ctx);
+    state.retryIn = 0;
+  } else if (res.status === 409 && res.data && res.data.code === "version_conflict") {
+    await showConflict(ctx);
+  } else if (res.status === 0 || res.status >= 500) {
+    networkFailure(ctx);
+    return;
+  } else {
+    const errors = (res.data && res.data.extra && res.data.extra.errors) || [];
+    showBanner(`Not saved: ${(res.data && res.data.message) || `HTTP ${res.status}`} ${errors.map((e) => e.message).join(" ")}`, "error");
+  }
+  render(ctx);
+  if (state.saveAgain) { state.saveAgain = false; if (state.dirty) save(ctx); }
+}
+function networkFailure(ctx) {
+  const { state } = ctx;
+  state.retryIn = Math.min(30, state.retryIn ? state.retryIn * 2 : 2);
+  let left = state.retryIn;
+  const retryNow = () => { clearTimeout(state.retryTimer); save(ctx); };
+  const tick = () => {
+    showBanner(`Cannot reach the server. Your changes are kept on this device and will be saved when the connection returns. Retrying in ${left} s.`, "offline", retryNow);
+    if (left <= 0) { save(ctx); return; }
+    left -= 1;
+    state.retryTimer = setTimeout(tick, 1000);
+  };
+  clearTimeout(state.retryTimer);
+  tick();
+  setSaveState(ctx);
+}
+function summarise(doc) {
+  return Object.entries(doc || {}).filter(([, v]) => Array.isArray(v)).map(([k, v]) => `${k.replace(/_/g, " ")}: ${v.length}`);
+}
+export async function showConflict(ctx) {
+  const { state, payload } = ctx;
+  let server = null;
+  try { server = await api(payload.urls.api, "GET"); } catch (_) { server = null; }
+  const dlg = $("ws-conflict");
+  const theirs = server && server.status === 200 ? server.data : null;
+  $("ws-conflict-text").textContent = theirs
+    ? `Version ${theirs.version} was saved by ${theirs.updated_by || "someone"} after you loaded version ${state.version}. Your changes are safe on this device. Choose which version to keep.`
+    : "The document changed on the server. Your changes are safe on this device.";
+  $("ws-conflict-mine").replaceChildren(...summarise(state.doc).map((t) => h("li", { text: t })));
+  $("ws-conflict-theirs").replaceChildren(...summarise(theirs && theirs.document).map((t) => h("li", { text: t })));
+  $("ws-conflict-reload").onclick = () => {
+    if (theirs) { state.doc = theirs.document; state.version = theirs.version; state.status = theirs.status; state.issues = theirs.validation_errors || []; }
+    state.dirty = false; state.undo = []; state.redo = []; dropLocal(ctx); dlg.close(); render(ctx);
+  };
+  $("ws-conflict-overwrite").onclick = () => {
+    if (theirs) state.version = theirs.version;
+    dlg.close(); state.dirty = true; save(ctx);
+  };
+  if (!dlg.open) dlg.showModal();
+  setSaveState(ctx);
+}
+export async function submit(ctx) {
+  const { state, payload } = ctx;
+  await save(ctx);
+  if (state.dirty || state.issues.length) { render(ctx); return; }
+  const res = await api(payload.urls.submit, "POST", {});
+  if (res.status === 200) {
+    state.status = res.data.status;
+    showBanner("Submitted for source review. Editing again starts a new round.", "ok");
+    setTimeout(() => window.location.reload(), 600);
+  } else {
+    if (res.data && res.data.extra && res.data.extra.errors) state.issues = res.data.extra.errors;
+    showBanner(`Not submitted: ${(res.data && res.data.message) || res.status}`, "error");
+    render(ctx);
+  }
+}

@@ -27,6 +27,7 @@ from models_registry.models import ModelConfig
 from models_registry.providers import model_generate
 from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
+from run_engine.engine import RowTable, rows_claim
 
 from .drafting_prompts import PromptImage, build_draft_prompt, skeleton
 from .history import pass_version_record
@@ -36,6 +37,10 @@ from .selectors import parent_passes_approved, pass_validation_issues
 logger = logging.getLogger(__name__)
 
 REVIEWABLE = (LLMDraft.Status.READY, LLMDraft.Status.INVALID)
+# a claimed draft keeps its status (pending); the lease alone marks the claim
+DRAFT_ROWS = RowTable(LLMDraft, terminal=tuple(s for s in LLMDraft.Status.values if s != LLMDraft.Status.PENDING),
+                      running=None)
+DRAFT_LEASE_SECONDS = 600
 PARSE_ERROR = "PARSE_ERROR"
 
 
@@ -157,6 +162,14 @@ def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
     draft = LLMDraft.objects.select_related("parent", "model_config", "run").filter(pk=draft_id).first()
     if draft is None or draft.status != LLMDraft.Status.PENDING:
         return draft
+    with transaction.atomic():
+        claim = rows_claim(DRAFT_ROWS, [draft.pk], lease_seconds=DRAFT_LEASE_SECONDS)
+        if claim.busy:  # another worker is calling the model for it right now: never pay twice
+            raise DraftBusy(draft.pk)
+        if claim.exhausted:
+            _draft_store(draft, status=LLMDraft.Status.FAILED, error="worker lost the draft three times")
+            draft.refresh_from_db()
+            return draft
     if draft.run_id:
         DraftRun.objects.filter(pk=draft.run_id, status=DraftRun.Status.QUEUED).update(status=DraftRun.Status.RUNNING)
     request, version = draft_request_build(parent=draft.parent, pass_no=draft.pass_no)
@@ -168,21 +181,32 @@ def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
                            "temperature": draft.model_config.temperature,
                            "reasoning": draft.model_config.reasoning},
               "finish_reason": result.finish_reason, "result_status": result.status}
-    with transaction.atomic():
-        written = LLMDraft.objects.filter(pk=draft.pk, status=LLMDraft.Status.PENDING).update(
-            status=outcome.status, request_record=record, raw_output=jsonsafety.storable_text(result.text),
-            parsed_document=outcome.parsed, validation_errors=outcome.issues,
-            error=jsonsafety.storable_text(outcome.error[:5000]), usage=result.usage.as_dict(),
-            attempts=result.attempts_record(), latency_ms=result.latency_ms, cost_usd=result.cost_usd,
-            prompt_version=version,
-        )
-        if written and draft.run_id:
-            counter = "failed" if outcome.status == LLMDraft.Status.FAILED else "done"
-            DraftRun.objects.filter(pk=draft.run_id).update(**{counter: F(counter) + 1},
-                                                            cost_usd=F("cost_usd") + result.cost_usd)
-            _run_finish_if_complete(run_id=draft.run_id)
+    _draft_store(draft, status=outcome.status, token=claim.token, request_record=record,
+                 raw_output=jsonsafety.storable_text(result.text), parsed_document=outcome.parsed,
+                 validation_errors=outcome.issues, error=jsonsafety.storable_text(outcome.error[:5000]),
+                 usage=result.usage.as_dict(), attempts=result.attempts_record(), latency_ms=result.latency_ms,
+                 cost_usd=result.cost_usd, prompt_version=version)
     draft.refresh_from_db()
     return draft
+
+
+class DraftBusy(Exception):
+    """The draft is claimed by another live worker; the task looks again after a while."""
+
+
+def _draft_store(draft: LLMDraft, *, status: str, token: str | None = None, cost_usd: Any = 0,
+                 **fields: Any) -> None:
+    """Write a pending draft's outcome once (under its claim when ``token`` is given) and count it in its run."""
+    with transaction.atomic():
+        rows = LLMDraft.objects.filter(pk=draft.pk, status=LLMDraft.Status.PENDING)
+        if token is not None:
+            rows = rows.filter(claim_token=token)
+        written = rows.update(status=status, cost_usd=cost_usd, **fields)
+        if written and draft.run_id:
+            counter = "failed" if status == LLMDraft.Status.FAILED else "done"
+            DraftRun.objects.filter(pk=draft.run_id).update(**{counter: F(counter) + 1},
+                                                            cost_usd=F("cost_usd") + cost_usd)
+            _run_finish_if_complete(run_id=draft.run_id)
 
 
 def _run_finish_if_complete(*, run_id: int) -> None:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import logging
-
 from celery import shared_task
 
-from .drafting import draft_execute
+from run_engine.engine import BUSY_RETRY_SECONDS, CHUNK_TASK_OPTIONS
 
-logger = logging.getLogger(__name__)
+from .drafting import DraftBusy, draft_execute
 
 
-@shared_task(acks_late=True)
-def draft_execute_task(draft_id: int) -> None:
-    """Draft one pass for one parent. Provider retries happen inside (``llm.client``); the service
-    is idempotent, so a re-delivered task after a worker crash writes nothing twice."""
-    draft_execute(draft_id=draft_id)
+@shared_task(**CHUNK_TASK_OPTIONS)
+def draft_execute_task(self, draft_id: int) -> None:
+    """Draft one pass for one parent. The draft is claimed with a lease (``run_engine``): a re-delivered task
+    after a worker crash writes nothing twice, and an error retries with Celery's backoff. Provider retries
+    happen inside (``llm.client``)."""
+    try:
+        draft_execute(draft_id=draft_id)
+    except DraftBusy:
+        self.apply_async((draft_id,), countdown=BUSY_RETRY_SECONDS)

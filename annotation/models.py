@@ -1,10 +1,12 @@
-"""Sources, parent problems, their images, pass documents (Kit §2.2–§2.4), LLM drafts, events."""
+"""Sources, parent problems, their images, pass documents (Kit §2.2–§2.4), LLM drafts and draft runs."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+from run_engine.rows import LeasedRow
 
 SAFE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,179}$"  # Kit §2.1 safe_id
 
@@ -249,7 +251,7 @@ class DraftRun(models.Model):
         return f"draft run #{self.pk} pass {self.pass_no} ({self.status})"
 
 
-class LLMDraft(models.Model):
+class LLMDraft(LeasedRow):
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         READY = "ready", "Ready"

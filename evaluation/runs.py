@@ -21,10 +21,8 @@ import json
 import platform
 import threading
 import time
-import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
-from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -32,7 +30,7 @@ from typing import Any
 from cachetools import LRUCache
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Sum
+from django.db.models import Count, Sum
 from django.utils import timezone
 
 from audit.services import event_record
@@ -44,6 +42,17 @@ from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
 from probes.attachments import Attachment, AttachmentIndex, AttachmentMissing, view_bytes
 from probes.models import Probe, Release
+from run_engine.engine import (
+    MAX_CLAIMS,
+    RowTable,
+    RunTable,
+    claim_applied,
+    new_token,
+    rows_claim,
+    run_cancel,
+    run_dispatch,
+    run_resume,
+)
 from run_engine.manifest import code_revision, package_versions
 
 from . import metrics as metrics_core
@@ -51,7 +60,6 @@ from .conditions import reorder_candidates
 from .models import EvalRequest, EvalRun, ItemScore, MetricSnapshot
 from .scoring import CONDITIONS, ModelResponse, score
 
-MAX_CLAIMS = 3  # one attempt plus at most two infrastructure retries
 # a chunk task claims its rows a few at a time (not all up front), so a chunk can be large
 DEFAULT_OPTIONS = {"chunk_size": 100, "claim_lease_seconds": 300, "resamples": 2000}
 TERMINAL = EvalRequest.TERMINAL
@@ -138,56 +146,31 @@ def eval_run_create(*, model_names: list[str], conditions: list[str], release: R
     return run
 
 
-def eval_run_dispatch(*, run_id: int) -> int:
-    """Queue chunk tasks for every non-terminal row. Safe to call again (resume, watchdog)."""
+def _chunk_task() -> Any:
     from .tasks import eval_chunk_task
 
-    run = EvalRun.objects.get(pk=run_id)
-    if run.status in (EvalRun.Status.CANCELLED, EvalRun.Status.COMPLETED):
-        return 0
-    EvalRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
-    EvalRun.objects.filter(pk=run_id).update(status=EvalRun.Status.RUNNING)
-    ids = list(run.requests.exclude(status__in=TERMINAL).order_by("pk").values_list("pk", flat=True))
-    for chunk in chunk_ids(ids, int(run.options.get("chunk_size", DEFAULT_OPTIONS["chunk_size"]))):
-        eval_chunk_task.delay(run_id, chunk)
-    if not ids:
-        eval_run_finalize(run_id=run_id)
-    return len(ids)
+    return eval_chunk_task
 
 
-def chunk_ids(ids: list[int], size: int) -> list[list[int]]:
-    """Consecutive chunks of ``size`` ids, except that the last ones shrink (a quarter of what remains,
-    down to ``size // 4``) so the workers run out of work at nearly the same time instead of one worker
-    finishing a whole last chunk alone."""
-    size = max(size, 1)
-    floor = max(size // 4, 1)
-    chunks, start = [], 0
-    while start < len(ids):
-        step = min(size, max(-(-(len(ids) - start) // 4), floor))
-        chunks.append(ids[start:start + step])
-        start += step
-    return chunks
+ROWS = RowTable(EvalRequest, terminal=TERMINAL, running=EvalRequest.Status.RUNNING)
+RUNS = RunTable(EvalRun, rows="requests", row_table=ROWS, verb="eval_run",
+                idle=(EvalRun.Status.CANCELLED, EvalRun.Status.COMPLETED), done=(EvalRun.Status.COMPLETED,),
+                done_message="The run is complete.", chunk_task=_chunk_task,
+                finalize=lambda run_id: eval_run_finalize(run_id=run_id),
+                default_chunk_size=DEFAULT_OPTIONS["chunk_size"])
 
 
-@transaction.atomic
+def eval_run_dispatch(*, run_id: int) -> int:
+    """Queue chunk tasks for every non-terminal row. Safe to call again (resume, watchdog)."""
+    return run_dispatch(RUNS, run_id=run_id)
+
+
 def eval_run_cancel(*, run: EvalRun, actor: Any = None) -> EvalRun:
-    if run.status not in (EvalRun.Status.QUEUED, EvalRun.Status.RUNNING):
-        raise ApplicationError("Only a queued or running run can be cancelled.", code="not_running")
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.CANCELLED)
-    event_record(actor=actor, verb="eval_run.cancel", obj=run)
-    run.refresh_from_db()
-    return run
+    return run_cancel(RUNS, run=run, actor=actor)
 
 
 def eval_run_resume(*, run: EvalRun, actor: Any = None) -> EvalRun:
-    if run.status == EvalRun.Status.COMPLETED:
-        raise ApplicationError("The run is complete.", code="complete")
-    with transaction.atomic():
-        EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.RUNNING, finished_at=None)
-        event_record(actor=actor, verb="eval_run.resume", obj=run)
-    eval_run_dispatch(run_id=run.pk)
-    run.refresh_from_db()
-    return run
+    return run_resume(RUNS, run=run, actor=actor)
 
 
 # ------------------------------------------------------------------------------------------------ execution
@@ -294,43 +277,19 @@ def build_request(row: EvalRequest, seed: int, images: tuple[ImageInput, ...] | 
 
 def _claim(request_ids: list[int], lease: int, token: str, rows: dict[int, EvalRequest]
            ) -> tuple[list[int], list[int]]:
-    """Claim every claimable row among ``request_ids`` with one locking read and one UPDATE:
-    (claimed ids, busy ids). ``rows`` (the chunk's loaded rows) get their new claim fields.
-
-    Busy: locked by another transaction right now, or running under a live lease (the task retries
-    those later). A row whose three claims all died without an answer is finished as infra_missing.
-    Runs inside the caller's transaction, which holds the locks.
-    """
-    now = timezone.now()
-    found = {pk: (status, claims, claimed_at) for pk, status, claims, claimed_at in
-             EvalRequest.objects.select_for_update(skip_locked=True).filter(pk__in=request_ids)
-             .order_by().values_list("pk", "status", "claims", "claimed_at")}
-    claimed, busy, exhausted = [], [], []
-    for pk in request_ids:
-        if pk not in found:
-            busy.append(pk)
-            continue
-        status, claims, claimed_at = found[pk]
-        if status in TERMINAL:
-            continue
-        if status == EvalRequest.Status.RUNNING and claimed_at and claimed_at > now - timedelta(seconds=lease):
-            busy.append(pk)
-        elif claims >= MAX_CLAIMS:  # three claims died without an answer: not an answer
-            exhausted.append(pk)
-        else:
-            claimed.append(pk)
-            row = rows[pk]
-            row.status, row.claim_token, row.claimed_at, row.claims = EvalRequest.Status.RUNNING, token, now, claims + 1
-    if claimed:
-        EvalRequest.objects.filter(pk__in=claimed).update(
-            status=EvalRequest.Status.RUNNING, claim_token=token, claimed_at=now, claims=F("claims") + 1)
-    if exhausted:
-        lost = [rows[pk] for pk in exhausted]
+    """Claim the claimable rows among ``request_ids`` (the run engine's lease rules): (claimed ids, busy ids).
+    ``rows`` (the chunk's loaded rows) get their new claim fields; a row whose three claims all died without
+    an answer is finished as infra_missing. Runs inside the caller's transaction, which holds the locks."""
+    claim = rows_claim(ROWS, request_ids, lease_seconds=lease, token=token)
+    for pk in claim.claimed:
+        claim_applied(rows[pk], claim, ROWS)
+    if claim.exhausted:
+        lost = [rows[pk] for pk in claim.exhausted]
         for row in lost:
             row.status, row.raw_output = EvalRequest.Status.INFRA_MISSING, None
             row.error = "worker lost the request three times"
         _store_results([(row, _score_of(row)) for row in lost], token=None)
-    return claimed, busy
+    return claim.claimed, claim.busy
 
 
 def _score_of(row: EvalRequest) -> ItemScore:
@@ -488,7 +447,7 @@ class _ChunkExecutor:
 
     def __init__(self, run: EvalRun, lease: int) -> None:
         self.run, self.lease = run, lease
-        self.token = uuid.uuid4().hex
+        self.token = new_token()
         self.configs = {c.pk: c for c in run.model_configs.all()}
         self.provider_configs = {pk: provider_config_for(c) for pk, c in self.configs.items()}
         self.threads = _chunk_threads(list(self.configs.values()))

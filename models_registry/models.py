@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from run_engine.rows import LeasedRow
+
 
 class ModelConfig(models.Model):
     """A named model endpoint with its settings, prices and limits. API keys are never stored:
@@ -62,15 +64,12 @@ class ModelConfig(models.Model):
         return f"{self.name} ({self.provider}:{self.model})"
 
 
-class ProviderCallRecord(models.Model):
+class ProviderCallRecord(LeasedRow):
     """What a leased provider call leaves behind, shared by evaluation requests and solving responses: the
     claim (token, time, count ≤ 3), the provider attempts of the final claim, the raw output as returned,
     tokens, dollars and latency."""
 
-    claims = models.PositiveSmallIntegerField(default=0)  # times a worker took the row (≤ 3)
     attempts = models.JSONField(default=list, blank=True)  # provider attempts of the final claim
-    claim_token = models.CharField(max_length=32, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
     raw_output = models.TextField(null=True, blank=True)  # noqa: DJ001 — null = nothing served, "" = empty output
     finish_reason = models.CharField(max_length=30, blank=True)
     provider_status = models.CharField(max_length=20, blank=True)

@@ -20,9 +20,7 @@ this module writes that outcome (fields + ``DebateTurn`` rows) under the same cl
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, replace
-from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -38,6 +36,7 @@ from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
 from probes.models import Release
+from run_engine.engine import MAX_CLAIMS, RowTable, RunTable, rows_claim, run_cancel, run_dispatch, run_resume
 from run_engine.manifest import code_revision, package_versions
 
 from .models import DebateTurn, GradeComponent, SolveResponse, SolveRun
@@ -52,7 +51,6 @@ from .scoring import (
     solve_acc,
 )
 
-MAX_CLAIMS = 3  # one attempt plus at most two infrastructure retries
 DEFAULT_OPTIONS = {"chunk_size": 5, "claim_lease_seconds": 600}
 TERMINAL = SolveResponse.TERMINAL
 PROMPT_VERSION = "physalign_solve_v1"
@@ -195,43 +193,32 @@ def solve_run_create(*, kind: str = "single", model: ModelConfig | str | None = 
     return run
 
 
-def solve_run_dispatch(*, run_id: int) -> int:
-    """Queue chunk tasks for every non-terminal row. Safe to call again (resume, watchdog)."""
+def _chunk_task() -> Any:
     from .tasks import solve_chunk_task
 
-    run = SolveRun.objects.get(pk=run_id)
-    if run.status in (SolveRun.Status.CANCELLED, SolveRun.Status.COMPLETED, SolveRun.Status.GRADING):
-        return 0
-    SolveRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
-    SolveRun.objects.filter(pk=run_id).update(status=SolveRun.Status.RUNNING)
-    ids = list(run.responses.exclude(status__in=TERMINAL).order_by("pk").values_list("pk", flat=True))
-    size = max(1, int(run.options.get("chunk_size", DEFAULT_OPTIONS["chunk_size"])))
-    for start in range(0, len(ids), size):
-        solve_chunk_task.delay(run_id, ids[start:start + size])
-    if not ids:
-        solve_run_finalize(run_id=run_id)
-    return len(ids)
+    return solve_chunk_task
 
 
-@transaction.atomic
+ROWS = RowTable(SolveResponse, terminal=TERMINAL, running=SolveResponse.Status.RUNNING)
+RUNS = RunTable(SolveRun, rows="responses", row_table=ROWS, verb="solve_run",
+                idle=(SolveRun.Status.CANCELLED, SolveRun.Status.COMPLETED, SolveRun.Status.GRADING),
+                done=(SolveRun.Status.COMPLETED, SolveRun.Status.GRADING),
+                done_message="Every response of this run has been returned.", chunk_task=_chunk_task,
+                finalize=lambda run_id: solve_run_finalize(run_id=run_id),
+                default_chunk_size=DEFAULT_OPTIONS["chunk_size"], taper=False)
+
+
+def solve_run_dispatch(*, run_id: int) -> int:
+    """Queue chunk tasks for every non-terminal row. Safe to call again (resume, watchdog)."""
+    return run_dispatch(RUNS, run_id=run_id)
+
+
 def solve_run_cancel(*, run: SolveRun, actor: Any = None) -> SolveRun:
-    if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING):
-        raise ApplicationError("Only a queued or running run can be cancelled.", code="not_running")
-    SolveRun.objects.filter(pk=run.pk).update(status=SolveRun.Status.CANCELLED)
-    event_record(actor=actor, verb="solve_run.cancel", obj=run)
-    run.refresh_from_db()
-    return run
+    return run_cancel(RUNS, run=run, actor=actor)
 
 
 def solve_run_resume(*, run: SolveRun, actor: Any = None) -> SolveRun:
-    if run.status in (SolveRun.Status.COMPLETED, SolveRun.Status.GRADING):
-        raise ApplicationError("Every response of this run has been returned.", code="complete")
-    with transaction.atomic():
-        SolveRun.objects.filter(pk=run.pk).update(status=SolveRun.Status.RUNNING, finished_at=None)
-        event_record(actor=actor, verb="solve_run.resume", obj=run)
-    solve_run_dispatch(run_id=run.pk)
-    run.refresh_from_db()
-    return run
+    return run_resume(RUNS, run=run, actor=actor)
 
 
 def solve_run_finalize(*, run_id: int) -> SolveRun | None:
@@ -255,26 +242,19 @@ def solve_run_finalize(*, run_id: int) -> SolveRun | None:
 # ------------------------------------------------------------------------------------------------ execution
 
 def _claim(row_id: int, lease: int) -> tuple[SolveResponse | None, str]:
-    """(row, "claimed") or (None, "terminal" | "busy" | "exhausted")."""
-    token = uuid.uuid4().hex
-    now = timezone.now()
+    """(row, "claimed") or (None, "terminal" | "busy" | "exhausted"), by the run engine's lease rules."""
     with transaction.atomic():
-        row = SolveResponse.objects.select_for_update(skip_locked=True).filter(pk=row_id).first()
-        if row is None:
+        claim = rows_claim(ROWS, [row_id], lease_seconds=lease)
+        if claim.busy:
             return None, "busy"
-        if row.status in TERMINAL:
-            return None, "terminal"
-        if row.status == SolveResponse.Status.RUNNING and row.claimed_at and \
-                row.claimed_at > now - timedelta(seconds=lease):
-            return None, "busy"
-        if row.claims >= MAX_CLAIMS:  # three claims died without an answer: not an answer
-            _finish(row, status=SolveResponse.Status.INFRA_MISSING, raw_output=None,
+        if claim.exhausted:  # three claims died without an answer: not an answer
+            _finish(SolveResponse.objects.select_related("parent").get(pk=row_id),
+                    status=SolveResponse.Status.INFRA_MISSING, raw_output=None,
                     error="worker lost the request three times")
             return None, "exhausted"
-        row.status, row.claim_token, row.claimed_at, row.claims = (SolveResponse.Status.RUNNING, token, now,
-                                                                   row.claims + 1)
-        row.save(update_fields=["status", "claim_token", "claimed_at", "claims"])
-    return row, "claimed"
+        if not claim.claimed:
+            return None, "terminal"
+    return SolveResponse.objects.get(pk=row_id), "claimed"
 
 
 def _score_fields(row: SolveResponse, *, status: str, raw_output: str | None, final_answer: str | None) -> dict:

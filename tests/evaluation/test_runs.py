@@ -180,7 +180,7 @@ def test_unknown_condition_or_model_is_refused(approved_probes):
 
 
 def test_chunks_keep_their_size_and_shrink_only_at_the_end():
-    from evaluation.runs import chunk_ids
+    from run_engine.engine import chunk_ids
 
     chunks = chunk_ids(list(range(5000)), 200)
     assert [len(c) for c in chunks] == [200] * 22 + [150, 113, 85, 63, 50, 50, 50, 39]

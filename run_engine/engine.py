@@ -1,0 +1,184 @@
+"""The one run engine: rows planned up front, claimed with leases, infrastructure retries bounded, runs
+dispatched, cancelled and resumed the same way for drafts, evaluations and solving.
+
+A *row* is one unit of paid work (an evaluation request, a solving response, a draft). It carries ``status``,
+``claims`` (times a worker took it), ``claim_token`` and ``claimed_at``. A worker claims rows with one locking
+read that skips rows another transaction holds (``SELECT … FOR UPDATE SKIP LOCKED``) and one UPDATE. A row is
+
+- *terminal* once it has its answer: never claimed again, never written twice;
+- *busy* while another claim's lease is live (the chunk is queued again later);
+- *exhausted* when ``MAX_CLAIMS`` claims died without an answer: the caller finishes it as "infrastructure
+  missing" — the fixed denominator keeps it, it is not an answer;
+- *claimed* otherwise: ``claims`` goes up by one, the token and time are set.
+
+Chunk tasks retry on unexpected errors with Celery's own backoff (``CHUNK_TASK_OPTIONS``); rows a died worker
+had claimed are taken over after their lease, each takeover counting as a claim.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import models, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from audit.services import event_record
+from physalign_site.errors import ApplicationError
+
+MAX_CLAIMS = 3  # one attempt plus at most two infrastructure retries
+BUSY_RETRY_SECONDS = 5  # how soon rows held by another live claim are looked at again
+
+# Celery options of every chunk task: an unexpected error (database gone, a bug) retries the chunk with
+# exponential backoff and jitter (5 s, 10 s, … capped at 5 min), ten times, then gives up.
+CHUNK_TASK_OPTIONS: dict[str, Any] = {
+    "bind": True, "acks_late": True, "reject_on_worker_lost": True, "autoretry_for": (Exception,),
+    "retry_backoff": 5, "retry_backoff_max": 300, "retry_jitter": True, "max_retries": 10,
+}
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class RowTable:
+    """How the engine reads one kind of row."""
+
+    model: type[models.Model]
+    terminal: tuple[str, ...]
+    running: str | None  # the status a claimed row takes; None: it keeps its status, the lease marks the claim
+
+
+@dataclass
+class Claim:
+    claimed: list[int] = field(default_factory=list)
+    busy: list[int] = field(default_factory=list)
+    exhausted: list[int] = field(default_factory=list)
+    token: str = ""
+    at: Any = None
+
+
+def rows_claim(table: RowTable, ids: Iterable[int], *, lease_seconds: int, token: str | None = None) -> Claim:
+    """Claim every claimable row among ``ids``; runs inside the caller's transaction, which then holds the
+    locks (so the caller finishes exhausted rows, or stores answers, before another worker can look)."""
+    ids = list(ids)
+    now = timezone.now()
+    claim = Claim(token=token or new_token(), at=now)
+    manager = table.model._default_manager
+    found = {pk: (status, claims, claimed_at) for pk, status, claims, claimed_at in
+             manager.select_for_update(skip_locked=True).filter(pk__in=ids).order_by()
+             .values_list("pk", "status", "claims", "claimed_at")}
+    for pk in ids:
+        if pk not in found:  # locked by another transaction right now
+            claim.busy.append(pk)
+            continue
+        status, claims, claimed_at = found[pk]
+        if status in table.terminal:
+            continue
+        if claimed_at is not None and claimed_at > now - timedelta(seconds=lease_seconds) and \
+                (table.running is None or status == table.running):
+            claim.busy.append(pk)
+        elif claims >= MAX_CLAIMS:  # three claims died without an answer: not an answer
+            claim.exhausted.append(pk)
+        else:
+            claim.claimed.append(pk)
+    if claim.claimed:
+        update: dict[str, Any] = {"claim_token": claim.token, "claimed_at": now, "claims": F("claims") + 1}
+        if table.running is not None:
+            update["status"] = table.running
+        manager.filter(pk__in=claim.claimed).update(**update)
+    return claim
+
+
+def claim_applied(row: Any, claim: Claim, table: RowTable) -> None:
+    """Give an already loaded row the fields its claim just wrote."""
+    row.claim_token, row.claimed_at, row.claims = claim.token, claim.at, row.claims + 1
+    if table.running is not None:
+        row.status = table.running
+
+
+def chunk_ids(ids: list[int], size: int, *, taper: bool = True) -> list[list[int]]:
+    """Consecutive chunks of ``size`` ids. With ``taper``, the last ones shrink (a quarter of what remains,
+    down to ``size // 4``) so the workers run out of work at nearly the same time instead of one worker
+    finishing a whole last chunk alone."""
+    size = max(size, 1)
+    if not taper:
+        return [ids[start:start + size] for start in range(0, len(ids), size)]
+    floor = max(size // 4, 1)
+    chunks, start = [], 0
+    while start < len(ids):
+        step = min(size, max(-(-(len(ids) - start) // 4), floor))
+        chunks.append(ids[start:start + step])
+        start += step
+    return chunks
+
+
+@dataclass(frozen=True)
+class RunTable:
+    """How the engine drives one kind of run: its rows, its statuses, its task and its last step."""
+
+    model: type[models.Model]
+    rows: str  # related name of the rows on the run
+    row_table: RowTable
+    verb: str  # audit event prefix, e.g. "eval_run"
+    idle: tuple[str, ...]  # run statuses in which dispatch queues nothing
+    done: tuple[str, ...]  # run statuses a resume refuses (every row has its answer)
+    done_message: str
+    chunk_task: Callable[[], Any]  # returns the Celery task (imported late: tasks import the services)
+    finalize: Callable[[int], Any]
+    default_chunk_size: int
+    taper: bool = True
+
+    def chunk_size(self, run: Any) -> int:
+        return int((run.options or {}).get("chunk_size", self.default_chunk_size))
+
+
+def run_dispatch(table: RunTable, *, run_id: int) -> int:
+    """Queue chunk tasks for every non-terminal row. Safe to call again (resume, watchdog)."""
+    run_model = table.model._default_manager
+    run = run_model.get(pk=run_id)
+    if run.status in table.idle:
+        return 0
+    run_model.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
+    run_model.filter(pk=run_id).update(status="running")
+    ids = list(getattr(run, table.rows).exclude(status__in=table.row_table.terminal).order_by("pk")
+               .values_list("pk", flat=True))
+    task = table.chunk_task()
+    for chunk in chunk_ids(ids, table.chunk_size(run), taper=table.taper):
+        task.delay(run_id, chunk)
+    if not ids:
+        table.finalize(run_id)
+    return len(ids)
+
+
+@transaction.atomic
+def run_cancel(table: RunTable, *, run: Any, actor: Any = None) -> Any:
+    if run.status not in ("queued", "running"):
+        raise ApplicationError("Only a queued or running run can be cancelled.", code="not_running")
+    table.model._default_manager.filter(pk=run.pk).update(status="cancelled")
+    event_record(actor=actor, verb=f"{table.verb}.cancel", obj=run)
+    run.refresh_from_db()
+    return run
+
+
+def run_resume(table: RunTable, *, run: Any, actor: Any = None) -> Any:
+    if run.status in table.done:
+        raise ApplicationError(table.done_message, code="complete")
+    with transaction.atomic():
+        table.model._default_manager.filter(pk=run.pk).update(status="running", finished_at=None)
+        event_record(actor=actor, verb=f"{table.verb}.resume", obj=run)
+    run_dispatch(table, run_id=run.pk)
+    run.refresh_from_db()
+    return run
+
+
+def busy_requeue(task: Any, *args: Any, busy: list[int]) -> None:
+    """Rows another live claim holds (e.g. of a worker that died) are looked at again after a while, as a new
+    task: waiting for a lease is not a failure and does not use up the chunk's retries."""
+    if busy:
+        task.apply_async((*args, busy), countdown=BUSY_RETRY_SECONDS)

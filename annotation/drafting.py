@@ -93,7 +93,7 @@ def parse_output(text: str) -> tuple[dict[str, Any] | None, str]:
 # ------------------------------------------------------------------------------------------------
 
 def _dispatch(draft_ids: list[int]) -> None:
-    from .drafting_tasks import draft_execute_task
+    from .tasks import draft_execute_task  # the tasks module imports this one
 
     for draft_id in draft_ids:
         draft_execute_task.delay(draft_id=draft_id)

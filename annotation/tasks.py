@@ -6,6 +6,9 @@ import logging
 
 from celery import shared_task
 
+from run_engine.engine import BUSY_RETRY_SECONDS, CHUNK_TASK_OPTIONS
+
+from .drafting import DraftBusy, draft_execute
 from .importers import import_job_fail, import_job_run
 from .models import ImportJob
 
@@ -27,3 +30,14 @@ def import_job_run_task(job_id: int) -> None:
         job = ImportJob.objects.filter(pk=job_id).first()
         if job is not None:
             import_job_fail(job=job, message=f"The import stopped unexpectedly: {exc}", code="IMPORT_CRASHED")
+
+
+@shared_task(**CHUNK_TASK_OPTIONS)
+def draft_execute_task(self, draft_id: int) -> None:
+    """Draft one pass for one parent. The draft is claimed with a lease (``run_engine``): a re-delivered task
+    after a worker crash writes nothing twice, and an error retries with Celery's backoff. Provider retries
+    happen inside (``llm.client``)."""
+    try:
+        draft_execute(draft_id=draft_id)
+    except DraftBusy:
+        self.apply_async((draft_id,), countdown=BUSY_RETRY_SECONDS)

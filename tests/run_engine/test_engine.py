@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from annotation.drafting import DraftBusy, draft_execute, draft_run_create
-from annotation.drafting_tasks import draft_execute_task
 from annotation.models import LLMDraft
+from annotation.tasks import draft_execute_task
 from evaluation.tasks import eval_chunk_task
 from models_registry.models import ModelConfig
 from run_engine.engine import CHUNK_TASK_OPTIONS, MAX_CLAIMS, chunk_ids

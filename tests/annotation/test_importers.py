@@ -335,7 +335,7 @@ def test_image_changed_between_check_and_write_rolls_everything_back(tmp_path, s
     manifest = write_manifest(
         tmp_path, [problem_row("p1", images=[first]), problem_row("p2", images=[second])]
     )
-    real_prepare = importers._prepare_problem_row
+    real_prepare = importers.problems._prepare_problem_row
 
     def prepare_then_tamper(row, data, **kwargs):
         prepared = real_prepare(row, data, **kwargs)
@@ -343,7 +343,7 @@ def test_image_changed_between_check_and_write_rolls_everything_back(tmp_path, s
             (tmp_path / second).write_bytes(png_bytes(31, 30))
         return prepared
 
-    monkeypatch.setattr(importers, "_prepare_problem_row", prepare_then_tamper)
+    monkeypatch.setattr(importers.problems, "_prepare_problem_row", prepare_then_tamper)
 
     report = import_problems_manifest(manifest_path=manifest)
 
@@ -804,7 +804,7 @@ def test_task_marks_job_failed_on_unexpected_error(
     def explode(**kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(importers, "import_problems_manifest", explode)
+    monkeypatch.setattr(importers.jobs, "import_problems_manifest", explode)
     upload = SimpleUploadedFile("problems.zip", zip_folder(real_subset(tmp_path, 1)))
     with django_capture_on_commit_callbacks(execute=True):
         job = import_job_create(kind="problems", upload=upload, actor=annotator)

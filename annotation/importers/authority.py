@@ -1,0 +1,36 @@
+"""What the uploader may change: approvals and private fields only for those who may (issue 12)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import permissions
+
+
+@dataclass(frozen=True)
+class ImportAuthority:
+    """What the uploader may do through a file, exactly what they could do on the pages.
+
+    - ``may_review``: review state in the file (approvals, rejections, exclusions) is imported only for
+      source reviewers and admins; it is recorded as an imported approval *by the uploader*, with the
+      file's reviewer name kept as provenance text. The Kit trusts whatever ``reviews/state.json`` says;
+      this app does not (issue 12: its rule is weaker than ours here, and ours wins).
+    - ``may_edit_private``: answer and solution of an existing problem are changed only by admins; for
+      anyone else they are kept whatever the file says, and the row's outcome never depends on them.
+
+    ``actor=None`` is a management command (``load_demo``, ``import_kit_workspace``): an operator with
+    shell access to the server, who holds every right anyway.
+    """
+
+    may_review: bool
+    may_edit_private: bool
+    user: Any = None
+
+    @classmethod
+    def of(cls, actor: Any) -> ImportAuthority:
+        if actor is None:
+            return cls(may_review=True, may_edit_private=True)
+        user = actor if getattr(actor, "is_authenticated", False) else None
+        return cls(may_review=permissions.can_import_review_state(actor),
+                   may_edit_private=permissions.can_edit_private_fields(actor), user=user)

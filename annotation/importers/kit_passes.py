@@ -1,0 +1,251 @@
+"""A Kit row's pass documents: read, validated, and written without forging approvals."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from django.utils import timezone
+
+from audit.services import event_record
+from kit.canonical import bytes_digest, digest
+from kit.passes.validator import ImageRef, context_for, validate_pass_document
+
+from .. import permissions
+from ..history import pass_version_record
+from ..models import ParentProblem, PassDocument
+from ..selectors import forbidden_key_issues
+from .authority import ImportAuthority
+from .kit_files import KitInputs, read_json_file
+from .prepared import PreparedImage, PreparedParent, PreparedPass
+from .report import PASS_NUMBERS, REQUIRED_PASSES, RowReport
+
+logger = logging.getLogger(__name__)
+
+def prepare_passes(
+    row: RowReport, problem_id: str, review: dict[str, Any], *, inputs: KitInputs, authority: ImportAuthority
+) -> list[PreparedPass]:
+    stages = review.get("stages") or {}
+    if not isinstance(stages, dict):
+        row.error("REVIEW_STATE_INVALID", "stages must be an object.")
+        stages = {}
+    passes: list[PreparedPass] = []
+    for pass_no in PASS_NUMBERS:
+        path = inputs.workspace / "passes" / f"pass{pass_no}" / f"{problem_id}.json"
+        stage = stages.get(f"pass{pass_no}")
+        found, document = read_json_file(path, row, code="PASS_JSON_INVALID")
+        if not found:
+            if pass_no in REQUIRED_PASSES:
+                row.warn(
+                    "SOURCE_PASS_MISSING",
+                    f"passes/pass{pass_no}/{problem_id}.json is missing.",
+                    pass_no=pass_no,
+                )
+            if isinstance(stage, dict) and stage.get("status") == "approved":
+                row.warn(
+                    "SOURCE_REVIEW_WITHOUT_DOCUMENT",
+                    f"Pass {pass_no} is approved in the review state but has no document.",
+                    pass_no=pass_no,
+                )
+            continue
+        if document is None:  # unreadable: already an error
+            continue
+        if not isinstance(document, dict):
+            row.error(
+                "PASS_NOT_OBJECT",
+                f"passes/pass{pass_no}/{problem_id}.json must be a JSON object.",
+                pass_no=pass_no,
+            )
+            continue
+        if document.get("problem_id", problem_id) != problem_id:
+            row.error(
+                "PASS_PROBLEM_ID_MISMATCH",
+                f"passes/pass{pass_no}/{problem_id}.json is for problem {document.get('problem_id')!r}.",
+                pass_no=pass_no,
+            )
+            continue
+        try:
+            document_sha256 = digest(document)
+        except (RecursionError, ValueError, UnicodeEncodeError):
+            row.error("PASS_JSON_INVALID", f"passes/pass{pass_no}/{problem_id}.json cannot be stored "
+                      "(too deeply nested, or text that is not valid Unicode).", pass_no=pass_no)
+            continue
+        status, reviewer, note = _pass_status_from_stage(row, pass_no, stage, document_sha256, authority)
+        passes.append(
+            PreparedPass(
+                pass_no=pass_no,
+                document=document,
+                document_sha256=document_sha256,
+                status=status,
+                reviewer=reviewer,
+                review_note=note,
+                file_sha256=bytes_digest(path.read_bytes()),
+            )
+        )
+    return passes
+
+
+def _pass_status_from_stage(
+    row: RowReport, pass_no: int, stage: Any, document_sha256: str, authority: ImportAuthority
+) -> tuple[str, str, str]:
+    """Approved only when the stage's hash matches the document (Kit §2.3) and the uploader may review;
+    otherwise submitted."""
+    if not isinstance(stage, dict):
+        return PassDocument.Status.SUBMITTED, "", ""
+    status = stage.get("status")
+    note = stage.get("note") if isinstance(stage.get("note"), str) else ""
+    if status in ("approved", "rejected") and not authority.may_review:
+        row.warn(
+            "SOURCE_REVIEW_NOT_IMPORTED",
+            f"The review state records Pass {pass_no} as {status}; only source reviewers and admins can import "
+            "review decisions, so it is imported as submitted.",
+            pass_no=pass_no,
+        )
+        return PassDocument.Status.SUBMITTED, "", ""
+    if status == "rejected":
+        return PassDocument.Status.REJECTED, "", note
+    if status != "approved":
+        return PassDocument.Status.SUBMITTED, "", note
+    if stage.get("document_sha256") != document_sha256:
+        row.warn(
+            "SOURCE_REVIEW_HASH_STALE",
+            f"Pass {pass_no} was approved for another version of the document "
+            f"({stage.get('document_sha256')!r} ≠ {document_sha256}); imported as submitted.",
+            pass_no=pass_no,
+        )
+        return PassDocument.Status.SUBMITTED, "", note
+    reviewer = stage.get("reviewer")
+    if not isinstance(reviewer, str) or not reviewer.strip() or len(reviewer) > 150:
+        row.warn(
+            "SOURCE_REVIEWER_MISSING",
+            f"Pass {pass_no} is approved without a usable reviewer name; imported as submitted.",
+            pass_no=pass_no,
+        )
+        return PassDocument.Status.SUBMITTED, "", note
+    return PassDocument.Status.APPROVED, reviewer, note
+
+
+def validate_passes(
+    row: RowReport,
+    passes: list[PreparedPass],
+    *,
+    problem_id: str,
+    stem: str,
+    query: str,
+    images: list[PreparedImage],
+) -> list[PreparedPass]:
+    """Validate each document as the workspace does (same validator, same context of earlier passes).
+    Issues are reported; a document with any issue is stored as a draft, never approved or submitted
+    (the workspace refuses to submit it too)."""
+    documents = {p.pass_no: p.document for p in passes}
+    image_refs = [ImageRef(p.image_id, p.info.width, p.info.height) for p in images]
+    checked = []
+    for prepared in passes:
+        context = context_for(prepared.pass_no, problem_id=problem_id, stem=stem, query=query, images=image_refs,
+                              earlier=documents)
+        try:
+            issues = [issue.as_dict() for issue in validate_pass_document(prepared.pass_no, prepared.document, context)]
+        except Exception:  # contract: never raises; if it does, the document is not trusted
+            logger.exception("pass validator failed on %s pass %s", problem_id, prepared.pass_no)
+            issues = [{"code": "PASS_VALIDATOR_FAILED", "path": "",
+                       "message": "The validator could not check this document."}]
+        if prepared.pass_no in REQUIRED_PASSES:
+            issues += forbidden_key_issues(prepared.document)
+        for issue in issues:
+            row.warn(issue["code"], issue["message"], pass_no=prepared.pass_no, path=issue.get("path", ""))
+        if issues and prepared.status != PassDocument.Status.DRAFT:
+            if prepared.status == PassDocument.Status.APPROVED:
+                row.warn("SOURCE_REVIEW_DOCUMENT_INVALID",
+                         f"Pass {prepared.pass_no} is approved in the review state but has validation issues; "
+                         "it is imported as a draft and needs fixing and a new review.", pass_no=prepared.pass_no)
+            prepared = replace(prepared, status=PassDocument.Status.DRAFT, reviewer="")
+        checked.append(prepared)
+    return checked
+
+
+def _approval_fields(prepared: PreparedPass, authority: ImportAuthority) -> dict[str, Any]:
+    """The review fields an imported document is stored with. An approval is an *imported approval* by
+    the uploader (who may review); the file's reviewer name is provenance text, never an account."""
+    if prepared.status != PassDocument.Status.APPROVED:
+        return {"status": prepared.status, "review_note": prepared.review_note}
+    return {"status": prepared.status, "review_note": prepared.review_note,
+            "approved_sha256": prepared.document_sha256, "approved_by": authority.user, "approved_at": timezone.now(),
+            "approval_origin": PassDocument.ApprovalOrigin.IMPORT, "approval_provenance": prepared.reviewer[:200]}
+
+
+def _pass_event_state(doc: PassDocument) -> dict[str, Any]:
+    return {"version": doc.version, "document_sha256": doc.document_sha256, "status": doc.status,
+            "approved_sha256": doc.approved_sha256, "approval_origin": doc.approval_origin,
+            "approval_provenance": doc.approval_provenance,
+            "approved_by": doc.approved_by.get_username() if doc.approved_by_id else None}
+
+
+def passes_write(parent: ParentProblem, prepared_parent: PreparedParent, *, actor: Any,
+                  authority: ImportAuthority) -> bool:
+    """Create or update the parent's pass documents. True if any changed.
+
+    - A new document is stored with the status the check phase allowed (approved only from an uploader
+      who may review, and only when valid).
+    - The same content: only an allowed import may approve or reject it; anything else leaves it alone.
+    - Other content: a new version (history kept). It never silently replaces an approved document: the
+      new version is ``submitted`` (``draft`` when invalid) and the old approval stays on record, stale.
+    """
+    changed_any = False
+    existing = {doc.pass_no: doc for doc in PassDocument.objects.select_for_update().filter(parent=parent)}
+    for prepared in prepared_parent.passes:
+        doc = existing.get(prepared.pass_no)
+        same_content = doc is not None and doc.document_sha256 == prepared.document_sha256
+        last_editor = doc.updated_by_id if same_content else getattr(authority.user, "pk", None)
+        if (prepared.status in (PassDocument.Status.APPROVED, PassDocument.Status.REJECTED) and authority.user
+                and permissions.is_self_review(authority.user, last_editor_id=last_editor)):
+            prepared_parent.report.warn(
+                "SOURCE_REVIEW_SELF_REVIEW",
+                f"Pass {prepared.pass_no}: you would review a document you are the last editor of (this import "
+                "writes it); it is imported as submitted for another reviewer.", pass_no=prepared.pass_no)
+            prepared = replace(prepared, status=PassDocument.Status.SUBMITTED, reviewer="", review_note="")
+        if doc is None:
+            doc = PassDocument.objects.create(
+                parent=parent, pass_no=prepared.pass_no, document=prepared.document,
+                document_sha256=prepared.document_sha256, updated_by=authority.user,
+                **_approval_fields(prepared, authority))
+            pass_version_record(doc=doc, actor=actor)
+            event_record(actor=actor, verb="pass.imported", obj=doc,
+                         after={"problem_id": parent.problem_id, "pass_no": doc.pass_no, **_pass_event_state(doc)})
+            changed_any = True
+            continue
+        before = _pass_event_state(doc)
+        if same_content:
+            if doc.approval_is_fresh or prepared.status not in (PassDocument.Status.APPROVED,
+                                                                PassDocument.Status.REJECTED):
+                continue
+            if doc.status == prepared.status and doc.review_note == prepared.review_note:
+                continue
+            for name, value in _approval_fields(prepared, authority).items():
+                setattr(doc, name, value)
+            doc.save()
+            event_record(actor=actor, verb="pass.review_imported", obj=doc, before=before,
+                         after=_pass_event_state(doc))
+            changed_any = True
+            continue
+        was_approved = doc.status == PassDocument.Status.APPROVED
+        doc.document, doc.document_sha256 = prepared.document, prepared.document_sha256
+        if was_approved:
+            prepared_parent.report.warn(
+                "APPROVED_DOCUMENT_REPLACED",
+                f"Pass {prepared.pass_no} was approved; the imported document differs, so it is stored as a new "
+                "version for review and the approval is stale.", pass_no=prepared.pass_no)
+            # approved_sha256/approved_by stay: the old approval remains on record but is no longer fresh
+            doc.status = (PassDocument.Status.DRAFT if prepared.status == PassDocument.Status.DRAFT
+                          else PassDocument.Status.SUBMITTED)
+            doc.review_note = ""
+        else:
+            for name, value in _approval_fields(prepared, authority).items():
+                setattr(doc, name, value)
+        doc.version += 1
+        doc.updated_by = authority.user
+        doc.save()
+        pass_version_record(doc=doc, actor=actor)
+        event_record(actor=actor, verb="pass.reimported", obj=doc, before=before, after=_pass_event_state(doc))
+        changed_any = True
+    return changed_any

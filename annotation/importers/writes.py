@@ -1,0 +1,249 @@
+"""The write phase: sources, parents and their images, in the caller's one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+
+from audit.services import event_record
+from kit.canonical import bytes_digest, text_digest
+from physalign_site.errors import ApplicationError
+
+from ..models import ImportJob, ParentProblem, ProblemImage, Source
+from .authority import ImportAuthority
+from .kit_passes import passes_write
+from .kit_rows import refresh_kit_parent_status
+from .prepared import PreparedImage, PreparedParent, WriteState
+from .progress import job_finish
+from .report import PRIVATE_FIELDS, ImportReport
+
+
+def _source_for(*, name: str, license: str | None, actor: Any) -> Source:
+    source, created = Source.objects.get_or_create(name=name, defaults={"license": license or ""})
+    if created:
+        event_record(
+            actor=actor, verb="source.created", obj=source, after={"name": name, "license": source.license}
+        )
+    elif license is not None and source.license != license:
+        before = source.license
+        source.license = license
+        source.save(update_fields=["license"])
+        event_record(
+            actor=actor,
+            verb="source.license_changed",
+            obj=source,
+            before={"license": before},
+            after={"license": license},
+        )
+    return source
+
+
+def _audit_value(name: str, value: Any) -> Any:
+    """Private fields go to the audit trail as digests only."""
+    if name in PRIVATE_FIELDS:
+        return {"sha256": text_digest(value or "")}
+    return value
+
+
+def _save_image_file(image: ProblemImage, prepared: PreparedImage, state: WriteState) -> None:
+    data = prepared.path.read_bytes()
+    info = prepared.info
+    if len(data) != info.byte_size or bytes_digest(data) != info.sha256:
+        raise ApplicationError(
+            f"{prepared.original_name} changed while it was being imported; try again.",
+            code="image_changed_during_import",
+        )
+    image.file.save(f"{prepared.image_id}.{info.suffix}", ContentFile(data), save=False)
+    state.saved_files.append(image.file.name)
+
+
+def _apply_image_info(image: ProblemImage, prepared: PreparedImage, ordinal: int) -> None:
+    info = prepared.info
+    image.image_id = prepared.image_id
+    image.ordinal = ordinal
+    image.original_name = prepared.original_name[:300]
+    image.media_type = info.media_type
+    image.width = info.width
+    image.height = info.height
+    image.byte_size = info.byte_size
+    image.sha256 = info.sha256
+    image.pixels_sha256 = info.pixels_sha256
+
+
+def _sync_images(parent: ParentProblem, images: list[PreparedImage], state: WriteState) -> bool:
+    """Make the parent's images equal to ``images`` (same ids, order and bytes). True if anything changed.
+
+    Unchanged images keep their rows (other tables may point at them); a changed image is updated
+    in place; old files are deleted only once the transaction has committed.
+    """
+    existing = {image.image_id: image for image in parent.images.all()}
+    wanted = {prepared.image_id for prepared in images}
+    unchanged = (
+        all(
+            prepared.image_id in existing
+            and existing[prepared.image_id].sha256 == prepared.info.sha256
+            and existing[prepared.image_id].ordinal == ordinal
+            for ordinal, prepared in enumerate(images)
+        )
+        and set(existing) == wanted
+    )
+    if unchanged:
+        return False
+    storage = ProblemImage._meta.get_field("file").storage
+    stale_files: list[str] = []
+    for image_id, image in existing.items():
+        if image_id not in wanted:
+            stale_files.append(image.file.name)
+            image.delete()
+    kept = [existing[p.image_id] for p in images if p.image_id in existing]
+    # Move kept rows out of the way first, so the (parent, ordinal) constraint never trips mid-update.
+    offset = len(existing) + len(images) + 1
+    for image in kept:
+        image.ordinal += offset
+        image.save(update_fields=["ordinal"])
+    for ordinal, prepared in enumerate(images):
+        image = existing.get(prepared.image_id)
+        if image is None:
+            image = ProblemImage(parent=parent)
+            _apply_image_info(image, prepared, ordinal)
+            _save_image_file(image, prepared, state)
+            image.save()
+            continue
+        same_bytes = image.sha256 == prepared.info.sha256
+        old_name = image.file.name
+        _apply_image_info(image, prepared, ordinal)
+        if not same_bytes:
+            _save_image_file(image, prepared, state)
+            stale_files.append(old_name)
+        image.save()
+    for name in stale_files:
+        if name:
+            transaction.on_commit(partial(storage.delete, name))
+    return True
+
+
+def _parent_snapshot(parent: ParentProblem, names: Iterable[str]) -> dict[str, Any]:
+    return {name: _audit_value(name, getattr(parent, name)) for name in names}
+
+
+def _write_parent(prepared: PreparedParent, *, actor: Any, authority: ImportAuthority, state: WriteState,
+                  job: ImportJob | None) -> str:
+    """Create or update one parent and its images. Returns created | updated | unchanged.
+
+    An existing parent's answer, solution and answer type (derived from the answer) are kept unless the
+    uploader may edit private fields; the outcome then depends on public fields only, so a row cannot be
+    used to test whether a guessed answer is right."""
+    source = _source_for(name=prepared.source_name, license=prepared.source_license, actor=actor)
+    fields = dict(prepared.fields)
+    # The Kit's file hashes describe the files, not the problem: kept current, never a content change.
+    kit_source = fields.pop("kit_source", None)
+    parent = ParentProblem.objects.select_for_update().filter(problem_id=prepared.problem_id).first()
+    if parent is not None and kit_source is not None and parent.kit_source != kit_source:
+        ParentProblem.objects.filter(pk=parent.pk).update(kit_source=kit_source)
+        parent.kit_source = kit_source
+    job_ref = {"import_job": job.pk} if job is not None else {}
+    if parent is None:
+        parent = ParentProblem(problem_id=prepared.problem_id, source=source, **fields,
+                               **({"kit_source": kit_source} if kit_source is not None else {}))
+        parent.save()
+        _sync_images(parent, prepared.images, state)
+        after = _parent_snapshot(parent, [*fields, "status", "version"])
+        after.update(
+            source=source.name, images=[[p.image_id, p.info.sha256] for p in prepared.images], **job_ref
+        )
+        event_record(actor=actor, verb="parent.imported", obj=parent, after=after)
+        return "created"
+
+    if prepared.keep_private_on_update or not authority.may_edit_private:
+        for name in (*PRIVATE_FIELDS, "answer_type"):
+            fields.pop(name, None)
+        if prepared.carries_private and not authority.may_edit_private:
+            prepared.report.warn(
+                "PRIVATE_FIELDS_KEPT",
+                "The answer and solution of an existing problem change only by an admin; the stored ones are kept.",
+            )
+    if prepared.keep_private_on_update and not fields.get("domain"):
+        fields.pop("domain", None)
+    changed = [name for name, value in fields.items() if getattr(parent, name) != value]
+    source_changed = parent.source_id != source.pk
+    before = _parent_snapshot(parent, changed)
+    if source_changed:
+        before["source"] = parent.source.name
+    old_images = [[image.image_id, image.sha256] for image in parent.images.all()]
+    for name in changed:
+        setattr(parent, name, fields[name])
+    parent.source = source
+    images_changed = _sync_images(parent, prepared.images, state)
+    if not changed and not source_changed and not images_changed:
+        return "unchanged"
+    parent.version += 1
+    parent.save()
+    after = _parent_snapshot(parent, changed)
+    if source_changed:
+        after["source"] = source.name
+    if images_changed:
+        before["images"] = old_images
+        after["images"] = [[p.image_id, p.info.sha256] for p in prepared.images]
+    after.update(version=parent.version, **job_ref)
+    event_record(actor=actor, verb="parent.reimported", obj=parent, before=before, after=after)
+    private_changed = sorted(set(PRIVATE_FIELDS) & set(changed))
+    if private_changed:  # only an admin (or the server's operator) gets here
+        event_record(actor=actor, verb="parent.private_fields_changed", obj=parent,
+                     before={n: before[n] for n in private_changed},
+                     after={**{n: after[n] for n in private_changed}, **job_ref})
+    if parent.passes.exists() and ({"stem", "query", "options"} & set(changed) or images_changed):
+        prepared.report.warn(
+            "PARENT_CHANGED_UNDER_PASSES",
+            "The problem text or images changed and the problem already has pass documents; "
+            "check them against the new version.",
+        )
+    return "updated"
+
+
+def _run_writes(
+    prepared_rows: list[PreparedParent], *, actor: Any, job: ImportJob | None, write_passes: bool
+) -> None:
+    state = WriteState()
+    authority = ImportAuthority.of(actor)
+    storage = ProblemImage._meta.get_field("file").storage
+    try:
+        with transaction.atomic():
+            for prepared in prepared_rows:
+                outcome = _write_parent(prepared, actor=actor, authority=authority, state=state, job=job)
+                if write_passes:
+                    parent = ParentProblem.objects.select_for_update().get(problem_id=prepared.problem_id)
+                    passes_changed = passes_write(parent, prepared, actor=actor, authority=authority)
+                    status_changed = refresh_kit_parent_status(parent, prepared, actor=actor, authority=authority)
+                    if (passes_changed or status_changed) and outcome == "unchanged":
+                        outcome = "updated"
+                prepared.report.outcome = outcome
+    except BaseException:
+        for name in state.saved_files:  # the rows are gone; do not leave their files behind
+            storage.delete(name)
+        for prepared in prepared_rows:
+            prepared.report.outcome = "not_imported"
+        raise
+
+
+def write_or_refuse(
+    report: ImportReport,
+    prepared_rows: list[PreparedParent],
+    *,
+    actor: Any,
+    job: ImportJob | None,
+    write_passes: bool,
+) -> ImportReport:
+    if report.has_errors:
+        report.mark_failed()
+    else:
+        try:
+            _run_writes(prepared_rows, actor=actor, job=job, write_passes=write_passes)
+        except ApplicationError as exc:  # e.g. a file changed between the check and the write
+            report.error(exc.code.upper(), exc.message)
+            report.mark_failed()
+    job_finish(job, report)
+    return report

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from typing import cast
 
 _HEADERS = ("[Candidates]", "【候选】")
 _ALIAS = re.compile(r"^(E\d+):")
@@ -26,7 +27,8 @@ def reorder_candidates(user: str, *, seed: int, probe_id: str) -> str:
         end += 1
     groups: dict[str, list[str]] = {}
     for line in lines[start + 1:end]:
-        groups.setdefault(_ALIAS.match(line).group(1), []).append(line)  # type: ignore[union-attr]
+        alias = cast(re.Match[str], _ALIAS.match(line))  # every line before ``end`` matched above
+        groups.setdefault(alias.group(1), []).append(line)
     order = list(groups)
     if len(order) < 2:
         return user

@@ -15,7 +15,7 @@ A completed response whose text is not a string (a list, a number, a dict, or nu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kit.normalizers import LABEL, UnsupportedGoldReading, normalize
 
@@ -98,7 +98,7 @@ def _binding(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]
     valid[name] = ok
     if not ok:
         return 0, None, (0.0 if is_set else None)
-    canonical = [domain[a.strip()] for a in aliases]
+    canonical = [domain[cast(str, a).strip()] for a in aliases]  # all strings: checked in ok
     if is_set:
         predicted = set(canonical)
         f1 = 2 * len(predicted & set(gold)) / (len(predicted) + len(gold))

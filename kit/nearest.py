@@ -71,8 +71,10 @@ def controls_choice(nearest: dict[str, Any], display_order: list[str]) -> str | 
     """The alias a control answers with: the prediction, or on a tie the first tied alias in display
     order (the evaluation framework's rule); ``None`` when the rule does not apply."""
     if nearest.get("status") == "predicted":
-        return nearest["predicted_alias"]
+        predicted: str = nearest["predicted_alias"]
+        return predicted
     if nearest.get("status") == "tie":
         rank = {alias: i for i, alias in enumerate(display_order)}
-        return min(nearest["tied_aliases"], key=lambda a: rank.get(a, len(rank)))
+        first_tied: str = min(nearest["tied_aliases"], key=lambda a: rank.get(a, len(rank)))
+        return first_tied
     return None

@@ -12,6 +12,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any
 
 from .cost import usage_cost
@@ -99,6 +100,7 @@ def _ms(seconds: float) -> int:
 
 def _failed(error: ProviderError, attempts: list[Attempt], started: float, clock: Callable[[], float]) -> LLMResult:
     return LLMResult(text="", finish_reason="error", status=ResultStatus.FAILED, usage=Usage(),
-                     latency_ms=_ms(clock() - started), cost_usd=usage_cost(Usage(), price_in_per_mtok=0,
-                                                                            price_out_per_mtok=0),
+                     latency_ms=_ms(clock() - started),
+                     cost_usd=usage_cost(Usage(), price_in_per_mtok=Decimal(0),
+                                         price_out_per_mtok=Decimal(0)),
                      raw={}, attempts=attempts, error=error.message, error_kind=error.kind or ErrorKind.OTHER)

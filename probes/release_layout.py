@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kit import review as kit_review
 from kit.canonical import bytes_digest, digest, parse_json, write_json_bytes
@@ -280,8 +280,10 @@ def build_proof(mode: str, project: dict[str, Any], catalog: dict[str, Any], *,
                  "statement": "no review signoff: not a reviewed release"}
         proof["proof_id"] = "NUP-" + digest(proof)
         return proof
-    require(authorization is not None and authorization.mode == mode, "RELEASE_AUTHORIZATION_REQUIRED")
-    context = project["project_id"] if mode == "individual" else authorization.plan["audit_id"]
+    if authorization is None or authorization.mode != mode:
+        raise ReleaseError("RELEASE_AUTHORIZATION_REQUIRED", "")
+    context = (project["project_id"] if mode == "individual"
+               else cast(dict[str, Any], authorization.plan)["audit_id"])  # a batch authorization has a plan
     in_catalog = {item["logical_probe_id"] for item in catalog["probes"]}
     documents = [_document(catalog, context, role, [d for d in authorization.documents[role]
                                                     if d["logical_probe_id"] in in_catalog])
@@ -324,7 +326,7 @@ def normalize_decision(decision: Any, catalog_roots: dict[str, str], *, role: st
     elif decision["status"] == "rejected":
         require(decision["severity"] not in ("none", "minor"), "REJECTION_NEEDS_DEFECT_CLASS", qid)
         require(_text(decision["note"]), "REJECTION_NOTE_REQUIRED", qid)
-    return decision
+    return cast(dict[str, Any], decision)  # _exact above refused anything but a dict
 
 
 def review_summary(catalog: dict[str, Any], decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -804,12 +806,12 @@ def leakage_scan(root: Path, frozen: list[dict[str, Any]], private_strings: dict
         except ValueError:
             continue  # already refused by the byte-for-byte rebuild
         for record in records if isinstance(records, list) else []:
-            item = by_id.get(record.get("logical_probe_id")) if isinstance(record, dict) else None
-            if item is None or "input" not in record:
+            frozen_item = by_id.get(record.get("logical_probe_id")) if isinstance(record, dict) else None
+            if frozen_item is None or "input" not in record:
                 report.add("PUBLIC_RECORD_WITHOUT_FROZEN_ITEM", str(record.get("logical_probe_id", "?"))
                            if isinstance(record, dict) else "?")
                 continue
-            _scan_record(record, item, private_strings, name, report)
+            _scan_record(record, frozen_item, private_strings, name, report)
 
 
 def _scan_record(record: dict[str, Any], item: dict[str, Any], private_strings: dict[str, Any], name: str,

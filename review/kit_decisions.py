@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 from kit.canonical import bytes_digest, digest, parse_json
 from kit.review import CONFIRMATIONS, SEVERITIES
@@ -134,7 +134,7 @@ def verified_roots(item: dict[str, Any], preview: dict[str, Any]) -> tuple[str, 
     require(isinstance(core, dict) and isinstance(core.get("private_core"), dict), "PREVIEW_SCHEMA",
             item["logical_probe_id"])
     require(digest(core) == preview.get("content_root"), "KIT_PREVIEW_CONTENT_ROOT_MISMATCH", item["logical_probe_id"])
-    root = digest(prospective_core(core))
+    root = digest(prospective_core(cast(dict[str, Any], core)))  # a dict: required above
     require(root == item.get("review_target_root"), "KIT_REVIEW_TARGET_ROOT_MISMATCH", item["logical_probe_id"])
     return preview["content_root"], root
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .spans import (
     AMBIGUOUS_OCCURRENCE,
@@ -55,10 +56,10 @@ class PassContext:
     stem: str = ""
     query: str = ""
     images: tuple[ImageRef, ...] = ()
-    pass1: dict | None = None
-    pass2: dict | None = None
-    pass3: dict | None = None
-    pass4: dict | None = None  # needed only for Pass 5's uses_obs_* references
+    pass1: dict[str, Any] | None = None
+    pass2: dict[str, Any] | None = None
+    pass3: dict[str, Any] | None = None
+    pass4: dict[str, Any] | None = None  # needed only for Pass 5's uses_obs_* references
 
 
 # --------------------------------------------------------------------------------------------
@@ -342,13 +343,13 @@ def _labels(kinds: Iterable[str]) -> str:
     return " or ".join(KIND_LABELS[kind] for kind in kinds)
 
 
-def _records_of(document: object, key: str) -> Iterator[dict]:
+def _records_of(document: object, key: str) -> Iterator[dict[str, Any]]:
     items = document.get(key) if isinstance(document, dict) else None
     if isinstance(items, list):
         yield from (item for item in items if isinstance(item, dict))
 
 
-def _ids_of(records: Iterable[dict], id_key: str = "id") -> set[str]:
+def _ids_of(records: Iterable[dict[str, Any]], id_key: str = "id") -> set[str]:
     return {record[id_key] for record in records if isinstance(record.get(id_key), str)}
 
 
@@ -379,7 +380,7 @@ class _Validation:
         self.layout = PASS_LAYOUTS[pass_no]
         self.issues: list[ValidationIssue] = []
         self.known: dict[str, _Known] = {}
-        self.records: dict[str, list[tuple[str, dict]]] = {}
+        self.records: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self.malformed_collections: set[str] = set()  # collections with a non-object item
         self.mention_positions: dict[str, tuple[int, int]] = {}  # record path → (section, start)
 
@@ -404,7 +405,7 @@ class _Validation:
             self._check_query_target(document["query_target"])
         self._check_cross_pass_rules(document)
 
-    def _check_forbidden_keys(self, document: dict) -> None:
+    def _check_forbidden_keys(self, document: dict[str, Any]) -> None:
         """Depth-first, in document order; iterative so that deep nesting cannot overflow the stack."""
         stack: list[tuple[object, str]] = [(document, "")]
         while stack:
@@ -432,7 +433,7 @@ class _Validation:
         # schema; exactly that key, spelled exactly so, is allowed there and nowhere else.
         return not (self.pass_no == 5 and parent_path == "" and key == "final_answer")
 
-    def _check_key_set(self, record: dict, expected: frozenset[str], path: str, what: str) -> None:
+    def _check_key_set(self, record: dict[str, Any], expected: frozenset[str], path: str, what: str) -> None:
         actual = {key for key in record if isinstance(key, str)}
         missing = sorted(expected - actual)
         unexpected = sorted(actual - expected) + sorted(
@@ -447,7 +448,7 @@ class _Validation:
             parts.append("unexpected " + ", ".join(unexpected))
         self.add(KEY_SET_MISMATCH, path, f"{what} has the wrong keys: {'; '.join(parts)}.")
 
-    def _check_scalars(self, document: dict) -> None:
+    def _check_scalars(self, document: dict[str, Any]) -> None:
         if "problem_id" in document and document["problem_id"] != self.context.problem_id:
             self.add(
                 PROBLEM_ID_MISMATCH,
@@ -462,7 +463,7 @@ class _Validation:
         if "final_answer" in self.layout.scalars:
             self._string(document, "final_answer", "")
 
-    def _collect_records(self, document: dict, key: str) -> list[tuple[str, dict]]:
+    def _collect_records(self, document: dict[str, Any], key: str) -> list[tuple[str, dict[str, Any]]]:
         """The (path, record) pairs of a collection; reports a non-list or a non-object item."""
         items = document.get(key, _MISSING)
         if items is _MISSING:
@@ -492,7 +493,7 @@ class _Validation:
     def _collection(self, key: str) -> Collection:
         return next(c for c in self.layout.collections if c.key == key)
 
-    def _from_pass(self, document: dict | None, kind: str) -> _Known:
+    def _from_pass(self, document: dict[str, Any] | None, kind: str) -> _Known:
         return _Known(_ids_in_document(document, kind), complete=document is not None)
 
     def _known_ids(self) -> dict[str, _Known]:
@@ -580,7 +581,7 @@ class _Validation:
 
     # -- field checks -------------------------------------------------------------------------
 
-    def _string(self, record: dict, key: str, path: str, *, non_empty: bool = False) -> str | None:
+    def _string(self, record: dict[str, Any], key: str, path: str, *, non_empty: bool = False) -> str | None:
         value = record.get(key, _MISSING)
         if value is _MISSING:
             return None
@@ -592,7 +593,7 @@ class _Validation:
             self.add(VALUE_EMPTY, field_path, f"{key} must not be empty.")
         return value
 
-    def _enum(self, record: dict, key: str, path: str, allowed: tuple[str, ...]) -> None:
+    def _enum(self, record: dict[str, Any], key: str, path: str, allowed: tuple[str, ...]) -> None:
         value = record.get(key, _MISSING)
         if value is not _MISSING and (not isinstance(value, str) or value not in allowed):
             self.add(ENUM_INVALID, _join(path, key), f"{key} {value!r} is not one of: {', '.join(allowed)}.")
@@ -610,7 +611,8 @@ class _Validation:
         elif self.known[kind].complete:
             self.add(REFERENCE_UNKNOWN, path, f"There is no {KIND_LABELS[kind]} with id {value}.")
 
-    def _optional_reference(self, record: dict, key: str, path: str, kinds: tuple[str, ...]) -> None:
+    def _optional_reference(self, record: dict[str, Any], key: str, path: str,
+                            kinds: tuple[str, ...]) -> None:
         """A reference field where "" means "not set"."""
         value = record.get(key, _MISSING)
         if value is _MISSING:
@@ -619,7 +621,7 @@ class _Validation:
             self._reference(value, _join(path, key), kinds)
 
     def _reference_list(
-        self, record: dict, key: str, path: str, kinds: tuple[str, ...], *, non_empty: bool = False
+        self, record: dict[str, Any], key: str, path: str, kinds: tuple[str, ...], *, non_empty: bool = False
     ) -> list[str] | None:
         """Check a list of distinct id references; returns its string items (None when absent/invalid)."""
         values = record.get(key, _MISSING)
@@ -644,7 +646,7 @@ class _Validation:
 
     def _provenance(
         self,
-        record: dict,
+        record: dict[str, Any],
         path: str,
         visual: list[str] | None,
         mentions: list[str] | None,
@@ -691,14 +693,15 @@ class _Validation:
                 f"{key} lists {KIND_LABELS[kind]}s, so provenance must include {tag}.",
             )
 
-    def _evidenced(self, record: dict, path: str, visual_key: str, mention_key: str) -> list[str] | None:
+    def _evidenced(self, record: dict[str, Any], path: str, visual_key: str,
+                   mention_key: str) -> list[str] | None:
         visual = self._reference_list(record, visual_key, path, ("visual",))
         mentions = self._reference_list(record, mention_key, path, ("mention",))
         return self._provenance(record, path, visual, mentions, visual_key, mention_key)
 
     # -- geometry -----------------------------------------------------------------------------
 
-    def _bbox(self, record: dict, path: str) -> None:
+    def _bbox(self, record: dict[str, Any], path: str) -> None:
         bbox = record.get("bbox_1000", _MISSING)
         if bbox is _MISSING:
             return
@@ -710,7 +713,7 @@ class _Validation:
         elif bbox[0] > bbox[2] or bbox[1] > bbox[3]:
             self.add(BBOX_ORDER_INVALID, bbox_path, "bbox_1000 must satisfy x1 ≤ x2 and y1 ≤ y2.")
 
-    def _keypoints(self, record: dict, path: str) -> None:
+    def _keypoints(self, record: dict[str, Any], path: str) -> None:
         points = record.get("keypoints_1000", _MISSING)
         if points is _MISSING:
             return
@@ -731,7 +734,7 @@ class _Validation:
     def _is_pair(value: object) -> bool:
         return isinstance(value, list) and len(value) == 2 and all(_is_int(v) for v in value)
 
-    def _circle(self, record: dict, path: str) -> None:
+    def _circle(self, record: dict[str, Any], path: str) -> None:
         center = record.get("center_1000", _MISSING)
         if center is not _MISSING:
             center_path = _join(path, "center_1000")
@@ -757,7 +760,7 @@ class _Validation:
 
     # -- records ------------------------------------------------------------------------------
 
-    def _check_visual_node(self, node: dict, path: str) -> None:
+    def _check_visual_node(self, node: dict[str, Any], path: str) -> None:
         self._enum(node, "type", path, VISUAL_TYPES)
         self._string(node, "subtype", path)
         self._string(node, "text", path)
@@ -775,7 +778,7 @@ class _Validation:
         self._circle(node, path)
         self._enum(node, "confidence", path, CONFIDENCE_LEVELS)
 
-    def _check_physical_node(self, node: dict, path: str) -> None:
+    def _check_physical_node(self, node: dict[str, Any], path: str) -> None:
         self._enum(node, "type", path, PHYSICAL_TYPES)
         for key in ("subtype", "name", "symbol"):
             self._string(node, key, path)
@@ -784,7 +787,8 @@ class _Validation:
         if self.pass_no == 2:
             self._check_pass2_physical_node(node, path, provenance)
 
-    def _check_pass2_physical_node(self, node: dict, path: str, provenance: list[str] | None) -> None:
+    def _check_pass2_physical_node(self, node: dict[str, Any], path: str,
+                                   provenance: list[str] | None) -> None:
         if provenance is not None and provenance != ["IMAGE"]:
             self.add(
                 PASS2_PROVENANCE_NOT_IMAGE_ONLY,
@@ -799,7 +803,7 @@ class _Validation:
                 "A Pass 2 physical node needs at least one visual anchor.",
             )
 
-    def _check_binding(self, binding: dict, path: str) -> None:
+    def _check_binding(self, binding: dict[str, Any], path: str) -> None:
         self._enum(binding, "type", path, BINDING_TYPES)
         binding_type = binding.get("type")
         endpoints = BINDING_ENDPOINTS.get(binding_type) if isinstance(binding_type, str) else None
@@ -821,7 +825,7 @@ class _Validation:
                 self._reference(value, _join(path, key), (endpoints[position],))
         self._evidenced(binding, path, "evidence_visual_ids", "evidence_mention_ids")
 
-    def _check_mention(self, mention: dict, path: str) -> None:
+    def _check_mention(self, mention: dict[str, Any], path: str) -> None:
         self._enum(mention, "section", path, MENTION_SECTIONS)
         quote = self._string(mention, "quote", path, non_empty=True)
         occurrence = mention.get("occurrence", _MISSING)
@@ -868,7 +872,7 @@ class _Validation:
                 f"{occurrence} does not exist; say which one is meant.",
             )
 
-    def _check_mention_order(self, records: list[tuple[str, dict]]) -> None:
+    def _check_mention_order(self, records: list[tuple[str, dict[str, Any]]]) -> None:
         """Mentions are numbered in textual order: stem before query, then by start offset.
 
         Each resolved mention is compared with the previous resolved one, so one misplaced mention
@@ -888,7 +892,7 @@ class _Validation:
                 )
             previous = (position, mention.get("id"))
 
-    def _check_quantity(self, quantity: dict, path: str) -> None:
+    def _check_quantity(self, quantity: dict[str, Any], path: str) -> None:
         self._string(quantity, "kind", path, non_empty=True)
         for key in ("symbol_latex", "value_latex", "unit_latex"):
             self._string(quantity, key, path)
@@ -898,13 +902,13 @@ class _Validation:
             self.add(TYPE_MISMATCH, _join(path, "owner_id"), 'owner_id must be a physical node id or "".')
         self._evidenced(quantity, path, "visual_anchor_ids", "text_mention_ids")
 
-    def _check_constraint(self, constraint: dict, path: str) -> None:
+    def _check_constraint(self, constraint: dict[str, Any], path: str) -> None:
         self._string(constraint, "kind", path, non_empty=True)
         self._reference_list(constraint, "subject_ids", path, ("physical",), non_empty=True)
         self._string(constraint, "value_text", path)
         self._evidenced(constraint, path, "evidence_visual_ids", "evidence_mention_ids")
 
-    def _check_relation(self, relation: dict, path: str) -> None:
+    def _check_relation(self, relation: dict[str, Any], path: str) -> None:
         self._string(relation, "predicate", path, non_empty=True)
         for key in ("subject_id", "object_id"):
             if key in relation:
@@ -916,7 +920,7 @@ class _Validation:
         self._evidenced(relation, path, "evidence_visual_ids", "evidence_mention_ids")
         self._enum(relation, "confidence", path, CONFIDENCE_LEVELS)
 
-    def _check_relation_duplicates(self, records: list[tuple[str, dict]]) -> None:
+    def _check_relation_duplicates(self, records: list[tuple[str, dict[str, Any]]]) -> None:
         first_seen: dict[tuple[str, ...], object] = {}
         for path, relation in records:
             signature = [relation.get(key) for key in ("predicate", "subject_id", "object_id", "quantity_id")]
@@ -932,14 +936,14 @@ class _Validation:
             else:
                 first_seen[key] = relation.get("id")
 
-    def _check_ambiguity(self, ambiguity: dict, path: str) -> None:
+    def _check_ambiguity(self, ambiguity: dict[str, Any], path: str) -> None:
         self._string(ambiguity, "scope", path)
         self._string(ambiguity, "description", path, non_empty=True)
         self._reference_list(ambiguity, "candidate_ids", path, EVERY_REFERABLE_KIND)
         self._reference_list(ambiguity, "evidence_visual_ids", path, ("visual",))
         self._reference_list(ambiguity, "evidence_mention_ids", path, ("mention",))
 
-    def _check_solution_step(self, step: dict, path: str) -> None:
+    def _check_solution_step(self, step: dict[str, Any], path: str) -> None:
         self._string(step, "text", path, non_empty=True)
         self._enum(step, "step_type", path, STEP_TYPES)
         self._reference_list(step, "uses_obs_node_ids", path, ("visual", "physical"))
@@ -993,7 +997,7 @@ class _Validation:
 
     # -- rules across collections and passes --------------------------------------------------
 
-    def _check_cross_pass_rules(self, document: dict) -> None:
+    def _check_cross_pass_rules(self, document: dict[str, Any]) -> None:
         if self.pass_no == 1:
             self._check_visual_nodes_present(document)
         elif self.pass_no == 3:
@@ -1001,7 +1005,7 @@ class _Validation:
         elif self.pass_no == 4:
             self._check_visual_nodes_from_pass1()
 
-    def _check_visual_nodes_present(self, document: dict) -> None:
+    def _check_visual_nodes_present(self, document: dict[str, Any]) -> None:
         if (
             self.context.images
             and isinstance(document.get("visual_nodes"), list)
@@ -1033,7 +1037,7 @@ class _Validation:
     def _check_visual_nodes_from_pass1(self) -> None:
         if self.context.pass1 is None:
             return
-        originals: dict[str, dict] = {}
+        originals: dict[str, dict[str, Any]] = {}
         for node in _records_of(self.context.pass1, "visual_nodes"):
             if isinstance(node.get("id"), str):
                 originals.setdefault(node["id"], node)

@@ -97,8 +97,8 @@ def ocr_box(image_bytes: bytes, box: Box) -> str:
     import pytesseract
     from PIL import Image
 
-    with Image.open(io.BytesIO(image_bytes)) as img:
-        img = img.convert("L")
+    with Image.open(io.BytesIO(image_bytes)) as opened:
+        img = opened.convert("L")
         w, h = img.size
         left, top = box.x0 * w // 1000, box.y0 * h // 1000
         right, bottom = max(box.x1 * w // 1000, left + 1), max(box.y1 * h // 1000, top + 1)
@@ -167,8 +167,8 @@ class BaselineOCRNearestProvider:
         wants_read = isinstance(template, dict) and "read" in template
         if wants_read:
             for alias, boxes in anchor_boxes.items():
-                data = images.get(boxes[0].image_id)
-                reads[alias] = ocr_box(data, boxes[0]) if data else ""
+                anchor_image = images.get(boxes[0].image_id)
+                reads[alias] = ocr_box(anchor_image, boxes[0]) if anchor_image else ""
         answer = _fill(template, owner, reads)
         text = json.dumps(answer, ensure_ascii=False)
         return ProviderReply(text=text, finish_reason="stop", usage=Usage(),

@@ -16,7 +16,8 @@ from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
 
 def _matches(entry: dict[str, Any], request: LLMRequest) -> bool:
     if "fingerprint" in entry:
-        return entry["fingerprint"] == request.fingerprint()
+        scripted: object = entry["fingerprint"]
+        return scripted == request.fingerprint()
     match = entry.get("match")
     return match is None or match in request.user
 

@@ -80,8 +80,8 @@ def read_availability(public_raw: dict[str, Any], expected: str, normalizer_id: 
     finite = target is not None and bool(_ATOMIC_LABEL.fullmatch(target) or re.fullmatch(NUMBER, target)
                                          or numeric_unit_parts(target))
     hits = _hits(fields, target, normalizer_id) if target is not None else []
-    components = []
-    parts = numeric_unit_parts(target) if finite else None
+    components: list[dict[str, Any]] = []
+    parts = numeric_unit_parts(target) if finite and target is not None else None
     for part in parts or ():
         components.extend({**hit, "component": part}
                           for hit in _hits(fields, normalize(part, normalizer_id), normalizer_id))

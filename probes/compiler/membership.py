@@ -19,7 +19,7 @@ class MemberInput:
     problem_id: str
     source_identity: str
     content_group_hint: str
-    tags: frozenset = field(default_factory=frozenset)
+    tags: frozenset[tuple[str, str]] = field(default_factory=frozenset)  # (kind, value) coverage tags
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class MemberAssignment:
     problem_id: str
     source_identity: str
     content_group_hint: str
-    tags: frozenset
+    tags: frozenset[tuple[str, str]]
     dedup_group: str
     representative_id: str
     dedup_state: str
@@ -65,7 +65,8 @@ def _assigned(m: MemberInput, group: str, representative: str, state: str, split
 def development_ids(members: list[MemberAssignment], *, seed: int, count: int) -> list[str]:
     """Greedy tag coverage; ties by the smallest ``digest([seed, "native_development_v1", pid])``."""
     pool = {m.problem_id: m.tags for m in members if m.dedup_state == "representative"}
-    chosen, covered = [], set()
+    chosen: list[str] = []
+    covered: set[tuple[str, str]] = set()
     while pool and len(chosen) < count:
         best = min(pool, key=lambda pid: (-len(pool[pid] - covered), digest([seed, "native_development_v1", pid])))
         chosen.append(best)

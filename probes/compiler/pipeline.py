@@ -48,7 +48,8 @@ def compile_parent(source: ParentSource, *, prompt_set: PromptSet = DEFAULT_PROM
     return result
 
 
-def timed_compile(source: ParentSource, **kwargs: object) -> tuple[ParentResult, float]:
+def timed_compile(source: ParentSource, *, prompt_set: PromptSet = DEFAULT_PROMPT_SET,
+                  seed: int = 2027) -> tuple[ParentResult, float]:
     started = time.perf_counter()
-    result = compile_parent(source, **kwargs)  # type: ignore[arg-type]
+    result = compile_parent(source, prompt_set=prompt_set, seed=seed)
     return result, time.perf_counter() - started

@@ -73,14 +73,15 @@ def compile_proposal(index: SourceIndex, proposal: Proposal, *, originals: dict[
     contract = {"binding_key": prompt_set.binding_key(task), "cardinality": "one",
                 "read_shape": "string" if reads else "none", "read_anchor_ids": raw_view["read_anchor_ids"]}
     packet_plan = {"state": "pending_review", "observation_ids": selected, "empty_reason": None, "review_ref": None}
-    key = {"schema_version": "physalign_private_v2_1", "problem_id": index.problem_id, "logical_probe_id": qid,
-           "variant_id": "main", "task_id": task, "language": index.language, "source_records": refs,
-           "source_hashes": dict(index.source_hashes), "candidate_map": cmap, "anchor_map": anchors.amap,
-           "reference_map": {}, "gold_targets": gold, "read_targets": reads, "response_contract": contract,
-           "joint_eligible": bool(reads), "packet_plan": packet_plan, "packet_policy_id": policy,
-           "selection_policy_id": "neutral_hash_per_probe_v2_1", "identity_review_refs": [],
-           "closure_review_refs": ["qa-closure"], "relation_context": None,
-           "pass5_analysis": {"status": "unavailable", "source_fact_step_map": {}}}
+    key: dict[str, Any] = {
+        "schema_version": "physalign_private_v2_1", "problem_id": index.problem_id, "logical_probe_id": qid,
+        "variant_id": "main", "task_id": task, "language": index.language, "source_records": refs,
+        "source_hashes": dict(index.source_hashes), "candidate_map": cmap, "anchor_map": anchors.amap,
+        "reference_map": {}, "gold_targets": gold, "read_targets": reads, "response_contract": contract,
+        "joint_eligible": bool(reads), "packet_plan": packet_plan, "packet_policy_id": policy,
+        "selection_policy_id": "neutral_hash_per_probe_v2_1", "identity_review_refs": [],
+        "closure_review_refs": ["qa-closure"], "relation_context": None,
+        "pass5_analysis": {"status": "unavailable", "source_fact_step_map": {}}}
     started = time.perf_counter()
     # Views render in anchor insertion order; the prompt reads the canonical (key-sorted) form, as the kit does.
     views, displays = render_views(raw_view, index.assets, originals, prefix=f"views/{qid}")
@@ -101,7 +102,8 @@ def compile_proposal(index: SourceIndex, proposal: Proposal, *, originals: dict[
 
 
 def _canonical(value: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(canonical_bytes(value))
+    canonical: dict[str, Any] = json.loads(canonical_bytes(value))
+    return canonical
 
 
 def select_atomic_observations(index: SourceIndex) -> list[str]:

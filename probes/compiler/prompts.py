@@ -102,13 +102,15 @@ class PromptSet:
         return digest({"prompts": self.prompts, "tasks": self.tasks})
 
     def binding_key(self, task_id: str) -> str:
-        return self.tasks[task_id]["binding_key"]
+        key: str = self.tasks[task_id]["binding_key"]
+        return key
 
     def question(self, task_id: str, language: str, cardinality: str, anchor: str) -> str:
         question = self.tasks[task_id]["question"][language]
         if isinstance(question, dict):
             question = question[cardinality]
-        return question.format(anchor=anchor)
+        rendered: str = question.format(anchor=anchor)
+        return rendered
 
 
 DEFAULT_PROMPT_SET = PromptSet(DEFAULT_PROMPTS, DEFAULT_TASKS)

@@ -114,9 +114,9 @@ def build_source_index(source: ParentSource) -> SourceIndex:
         problem_id=source.problem_id, namespace=source.source_dataset, split=source.source_split,
         sample=source.source_sample_id, language=source.language, context=context, pass4=pass4,
         sha=_file_hash(source, "pass4"), assets=assets,
-        source_hashes=dict(sorted({**{name: _file_hash(source, name) for name in source.passes},
-                                   **{name: source.source_file_hashes[name] for name in ("manifest", "review")
-                                      if name in source.source_file_hashes}}.items())),
+        source_hashes=dict(sorted(({name: _file_hash(source, name) for name in source.passes}
+                                   | {name: source.source_file_hashes[name] for name in ("manifest", "review")
+                                      if name in source.source_file_hashes}).items())),
     )
     index.rows = {c: {r["id"]: r for r in pass4.get(c, [])} for c in COLLECTIONS}
     for collection in COLLECTIONS:

@@ -30,9 +30,12 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import sympy
+
+if TYPE_CHECKING:
+    import pint
 
 Kind = Literal["empty", "choice", "quantity", "expression", "multi", "text"]
 
@@ -155,7 +158,7 @@ def canonical_equal(a: Canonical, b: Canonical, *, rel_tol: float = DEFAULT_REL_
     if a.kind == "choice":
         return a.letters == b.letters
     if a.kind == "quantity":
-        return _quantities_equal(a.quantity, b.quantity, rel_tol)
+        return _quantities_equal(cast(Quantity, a.quantity), cast(Quantity, b.quantity), rel_tol)
     if a.kind == "expression":
         return _expressions_equal(a.expression, b.expression)
     if a.kind == "multi":
@@ -220,9 +223,10 @@ def render(canonical: Canonical) -> str:
     if canonical.kind == "choice":
         return "".join(canonical.letters)
     if canonical.kind == "quantity":
-        return _render_quantity(canonical.quantity)
+        return _render_quantity(cast(Quantity, canonical.quantity))
     if canonical.kind == "expression":
-        return sympy.latex(canonical.expression)
+        latex: str = sympy.latex(canonical.expression)
+        return latex
     if canonical.kind == "multi":
         return "; ".join(_render_part(part) for part in canonical.parts)
     return _strip_wrappers(canonical.raw)
@@ -332,11 +336,11 @@ def _split_parts(body: str) -> list[Part]:
     body = _common_latex_cleanup(body.replace("$", ""), keep_newlines=True)
     markers = list(_PART_MARKER.finditer(body))
     if markers and markers[0].start() == 0 and len({m.group(1) for m in markers}) == len(markers):
-        pieces = []
+        marked: list[tuple[str, str]] = []
         for marker, following in zip(markers, [*markers[1:], None], strict=True):
             end = following.start() if following else len(body)
-            pieces.append((marker.group(1), body[marker.end() : end].strip(" \t\n;,")))
-        return [_labelled_part(piece, label) for label, piece in pieces]
+            marked.append((marker.group(1), body[marker.end() : end].strip(" \t\n;,")))
+        return [_labelled_part(piece, label) for label, piece in marked]
     pieces = _split_top_level(body, ";\n")
     if len(pieces) > 1:
         return [_labelled_part(piece) for piece in pieces]
@@ -432,7 +436,7 @@ def _real_number(expression: sympy.Expr) -> float | None:
 
 
 @cache
-def _registry():
+def _registry() -> pint.UnitRegistry:
     import pint
 
     return pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
@@ -537,14 +541,14 @@ def _parse_number(text: str) -> float | None:
     match = re.fullmatch(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+))(?:[eE]([-+]?\d+)|[*x]10\^([-+]?\d+))?", compact)
     if not match:
         return None
-    exponent = match.group(2) or match.group(3) or "0"
-    if abs(int(exponent)) > 400:
+    exponent_text = match.group(2) or match.group(3) or "0"
+    if abs(int(exponent_text)) > 400:
         return None
-    value = float(f"{match.group(1)}e{exponent}")
+    value = float(f"{match.group(1)}e{exponent_text}")
     return value if math.isfinite(value) else None
 
 
-def _parse_units(unit_text: str):
+def _parse_units(unit_text: str) -> pint.Unit | None:
     """pint units for ``unit_text`` (``""`` → dimensionless) or ``None``. No digits outside exponents."""
     unit_text = unit_text.strip()
     if not unit_text:
@@ -596,12 +600,12 @@ def _parse_vector(plain: str) -> Quantity | None:
     return _si_quantity(tuple(components.items()), units)
 
 
-def _si_quantity(components: tuple[tuple[str, float], ...], units) -> Quantity | None:
+def _si_quantity(components: tuple[tuple[str, float], ...], units: pint.Unit) -> Quantity | None:
     registry = _registry()
     try:
         if len(components) == 1:
             base = registry.Quantity(components[0][1], units).to_base_units()
-            values = (("", float(base.magnitude)),)
+            values: tuple[tuple[str, float], ...] = (("", float(base.magnitude)),)
         else:
             base = registry.Quantity(1.0, units).to_base_units()
             values = tuple((axis, value * float(base.magnitude)) for axis, value in components)
@@ -609,8 +613,9 @@ def _si_quantity(components: tuple[tuple[str, float], ...], units) -> Quantity |
         return None
     if not all(math.isfinite(value) for _, value in values):
         return None
-    dimensions = {name: float(power) for name, power in base.dimensionality.items()}
-    angle = float(dict(base.unit_items()).get("radian", 0))
+    # pint types unit exponents as any scalar, complex included; a unit's exponents are real
+    dimensions = {name: float(cast(float, power)) for name, power in base.dimensionality.items()}
+    angle = float(cast(float, dict(base.unit_items()).get("radian", 0)))
     if angle:
         dimensions["[angle]"] = angle
     in_degrees = "degree" in str(units) and dimensions == {"[angle]": 1.0}
@@ -741,13 +746,13 @@ def _expressions_equal(a: sympy.Expr, b: sympy.Expr) -> bool:
 
 def _expression_equals_number(expression: Canonical, number: Canonical) -> bool:
     """``\\sin^2\\theta+\\cos^2\\theta`` equals ``1``: only dimensionless scalars qualify."""
-    quantity = number.quantity
+    quantity = cast(Quantity, number.quantity)  # the quantity side of an expression/quantity pair
     if quantity.dimensions or quantity.is_vector:
         return False
     return _expressions_equal(expression.expression, sympy.Float(quantity.components[0][1]))
 
 
-def _evaluate(expression: sympy.Expr, subs: dict) -> complex | None:
+def _evaluate(expression: sympy.Expr, subs: dict[sympy.Symbol, float]) -> complex | None:
     try:
         value = complex(expression.evalf(15, subs=subs))
     except (TypeError, ValueError, OverflowError, ZeroDivisionError):

@@ -102,7 +102,7 @@ def normalize_agent_answer(
 ) -> NormalizedAnswer:
     """One clean answer for ``raw`` (see the module docstring). ``source='none'`` means abstention."""
     output = parse_solver_output(raw)
-    if not is_malformed(output.answer):
+    if output.answer is not None and not is_malformed(output.answer):  # None is malformed too
         return NormalizedAnswer(answer=output.answer.strip(), source="emitted", reasoning=output.reasoning)
     found = extract_final_answer(output.reasoning, option_letters=option_letters)
     if found:

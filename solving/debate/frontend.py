@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from string import Template
+from typing import Any
 
 from PIL import Image
 
@@ -188,7 +189,7 @@ class FrontendSwitches:
 @dataclass(frozen=True)
 class FrontendStep:
     stage: str
-    detail: dict  # JSON-serialisable
+    detail: dict[str, Any]  # JSON-serialisable
 
 
 @dataclass(frozen=True)
@@ -205,10 +206,11 @@ class _Run:
     switches: FrontendSwitches
     steps: list[FrontendStep] = field(default_factory=list)
 
-    def step(self, stage: str, **detail) -> None:
+    def step(self, stage: str, **detail: Any) -> None:
         self.steps.append(FrontendStep(stage, detail))
 
-    def ask(self, stage: str, system: str, user: str, images: tuple[ImageInput, ...]) -> tuple[str | None, dict]:
+    def ask(self, stage: str, system: str, user: str, images: tuple[ImageInput, ...]
+            ) -> tuple[str | None, dict[str, Any]]:
         """One model call; returns (reply text or None when the call failed, a record for the step)."""
         assert self.call is not None
         result = self.call(stage, LLMRequest(system=system, user=user, images=images))
@@ -220,7 +222,7 @@ class _Run:
         return result.text or "", record
 
 
-def json_object(reply: str | None) -> dict | None:
+def json_object(reply: str | None) -> dict[str, Any] | None:
     """The first JSON object in a reply (code fences and chatter around it tolerated), or None."""
     if not reply:
         return None
@@ -235,7 +237,7 @@ def json_object(reply: str | None) -> dict | None:
     return None
 
 
-def _fraction(value) -> float | None:
+def _fraction(value: object) -> float | None:
     try:
         number = float(str(value).strip().rstrip("%")) if not isinstance(value, bool) else None
     except ValueError:
@@ -247,7 +249,7 @@ def _fraction(value) -> float | None:
     return number if 0 < number < 1 else None
 
 
-def _choice(value, allowed: tuple[str, ...]) -> str | None:
+def _choice(value: object, allowed: tuple[str, ...]) -> str | None:
     text = str(value).strip().lower() if isinstance(value, str) else ""
     return text if text in allowed else None
 
@@ -270,8 +272,8 @@ def looks_like_garbage(text: str) -> bool:
 
 # --- Cropper -----------------------------------------------------------------------------------
 
-def _propose(run: _Run, image: ImageInput) -> tuple[Split | None, dict]:
-    proposals: list[dict] = []
+def _propose(run: _Run, image: ImageInput) -> tuple[Split | None, dict[str, Any]]:
+    proposals: list[dict[str, Any]] = []
     for index in range(PROPOSALS):
         user = CROP_PROPOSE_PROMPT.substitute(number=index + 1, total=PROPOSALS)
         reply, record = run.ask("crop_propose", CROP_SYSTEM, user, (image,))
@@ -358,7 +360,7 @@ def _crop(run: _Run, img: Image.Image, image: ImageInput) -> Split:
     return fallback
 
 
-def _split_record(img: Image.Image, split: Split) -> dict:
+def _split_record(img: Image.Image, split: Split) -> dict[str, Any]:
     return {"orientation": split.orientation, "text_side": split.text_side, "fraction": round(split.fraction, 6),
             "boundary_px": imaging.boundary_pixel(img.size, split), "image_size": list(img.size)}
 
@@ -403,7 +405,8 @@ def _svg_from(reply: str | None) -> tuple[str | None, int, str]:
     if reply is None:
         return None, 0, "the model call failed"
     parsed = json_object(reply)
-    candidate = parsed.get("svg") if parsed and isinstance(parsed.get("svg"), str) else reply
+    svg = parsed.get("svg") if parsed else None
+    candidate = svg if isinstance(svg, str) else reply
     try:
         result = clean_svg(candidate)
     except SvgError as exc:

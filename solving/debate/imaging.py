@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, cast
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
@@ -58,7 +59,7 @@ class SharpenReport:
     specks_removed: int
     whitened_pixels: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"background": list(self.background), "bbox": list(self.bbox) if self.bbox else None,
                 "specks_removed": self.specks_removed, "whitened_pixels": self.whitened_pixels}
 
@@ -95,7 +96,7 @@ def _pixels(img: Image.Image) -> np.ndarray:
 def background_color(arr: np.ndarray) -> tuple[int, int, int]:
     """Median colour of the one-pixel border: robust to a figure touching one edge."""
     border = np.concatenate([arr[0, :], arr[-1, :], arr[:, 0], arr[:, -1]], axis=0)
-    return tuple(int(v) for v in np.median(border, axis=0))
+    return cast(tuple[int, int, int], tuple(int(v) for v in np.median(border, axis=0)))  # RGB: three channels
 
 
 def ink_mask(arr: np.ndarray, background: tuple[int, int, int], delta: int = INK_DELTA) -> np.ndarray:
@@ -254,7 +255,7 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
-def _wrap(text: str, font, max_width: int) -> list[str]:
+def _wrap(text: str, font: ImageFont.FreeTypeFont | ImageFont.ImageFont, max_width: int) -> list[str]:
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         words = paragraph.split()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, cast
 
 from solving.debate.canonical import DEFAULT_REL_TOL, Canonical, Vote, canonicalize, render, vote
 from solving.debate.extract import AnswerSource, LightModel, normalize_agent_answer
@@ -122,8 +122,8 @@ class _Counter:
         default_factory=lambda: {"solver": 0, "normalizer": 0, "pruner": 0, "selector": 0}
     )
 
-    def wrap(self, kind: str, function: Callable) -> Callable:
-        def counted(*args):
+    def wrap[R](self, kind: str, function: Callable[..., R]) -> Callable[..., R]:
+        def counted(*args: Any) -> R:
             self.counts[kind] += 1
             return function(*args)
 
@@ -210,7 +210,7 @@ class _Debate:
             round_vote = self._vote(round_number, memories)
             last_round = round_number
         if round_vote.vote.has_majority:
-            winner = self.names[round_vote.vote.winner]
+            winner = self.names[cast(int, round_vote.vote.winner)]  # a majority always has a winner
             return self._transcript(last_round, "consensus", winner, memories, None, counter, round_vote.vote)
         selection = self._select(memories, selector)
         decided_by: Decision = "selection" if selection.chosen else "default_solver"
@@ -247,7 +247,8 @@ class _Debate:
     def _prune(self, round_number: int, memories: tuple[Memory, ...]) -> tuple[Memory, ...]:
         if not self.config.pruning:
             return memories
-        raws = [self.pruner(memory) for memory in memories]
+        pruner = cast(Pruner, self.pruner)  # run_debate refuses pruning without a pruner
+        raws = [pruner(memory) for memory in memories]
         labels = [parse_label(raw) for raw in raws]
         result = apply_mask(memories, labels, strict=self.config.strict_pruning)
         for memory, raw, label in zip(memories, raws, labels, strict=True):
@@ -287,7 +288,7 @@ class _Debate:
             final_solver=solver,
             final_answer=answer,
             final_canonical=canonical,
-            final_rendered=render(canonical) if answer else "",
+            final_rendered=render(cast(Canonical, canonical)) if answer else "",  # vote winner or parsed: set
             calls=counter.frozen(),
         )
 

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from audit.services import event_record
 from kit.canonical import digest
-from llm import ImageInput, LLMRequest, ResultStatus
+from llm import ImageInput, LLMRequest, OutputStatus
 from models_registry.models import ModelConfig
 from models_registry.providers import model_generate
 from physalign_site import jsonsafety
@@ -142,13 +142,13 @@ class DraftOutcome:
 def draft_outcome(*, parent: ParentProblem, pass_no: int, result: Any) -> DraftOutcome:
     """What a model result makes of a draft: ``failed`` (no answer, a refusal, or output that does not
     parse), else ``ready`` or ``invalid`` by the pass validator. Total: every text gets one of them."""
-    if result.status == ResultStatus.FAILED:
+    if result.status == OutputStatus.FAILED:
         return DraftOutcome(LLMDraft.Status.FAILED, None, [], f"{result.error_kind}: {result.error}")
-    if result.status == ResultStatus.REFUSAL:
+    if result.status == OutputStatus.REFUSAL:
         return DraftOutcome(LLMDraft.Status.FAILED, None, [], f"refusal: {result.text[:500]}")
     parsed, parse_error = parse_output(result.text)
     if parsed is None:
-        prefix = "truncated output; " if result.status == ResultStatus.TRUNCATED else ""
+        prefix = "truncated output; " if result.status == OutputStatus.TRUNCATED else ""
         return DraftOutcome(LLMDraft.Status.FAILED, None,
                             [{"code": PARSE_ERROR, "path": "", "message": parse_error}], prefix + parse_error)
     issues = pass_validation_issues(parent=parent, pass_no=pass_no, document=parsed)

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from llm.types import ROW_TERMINAL, OutputStatus
 from models_registry.models import ModelConfig, ProviderCallRecord
 
 
@@ -54,15 +55,15 @@ class EvalRequest(ProviderCallRecord):
     """One (run, model, probe, condition) request. The raw output string is kept as returned."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        COMPLETED = "completed", "Completed"
-        UNPARSEABLE = "unparseable", "Unparseable"
-        REFUSAL = "refusal", "Refusal"
-        TRUNCATED = "truncated", "Truncated"
-        INFRA_MISSING = "infra_missing", "Infrastructure missing"
+        PENDING = OutputStatus.PENDING, "Pending"
+        RUNNING = OutputStatus.RUNNING, "Running"
+        COMPLETED = OutputStatus.COMPLETED, "Completed"
+        UNPARSEABLE = OutputStatus.UNPARSEABLE, "Unparseable"
+        REFUSAL = OutputStatus.REFUSAL, "Refusal"
+        TRUNCATED = OutputStatus.TRUNCATED, "Truncated"
+        INFRA_MISSING = OutputStatus.INFRA_MISSING, "Infrastructure missing"
 
-    TERMINAL = ("completed", "unparseable", "refusal", "truncated", "infra_missing")
+    TERMINAL = ROW_TERMINAL
 
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="requests")
     model = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="+")

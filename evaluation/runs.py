@@ -36,7 +36,7 @@ from django.utils import timezone
 from audit.services import event_record
 from kit.canonical import digest
 from kit.nearest import controls_choice
-from llm import ImageInput, LLMRequest, ProviderConfig, ResultStatus
+from llm import ImageInput, LLMRequest, OutputStatus, ProviderConfig
 from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
@@ -393,7 +393,7 @@ def _score_row(row: EvalRequest) -> ItemScore:
 def _response_status(row: EvalRequest) -> str:
     if row.status == EvalRequest.Status.INFRA_MISSING or row.raw_output is None:
         return "infra_missing"
-    return {ResultStatus.REFUSAL: "refusal", ResultStatus.TRUNCATED: "truncated"}.get(row.provider_status,
+    return {OutputStatus.REFUSAL: "refusal", OutputStatus.TRUNCATED: "truncated"}.get(row.provider_status,
                                                                                        "completed")
 
 
@@ -408,7 +408,7 @@ def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tupl
     row.input_tokens, row.output_tokens = result.usage.input_tokens, result.usage.output_tokens
     row.cost_usd, row.latency_ms = Decimal(result.cost_usd), result.latency_ms
     row.request_hash, row.error = request.fingerprint(), result.error[:2000]
-    if result.status == ResultStatus.FAILED:
+    if result.status == OutputStatus.FAILED:
         row.status, row.raw_output = EvalRequest.Status.INFRA_MISSING, None
     else:
         row.status, row.raw_output = EvalRequest.Status.COMPLETED, result.text
@@ -417,7 +417,7 @@ def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tupl
 
 def _unsendable(row: EvalRequest, error: str) -> tuple[EvalRequest, ItemScore]:
     """A claimed row whose request cannot be built: nothing was sent, so it is not an answer (infra_missing)."""
-    row.attempts, row.finish_reason, row.provider_status = [], "", ResultStatus.FAILED
+    row.attempts, row.finish_reason, row.provider_status = [], "", OutputStatus.FAILED
     row.status, row.raw_output, row.error = EvalRequest.Status.INFRA_MISSING, None, error[:2000]
     return row, _score_of(row)
 

@@ -18,20 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from kit.normalizers import LABEL, UnsupportedGoldReading, normalize
+from llm.types import OutputStatus
 
 from .parsing import parse_response
 
 CONDITIONS = ("raw", "gold", "no_image", "reordered")
 READ_FIELD = "read"
-
-
-class Status:
-    COMPLETED = "completed"
-    UNPARSEABLE = "unparseable"
-    REFUSAL = "refusal"
-    TRUNCATED = "truncated"
-    INFRA_MISSING = "infra_missing"
-    ALL = ("completed", "unparseable", "refusal", "truncated", "infra_missing")
 
 
 @dataclass(frozen=True)
@@ -40,7 +32,7 @@ class ModelResponse:
     infra_missing/failed when nothing was served) and the raw final output string."""
 
     text: str | None
-    status: str = Status.COMPLETED
+    status: str = OutputStatus.COMPLETED
 
 
 @dataclass(frozen=True)
@@ -66,21 +58,21 @@ def score(response: ModelResponse | str | None, key: dict[str, Any], condition: 
     if condition not in CONDITIONS:
         raise ValueError(f"unknown condition {condition!r}")
     if not isinstance(response, ModelResponse):
-        response = ModelResponse(text=response, status=Status.COMPLETED if response is not None
-                                 else Status.INFRA_MISSING)
+        response = ModelResponse(text=response, status=OutputStatus.COMPLETED if response is not None
+                                 else OutputStatus.INFRA_MISSING)
     joint = recognition_applies(key, condition)
-    if response.status in (Status.INFRA_MISSING, "failed"):
-        return ItemScore(status=Status.INFRA_MISSING, C=None, G=None)
-    if response.status in (Status.REFUSAL, Status.TRUNCATED):
+    if response.status in (OutputStatus.INFRA_MISSING, OutputStatus.FAILED):
+        return ItemScore(status=OutputStatus.INFRA_MISSING, C=None, G=None)
+    if response.status in (OutputStatus.REFUSAL, OutputStatus.TRUNCATED):
         # a refused or budget-truncated output fails every field, even if its tail is valid JSON
         return ItemScore(status=response.status, C=0 if joint else None, G=0)
     obj = parse_response(response.text)
     if obj is None:
-        return ItemScore(status=Status.UNPARSEABLE, C=0 if joint else None, G=0)
+        return ItemScore(status=OutputStatus.UNPARSEABLE, C=0 if joint else None, G=0)
     valid: dict[str, bool] = {}
     G, canonical, set_f1 = _binding(obj, key, valid)
     C = _recognition(obj, key, valid) if joint else None
-    return ItemScore(status=Status.COMPLETED, C=C, G=G, object_valid=True, field_valid=valid,
+    return ItemScore(status=OutputStatus.COMPLETED, C=C, G=G, object_valid=True, field_valid=valid,
                      canonical=canonical, set_f1=set_f1)
 
 

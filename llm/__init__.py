@@ -6,7 +6,7 @@ No Django here. Django-aware glue (ModelConfig → ProviderConfig, the shared ra
 
 from .client import Backoff, generate
 from .errors import ErrorKind, ProviderError
-from .types import ImageInput, LLMRequest, LLMResult, ProviderConfig, ResultStatus, Usage
+from .types import ROW_TERMINAL, ImageInput, LLMRequest, LLMResult, OutputStatus, ProviderConfig, Usage
 
 __all__ = ["Backoff", "ErrorKind", "ImageInput", "LLMRequest", "LLMResult", "ProviderConfig", "ProviderError",
-           "ResultStatus", "Usage", "generate"]
+           "OutputStatus", "ROW_TERMINAL", "Usage", "generate"]

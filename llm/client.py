@@ -19,11 +19,11 @@ from .cost import usage_cost
 from .errors import ErrorKind, ProviderError
 from .providers import Provider, provider_for
 from .ratelimit import Limits, NoRateLimiter, RateLimiter
-from .types import Attempt, LLMRequest, LLMResult, ProviderConfig, ResultStatus, Usage
+from .types import Attempt, LLMRequest, LLMResult, OutputStatus, ProviderConfig, Usage
 
-STATUS_FOR_FINISH = {"stop": ResultStatus.COMPLETED, "other": ResultStatus.COMPLETED,
-                     "length": ResultStatus.TRUNCATED, "refusal": ResultStatus.REFUSAL,
-                     "content_filter": ResultStatus.REFUSAL}
+STATUS_FOR_FINISH = {"stop": OutputStatus.COMPLETED, "other": OutputStatus.COMPLETED,
+                     "length": OutputStatus.TRUNCATED, "refusal": OutputStatus.REFUSAL,
+                     "content_filter": OutputStatus.REFUSAL}
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def generate(request: LLMRequest, config: ProviderConfig, *, limiter: RateLimite
                 error = exc
             else:
                 attempts.append(Attempt(number=number, started_at=wall, latency_ms=_ms(clock() - t0), outcome="ok"))
-                status = STATUS_FOR_FINISH.get(reply.finish_reason, ResultStatus.COMPLETED)
+                status = STATUS_FOR_FINISH.get(reply.finish_reason, OutputStatus.COMPLETED)
                 return LLMResult(text=reply.text, finish_reason=reply.finish_reason, status=status,
                                  usage=reply.usage, latency_ms=_ms(clock() - started),
                                  cost_usd=usage_cost(reply.usage, price_in_per_mtok=config.price_in_per_mtok,
@@ -99,7 +99,7 @@ def _ms(seconds: float) -> int:
 
 
 def _failed(error: ProviderError, attempts: list[Attempt], started: float, clock: Callable[[], float]) -> LLMResult:
-    return LLMResult(text="", finish_reason="error", status=ResultStatus.FAILED, usage=Usage(),
+    return LLMResult(text="", finish_reason="error", status=OutputStatus.FAILED, usage=Usage(),
                      latency_ms=_ms(clock() - started),
                      cost_usd=usage_cost(Usage(), price_in_per_mtok=Decimal(0),
                                          price_out_per_mtok=Decimal(0)),

@@ -11,6 +11,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 
 from .endpoint_policy import EndpointPolicy
@@ -122,11 +123,26 @@ class Attempt:
         return asdict(self)
 
 
-class ResultStatus:
+class OutputStatus(StrEnum):
+    """What became of one model output: the one list of statuses every layer uses. A provider call ends
+    completed, refusal, truncated or failed (no answer: infrastructure or a non-retryable request error); a
+    stored row (evaluation request, solving response) is pending or running until it ends completed,
+    unparseable (evaluation only: the output does not parse), refusal, truncated or infra_missing (no answer;
+    the fixed denominator keeps it)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
     COMPLETED = "completed"
+    UNPARSEABLE = "unparseable"
     REFUSAL = "refusal"
     TRUNCATED = "truncated"
-    FAILED = "failed"  # no answer: infrastructure or a non-retryable request error
+    INFRA_MISSING = "infra_missing"
+    FAILED = "failed"
+
+
+# A stored row with one of these has its answer (or its final lack of one): never claimed or written again.
+ROW_TERMINAL: tuple[OutputStatus, ...] = (OutputStatus.COMPLETED, OutputStatus.UNPARSEABLE, OutputStatus.REFUSAL,
+                                          OutputStatus.TRUNCATED, OutputStatus.INFRA_MISSING)
 
 
 @dataclass
@@ -144,7 +160,7 @@ class LLMResult:
 
     @property
     def ok(self) -> bool:
-        return self.status != ResultStatus.FAILED
+        return self.status != OutputStatus.FAILED
 
     def attempts_record(self) -> list[dict[str, Any]]:
         return [a.as_dict() for a in self.attempts]

@@ -23,7 +23,7 @@ from typing import Any
 
 from django.db import transaction
 
-from llm import LLMRequest, LLMResult, ResultStatus, generate
+from llm import LLMRequest, LLMResult, OutputStatus, generate
 from llm.capabilities import Reasoning, capabilities_for, check_reasoning
 from llm.errors import ProviderError
 from llm.types import ImageInput
@@ -282,7 +282,7 @@ class _Recorder:
         try:
             result = generate(request, provider, limiter=shared_limiter())
         except ProviderError as exc:  # configuration errors surface as a failed call, never an answer
-            result = LLMResult(text="", finish_reason="error", status=ResultStatus.FAILED, usage=_zero_usage(),
+            result = LLMResult(text="", finish_reason="error", status=OutputStatus.FAILED, usage=_zero_usage(),
                                latency_ms=0, cost_usd=Decimal(0), raw={}, attempts=[], error=str(exc))
         self.calls.append({
             "round": round_number, "stage": stage, "agent": agent, "model": config,
@@ -293,7 +293,7 @@ class _Recorder:
             "output_tokens": result.usage.output_tokens, "cost_usd": Decimal(result.cost_usd or 0),
             "latency_ms": int(result.latency_ms or 0),
         })
-        if required and result.status == ResultStatus.FAILED:
+        if required and result.status == OutputStatus.FAILED:
             raise _InfraFailure(f"{stage} call to {config.name} failed: {result.error or 'no response'}")
         return result
 
@@ -454,7 +454,7 @@ def debate_response_execute(*, row: SolveResponse) -> dict[str, Any]:
                                                                           images=problem_images),
                                stage="select", agent="selector", round_number=recorder.solve_round,
                                required=False)
-        if result.status == ResultStatus.FAILED:
+        if result.status == OutputStatus.FAILED:
             return None  # an unavailable selector abstains: the default solver decides (Table 2)
         choice = _json_field(result.text, "choice")
         return None if re.search(r"abstain|none", choice, re.I) else choice

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from llm.types import ROW_TERMINAL, OutputStatus
 from models_registry.models import ModelConfig, ProviderCallRecord
 
 
@@ -63,20 +64,20 @@ class SolveResponse(ProviderCallRecord):
     """One parent's answer in a solve run, its script match or expert credit s_i, and binary correctness."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        COMPLETED = "completed", "Completed"
-        REFUSAL = "refusal", "Refusal"
-        TRUNCATED = "truncated", "Truncated"
-        INFRA_MISSING = "infra_missing", "Infrastructure missing"
+        PENDING = OutputStatus.PENDING, "Pending"
+        RUNNING = OutputStatus.RUNNING, "Running"
+        COMPLETED = OutputStatus.COMPLETED, "Completed"
+        REFUSAL = OutputStatus.REFUSAL, "Refusal"
+        TRUNCATED = OutputStatus.TRUNCATED, "Truncated"
+        INFRA_MISSING = OutputStatus.INFRA_MISSING, "Infrastructure missing"
 
     class Grading(models.TextChoices):
         SCRIPT = "script", "Scored by script"
-        PENDING = "pending", "Awaiting expert grading"
+        PENDING = OutputStatus.PENDING, "Awaiting expert grading"
         GRADED = "graded", "Graded by an expert"
         NONE = "none", "Not gradable (no response)"
 
-    TERMINAL = ("completed", "refusal", "truncated", "infra_missing")
+    TERMINAL = tuple(s for s in ROW_TERMINAL if s != OutputStatus.UNPARSEABLE)  # never unparseable
 
     run = models.ForeignKey(SolveRun, on_delete=models.CASCADE, related_name="responses")
     parent = models.ForeignKey("annotation.ParentProblem", on_delete=models.PROTECT, related_name="+")

@@ -31,7 +31,7 @@ from django.utils import timezone
 from annotation.models import ParentProblem
 from audit.services import event_record
 from kit.canonical import digest
-from llm import ImageInput, LLMRequest, ResultStatus
+from llm import ImageInput, LLMRequest, OutputStatus
 from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.errors import ApplicationError
@@ -310,8 +310,8 @@ def _single_outcome(row: SolveResponse) -> dict[str, Any]:
     config = replace(config, max_retries=max(0, min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1))))
     request = build_solve_request(row.parent, request_id=f"solve:{row.run_id}:{row.parent.problem_id}")
     result = generate(request, config, limiter=shared_limiter())
-    status = {ResultStatus.FAILED: SolveResponse.Status.INFRA_MISSING, ResultStatus.REFUSAL: SolveResponse.Status.REFUSAL,
-              ResultStatus.TRUNCATED: SolveResponse.Status.TRUNCATED}.get(result.status, SolveResponse.Status.COMPLETED)
+    status = {OutputStatus.FAILED: SolveResponse.Status.INFRA_MISSING, OutputStatus.REFUSAL: SolveResponse.Status.REFUSAL,
+              OutputStatus.TRUNCATED: SolveResponse.Status.TRUNCATED}.get(result.status, SolveResponse.Status.COMPLETED)
     return {"status": status, "raw_output": None if status == SolveResponse.Status.INFRA_MISSING else result.text,
             "attempts": result.attempts_record(), "finish_reason": result.finish_reason or "",
             "provider_status": result.status, "calls": 1, "input_tokens": result.usage.input_tokens,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from annotation.drafting import PARSE_ERROR, draft_execute, draft_outcome, draft_run_create, parse_output
 from annotation.models import DraftRun, LLMDraft
 from kit.canonical import canonical_bytes
-from llm.types import LLMResult, ProviderReply, ResultStatus, Usage
+from llm.types import LLMResult, OutputStatus, ProviderReply, Usage
 from models_registry.models import ModelConfig
 from physalign_site import jsonsafety
 from tests.factories import ParentProblemFactory, ProblemImageFactory
@@ -89,22 +89,22 @@ def parent(db):
 
 def result(text: str, status: str) -> LLMResult:
     return LLMResult(text=text, finish_reason="stop", status=status, usage=Usage(), latency_ms=1,
-                     cost_usd=Decimal(0), raw={}, attempts=[], error="boom" if status == ResultStatus.FAILED else "",
-                     error_kind="server" if status == ResultStatus.FAILED else "")
+                     cost_usd=Decimal(0), raw={}, attempts=[], error="boom" if status == OutputStatus.FAILED else "",
+                     error_kind="server" if status == OutputStatus.FAILED else "")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=MODEL_OUTPUTS, status=st.sampled_from([ResultStatus.COMPLETED, ResultStatus.TRUNCATED,
-                                                   ResultStatus.REFUSAL, ResultStatus.FAILED]))
+@given(text=MODEL_OUTPUTS, status=st.sampled_from([OutputStatus.COMPLETED, OutputStatus.TRUNCATED,
+                                                   OutputStatus.REFUSAL, OutputStatus.FAILED]))
 def test_every_model_result_gets_a_definite_draft_outcome(parent, text, status):
     outcome = draft_outcome(parent=parent, pass_no=1, result=result(text, status))
     assert outcome.status in (LLMDraft.Status.READY, LLMDraft.Status.INVALID, LLMDraft.Status.FAILED)
     if outcome.status == LLMDraft.Status.FAILED:
         assert outcome.parsed is None and outcome.error
-        if status in (ResultStatus.COMPLETED, ResultStatus.TRUNCATED):
+        if status in (OutputStatus.COMPLETED, OutputStatus.TRUNCATED):
             assert [issue["code"] for issue in outcome.issues] == [PARSE_ERROR]
     else:
-        assert status in (ResultStatus.COMPLETED, ResultStatus.TRUNCATED)
+        assert status in (OutputStatus.COMPLETED, OutputStatus.TRUNCATED)
         assert_storable(outcome.parsed)
         assert (outcome.status == LLMDraft.Status.READY) == (outcome.issues == [])
 

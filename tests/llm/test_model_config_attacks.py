@@ -23,7 +23,7 @@ from django.forms.models import model_to_dict
 
 from audit.models import Event
 from evaluation.models import EvalRequest
-from llm import ErrorKind, LLMRequest, ResultStatus
+from llm import ErrorKind, LLMRequest, OutputStatus
 from llm.endpoint_policy import EndpointRefused, check_api_key_env
 from models_registry.models import ModelConfig
 from models_registry.providers import endpoint_policy, model_generate
@@ -269,7 +269,7 @@ def test_private_urls_need_the_setting_and_metadata_stays_refused(admin_client, 
 
 
 def assert_refused_before_sending(result, server: ModelServer, *, needle: str) -> None:
-    assert result.status == ResultStatus.FAILED and result.error_kind == ErrorKind.CONFIG
+    assert result.status == OutputStatus.FAILED and result.error_kind == ErrorKind.CONFIG
     assert needle in result.error, result.error
     assert [a.error_kind for a in result.attempts] == [ErrorKind.CONFIG]  # not retried
     assert server.requests == []
@@ -313,7 +313,7 @@ def test_a_name_that_rebinds_to_loopback_after_saving_is_refused_at_call_time(ad
     # so the empty request log above is the check's doing.
     settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = True
     result = model_generate(model_config=config, request=REQUEST)
-    assert result.status == ResultStatus.COMPLETED, result.error
+    assert result.status == OutputStatus.COMPLETED, result.error
     assert len(model_server.requests) == 1
     assert model_server.requests[0]["headers"]["authorization"] == f"Bearer {PROVIDER_KEY}"
 
@@ -329,7 +329,7 @@ def test_a_redirect_is_never_followed(redirector, model_server, settings, provid
     config = ModelConfig.objects.create(name="redirecting", provider=provider, model=model, max_retries=0,
                                         base_url=f"{redirector}/{kind}/v1", api_key_env="LOCAL_API_KEY")
     result = model_generate(model_config=config, request=REQUEST)
-    assert result.status == ResultStatus.FAILED
+    assert result.status == OutputStatus.FAILED
     assert model_server.requests == []
 
 

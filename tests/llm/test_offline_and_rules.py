@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from llm import ErrorKind, ImageInput, LLMRequest, ProviderConfig, ResultStatus, Usage, generate
+from llm import ErrorKind, ImageInput, LLMRequest, OutputStatus, ProviderConfig, Usage, generate
 from llm.capabilities import Reasoning, capabilities_for, check_reasoning
 from llm.client import Backoff
 from llm.cost import usage_cost
@@ -84,9 +84,9 @@ def test_simulated_is_deterministic_and_seedable():
 
 
 @pytest.mark.parametrize(("fault", "status", "attempts"), [
-    ("malformed", ResultStatus.COMPLETED, 1), ("refusal", ResultStatus.REFUSAL, 1),
-    ("truncation", ResultStatus.TRUNCATED, 1), ("400", ResultStatus.FAILED, 1), ("timeout", ResultStatus.FAILED, 3),
-    ("503", ResultStatus.FAILED, 3),
+    ("malformed", OutputStatus.COMPLETED, 1), ("refusal", OutputStatus.REFUSAL, 1),
+    ("truncation", OutputStatus.TRUNCATED, 1), ("400", OutputStatus.FAILED, 1), ("timeout", OutputStatus.FAILED, 3),
+    ("503", OutputStatus.FAILED, 3),
 ])
 def test_simulated_faults(fault, status, attempts):
     config = ProviderConfig(name="f", provider="simulated", model="s", extra={"fault_sequence": [fault] * 3})
@@ -101,9 +101,9 @@ def test_simulated_fault_rates_are_seeded():
     config = ProviderConfig(name="r", provider="simulated", model="s", max_retries=0,
                             extra={"seed": 3, "faults": {"429": 0.3}})
     results = [generate(LLMRequest(system="", user=f"q{n}"), config) for n in range(200)]
-    failures = sum(r.status == ResultStatus.FAILED for r in results)
+    failures = sum(r.status == OutputStatus.FAILED for r in results)
     assert 40 <= failures <= 80
-    assert failures == sum(generate(LLMRequest(system="", user=f"q{n}"), config).status == ResultStatus.FAILED
+    assert failures == sum(generate(LLMRequest(system="", user=f"q{n}"), config).status == OutputStatus.FAILED
                            for n in range(200))
 
 
@@ -113,7 +113,7 @@ def test_scripted_outputs_by_match_and_attempt():
         "default": {"text": "{", "finish_reason": "length"}})
     result = generate(LLMRequest(system="", user="alpha?"), config, sleep=lambda s: None)
     assert result.text == "ok-alpha" and len(result.attempts) == 2
-    assert generate(LLMRequest(system="", user="beta"), config).status == ResultStatus.TRUNCATED
+    assert generate(LLMRequest(system="", user="beta"), config).status == OutputStatus.TRUNCATED
 
 
 def _diagram() -> bytes:
@@ -152,7 +152,7 @@ None.
 def test_baseline_ocr_nearest_reads_anchor_and_picks_nearest_candidate():
     config = ProviderConfig(name="b", provider="baseline-ocr-nearest", model="tesseract")
     result = generate(LLMRequest(system="ignored", user=BASELINE_USER, images=(ImageInput(_diagram()),)), config)
-    assert result.status == ResultStatus.COMPLETED, result.error
+    assert result.status == OutputStatus.COMPLETED, result.error
     assert json.loads(result.text) == {"read": "m", "owner": "E2"}
     assert result.raw["rule"] == "nearest_region"
 

@@ -10,7 +10,7 @@ from decimal import Decimal
 import httpx2
 import pytest
 
-from llm import ErrorKind, ImageInput, LLMRequest, ProviderConfig, ResultStatus, generate
+from llm import ErrorKind, ImageInput, LLMRequest, OutputStatus, ProviderConfig, generate
 
 PNG_A = b"\x89PNG-first-image"
 PNG_B = b"\x89PNG-second-image"
@@ -84,7 +84,7 @@ def test_openai_reasoning_model_payload_usage_and_cost():
         "data:image/jpeg;base64," + base64.b64encode(PNG_B).decode(),
     ]
     assert server.requests[0].headers["authorization"] == "Bearer sk-test-secret"
-    assert result.status == ResultStatus.COMPLETED and result.text == '{"owner": "E2"}'
+    assert result.status == OutputStatus.COMPLETED and result.text == '{"owner": "E2"}'
     assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.reasoning_tokens) == (1200, 200, 100)
     assert result.cost_usd == Decimal("0.004800")  # 1200*2/1e6 + 300*8/1e6
     assert len(result.attempts) == 1 and sleeps == []
@@ -101,7 +101,7 @@ def test_openai_chat_model_uses_max_tokens_and_temperature():
 def test_openai_429_twice_then_ok_honours_retry_after():
     server = Server(openai_error(429, {"retry-after": "7"}), openai_error(429, {"retry-after-ms": "2500"}), chat_ok())
     result, sleeps = run(server, cfg("openai", "gpt-4o"))
-    assert result.status == ResultStatus.COMPLETED
+    assert result.status == OutputStatus.COMPLETED
     assert len(server.requests) == 3 and [a.outcome for a in result.attempts] == ["error", "error", "ok"]
     assert [a.status_code for a in result.attempts[:2]] == [429, 429]
     assert sleeps[0] >= 7.0 and sleeps[1] >= 2.5
@@ -114,7 +114,7 @@ def test_openai_429_twice_then_ok_honours_retry_after():
 def test_openai_client_errors_are_not_retried(status, kind):
     server = Server(openai_error(status))
     result, sleeps = run(server, cfg("openai", "gpt-4o"))
-    assert result.status == ResultStatus.FAILED and result.error_kind == kind
+    assert result.status == OutputStatus.FAILED and result.error_kind == kind
     assert len(server.requests) == 1 and sleeps == []
 
 
@@ -128,7 +128,7 @@ def test_openai_content_filter_400_is_not_retried():
 def test_openai_retryable_statuses_give_three_attempts(status):
     server = Server(openai_error(status))
     result, sleeps = run(server, cfg("openai", "gpt-4o"))
-    assert result.status == ResultStatus.FAILED and len(server.requests) == 3 and len(sleeps) == 2
+    assert result.status == OutputStatus.FAILED and len(server.requests) == 3 and len(sleeps) == 2
     assert all(a.retryable for a in result.attempts)
 
 
@@ -142,14 +142,14 @@ def test_openai_connection_error_and_timeout_are_retried():
     server = Server(refuse, slow, chat_ok())
     result, sleeps = run(server, cfg("openai", "gpt-4o"))
     assert [a.error_kind for a in result.attempts] == [ErrorKind.CONNECTION, ErrorKind.TIMEOUT, ""]
-    assert result.status == ResultStatus.COMPLETED and len(sleeps) == 2
+    assert result.status == OutputStatus.COMPLETED and len(sleeps) == 2
 
 
 def test_openai_finish_reasons_map_to_truncated_and_refusal():
     result, _ = run(Server(chat_ok("{", finish="length")), cfg("openai", "gpt-4o"))
-    assert result.status == ResultStatus.TRUNCATED
+    assert result.status == OutputStatus.TRUNCATED
     result, _ = run(Server(chat_ok("", finish="content_filter")), cfg("openai", "gpt-4o"))
-    assert result.status == ResultStatus.REFUSAL
+    assert result.status == OutputStatus.REFUSAL
 
 
 def test_openai_missing_key_fails_without_a_request(monkeypatch):
@@ -163,7 +163,7 @@ def test_openai_missing_key_fails_without_a_request(monkeypatch):
 def test_max_retries_setting_bounds_attempts():
     server = Server(openai_error(503))
     result, _ = run(server, cfg("openai", "gpt-4o", max_retries=0))
-    assert len(server.requests) == 1 and result.status == ResultStatus.FAILED
+    assert len(server.requests) == 1 and result.status == OutputStatus.FAILED
 
 
 # ---------------------------------------------------------------------------------------------- Anthropic
@@ -221,7 +221,7 @@ def test_anthropic_overloaded_then_ok_and_max_tokens_truncation():
                     message_ok("{", stop="max_tokens"))
     result, sleeps = run(server, cfg("anthropic", "claude-3-5-haiku-latest"))
     assert [a.error_kind for a in result.attempts[:2]] == [ErrorKind.OVERLOADED, ErrorKind.RATE_LIMIT]
-    assert sleeps[1] >= 3.0 and result.status == ResultStatus.TRUNCATED
+    assert sleeps[1] >= 3.0 and result.status == OutputStatus.TRUNCATED
 
 
 def test_anthropic_bad_request_not_retried():
@@ -283,7 +283,7 @@ def test_gemini_429_retry_after_then_503_then_ok_and_sdk_retries_off():
     server = Server(gemini_error(429, "RESOURCE_EXHAUSTED", {"retry-after": "4"}), gemini_error(503, "UNAVAILABLE"),
                     gemini_ok())
     result, sleeps = run(server, cfg("google", "gemini-2.5-flash"))
-    assert len(server.requests) == 3 and result.status == ResultStatus.COMPLETED
+    assert len(server.requests) == 3 and result.status == OutputStatus.COMPLETED
     assert [a.status_code for a in result.attempts] == [429, 503, None]
     assert sleeps[0] >= 4.0
 
@@ -293,7 +293,7 @@ def test_gemini_400_not_retried_and_safety_is_refusal():
     result, _ = run(server, cfg("google", "gemini-2.5-flash"))
     assert len(server.requests) == 1 and result.error_kind == ErrorKind.BAD_REQUEST
     result, _ = run(Server(gemini_ok("", finish="SAFETY")), cfg("google", "gemini-2.5-flash"))
-    assert result.status == ResultStatus.REFUSAL
+    assert result.status == OutputStatus.REFUSAL
 
 
 def test_gemini_connection_error_retried_once_per_attempt():

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
-from llm.types import ImageInput, LLMResult, ResultStatus, Usage
+from llm.types import ImageInput, LLMResult, OutputStatus, Usage
 from solving.debate import frontend, imaging
 from solving.debate.frontend import (
     LEVEL_MODULES,
@@ -29,9 +29,9 @@ TEXT = "A block of mass 2.5 kg slides down a ramp inclined at 30 degrees"
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><line x1="0" y1="0" x2="9" y2="9"/></svg>'
 
 
-def result(text: str, status: str = ResultStatus.COMPLETED) -> LLMResult:
+def result(text: str, status: str = OutputStatus.COMPLETED) -> LLMResult:
     return LLMResult(text=text, finish_reason="stop", status=status, usage=Usage(), latency_ms=0,
-                     cost_usd=Decimal(0), raw={}, attempts=[], error="boom" if status == ResultStatus.FAILED else "")
+                     cost_usd=Decimal(0), raw={}, attempts=[], error="boom" if status == OutputStatus.FAILED else "")
 
 
 class Scripted:
@@ -195,7 +195,7 @@ def test_verify_iterations_switch_bounds_the_loop(composed):
 
 @pytest.mark.parametrize("proposals", [["no json at all"], ['{"orientation": "diagonal", "split_fraction": 0.3}'],
                                        ['{"orientation": "horizontal", "split_fraction": 1.7}'],
-                                       [result("", ResultStatus.FAILED)]])
+                                       [result("", OutputStatus.FAILED)]])
 def test_malformed_crop_proposals_fall_back_without_verification(proposals, composed):
     call = good_call(crop_propose=proposals)
     out = run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=call)
@@ -372,7 +372,7 @@ def test_missing_numbers_checks_every_number_of_the_original():
     (json.dumps({"problem": "   "}), "rejected", None),
     (json.dumps({"problem": "Sorry, I cannot read the figure."}), "rejected", None),
     ("A block of mass 2.5 kg at 30 degrees", "unparsed", None),
-    (result("", ResultStatus.FAILED), "unparsed", None),
+    (result("", OutputStatus.FAILED), "unparsed", None),
 ])
 def test_reconstruction_failing_validation_keeps_the_original_text(reply, outcome, missing, composed):
     call = good_call(reconstruct=[reply])

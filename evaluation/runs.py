@@ -589,7 +589,7 @@ def run_items(run: EvalRun) -> list[dict[str, Any]]:
                       "parent_id": probe.parent.problem_id, "task_id": probe.task_id, "interface": probe.interface,
                       "pools": row.pools, "status": s.status if s else row.status,
                       "C": s.C if s else None, "G": s.G if s else None,
-                      "K": len(probe.key.key["candidate_map"]), "gold_alias_count": len(probe.key.gold_aliases),
+                      "K": len(probe.key.view.candidate_map), "gold_alias_count": len(probe.key.gold_aliases),
                       "nearest": nearest_cache[probe.pk]})
     return items
 

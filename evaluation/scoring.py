@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from kit.normalizers import LABEL, UnsupportedGoldReading, normalize
+from kit.private_key import ProbeKeyView
 from llm.types import OutputStatus
 
 from .parsing import parse_response
@@ -78,11 +79,11 @@ def score(response: ModelResponse | str | None, key: dict[str, Any], condition: 
 
 def _binding(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]
              ) -> tuple[int, tuple[str, ...] | None, float | None]:
-    contract = key["response_contract"]
-    name = contract["binding_key"]
-    domain = {alias: target["id"] for alias, target in key["candidate_map"].items()}
-    gold = sorted({target["id"] for target in key["gold_targets"]})
-    is_set = contract.get("cardinality", "one") == "set"
+    private = ProbeKeyView(key)
+    name = private.binding_key
+    domain = private.alias_to_entity
+    gold = private.gold_entity_ids
+    is_set = private.response_contract.get("cardinality", "one") == "set"
     value = obj.get(name)
     aliases = value if is_set and isinstance(value, list) else [value]
     ok = isinstance(value, list) if is_set else isinstance(value, str)
@@ -99,10 +100,11 @@ def _binding(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]
 
 
 def _recognition(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]) -> int:
-    targets = key["read_targets"]
+    private = ProbeKeyView(key)
+    targets = private.read_targets
     # The contract's read shape decides (Kit names: "string" | "object_by_anchor"); several targets are always
     # an object keyed by anchor.
-    multi = len(targets) > 1 or key["response_contract"].get("read_shape") == "object_by_anchor"
+    multi = len(targets) > 1 or private.read_shape == "object_by_anchor"
     value = obj.get(READ_FIELD)
     if multi:
         required = {t["anchor_alias"] for t in targets}

@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from kit.private_key import ProbeKeyView
+
 
 class PromptTemplateSet(models.Model):
     """A versioned set of prompt templates + task questions (Kit §11 shapes); one is active."""
@@ -141,9 +143,13 @@ class ProbeKey(models.Model):
         return f"key of {self.probe_id}"
 
     @property
+    def view(self) -> ProbeKeyView:
+        """Typed read-only access to the key (``kit.private_key``)."""
+        return ProbeKeyView(self.key)
+
+    @property
     def gold_aliases(self) -> list[str]:
-        gold = {g["id"] for g in self.key["gold_targets"]}
-        return sorted(a for a, t in self.key["candidate_map"].items() if t["id"] in gold)
+        return self.view.gold_aliases
 
 
 class RenderedView(models.Model):

@@ -219,7 +219,7 @@ def _whole_parents(probes: list[Probe], split: str) -> tuple[list[Probe], dict[s
             left_out[problem_id] = f"{len(unfinished)} probe(s) not approved (pending, disputed or rejected)"
             continue
         outside = {r["expected"] for p in family if p.pk not in admitted_ids or p.split != probe.split
-                   for r in p.key.key.get("read_targets", [])}
+                   for r in p.key.view.read_targets}
         packets = {e.get("text", "") for p in family if p.pk in admitted_ids
                    for e in p.gold_view.get("recognition_packet", [])}
         if outside & packets:

@@ -218,7 +218,7 @@ def probe_record_review(*, probe: Probe, actor: Any, state: str, packet_state: s
         raise ApplicationError("The probe changed since it was reviewed.", code="AUDIT_STALE", status=409)
     if state not in (Probe.State.APPROVED, Probe.State.REJECTED):
         raise ApplicationError("Unknown review state.", code="invalid_state")
-    ids = probe.key.key["packet_plan"]["observation_ids"]
+    ids = probe.key.view.observation_ids
     allowed = {"approved_nonempty", "rejected"} if ids else {"approved_empty", "rejected"}
     if packet_state not in allowed:
         raise ApplicationError("This packet state does not fit the packet's content.", code="PACKET_STATE_CONTENT_MISMATCH")
@@ -227,7 +227,7 @@ def probe_record_review(*, probe: Probe, actor: Any, state: str, packet_state: s
     probe.in_p = state == Probe.State.APPROVED and packet_state == "approved_nonempty"
     probe.save(update_fields=["state", "packet_state", "in_p", "updated_at"])
     key = probe.key
-    plan = {**key.key["packet_plan"], "state": packet_state,
+    plan = {**key.view.packet_plan, "state": packet_state,
             "review_ref": "qa-packet" if packet_state.startswith("approved") else None,
             "empty_reason": empty_reason if packet_state == "approved_empty" else None}
     if packet_state == "approved_empty" and not plan["empty_reason"]:

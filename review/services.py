@@ -84,8 +84,8 @@ class BlindAnswerIn:
 
 def contract_of(probe: Probe) -> dict[str, Any]:
     """The public answer contract (binding key, cardinality, read anchors) plus the public candidate aliases."""
-    key = probe.key.key
-    return {**key["response_contract"], "aliases": sorted(key["candidate_map"])}
+    private = probe.key.view
+    return {**private.response_contract, "aliases": private.aliases}
 
 
 def _normalize_blind(probe: Probe, given: BlindAnswerIn) -> dict[str, Any] | None:
@@ -116,11 +116,11 @@ def blind_matches_target(probe: Probe, answer: dict[str, Any] | None) -> bool:
     ignored; a read is a faithful transcription, so nothing else is normalized)."""
     if answer is None:
         return False
-    key = probe.key.key
-    binding = answer.get(key["response_contract"]["binding_key"], [])
+    key = probe.key.view
+    binding = answer.get(key.binding_key, [])
     if sorted(binding) != probe.key.gold_aliases:
         return False
-    expected = {r["anchor_alias"]: r["expected"] for r in key.get("read_targets", [])}
+    expected = {r["anchor_alias"]: r["expected"] for r in key.read_targets}
     given = answer.get("read", {})
     return all(given.get(anchor, "").strip() == text.strip() for anchor, text in expected.items())
 
@@ -315,7 +315,7 @@ def _validate_decision(probe: Probe, given: DecisionIn) -> None:
                                    code="REJECTION_NEEDS_SEVERITY")
         if not given.note.strip():
             raise ApplicationError("Rejection needs a note with the specific reason.", code="REJECTION_NEEDS_NOTE")
-    ids = probe.key.key["packet_plan"]["observation_ids"]
+    ids = probe.key.view.observation_ids
     allowed = {"approved_nonempty", "rejected"} if ids else {"approved_empty", "rejected"}
     if given.packet_state not in allowed:
         raise ApplicationError("This packet decision does not fit the packet's content.",
@@ -578,7 +578,7 @@ def _require_importer(actor: Any) -> None:
 def _our_side(probe: Probe) -> Any:
     key = probe.key
     # A settled probe's key holds the reviewed packet state; the Kit's draft core holds it pending.
-    pending = {**key.key["packet_plan"], "state": "pending_review", "empty_reason": None, "review_ref": None}
+    pending = {**key.view.packet_plan, "state": "pending_review", "empty_reason": None, "review_ref": None}
     images = {i.image_id: i for i in probe.parent.images.all()}
     views = {v.view_id: v for v in probe.views.all()}
     originals = [a for a in probe.attachment_ids if a in images]
@@ -703,7 +703,7 @@ def kit_decisions_import(*, document: Any, file_bytes_sha256: str, actor: Any,
         imported.append(qid)
         if probe.state == Probe.State.PENDING_REVIEW:
             approved = d["status"] == "approved"
-            packet = ("approved_nonempty" if probe.key.key["packet_plan"]["observation_ids"] else "approved_empty") \
+            packet = ("approved_nonempty" if probe.key.view.observation_ids else "approved_empty") \
                 if approved else "rejected"
             probe_record_review(probe=probe, actor=actor, state=d["status"], packet_state=packet,
                                 review_target_root=probe.review_target_root)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
@@ -22,6 +21,7 @@ from django.utils import timezone
 
 from audit.services import event_record
 from kit.canonical import digest
+from kit.model_output import unfenced
 from llm import ImageInput, LLMRequest, OutputStatus
 from models_registry.models import ModelConfig
 from models_registry.providers import model_generate
@@ -71,10 +71,7 @@ def parse_output(text: str) -> tuple[dict[str, Any] | None, str]:
     """The JSON object in a model's output (code fences tolerated) or ``(None, parse error)``. Never
     raises: JSON the database could not store (NUL, unpaired surrogates, NaN, nesting past
     ``jsonsafety.MAX_DEPTH``) is a parse error like a syntax error."""
-    stripped = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", stripped, re.S)
-    if fenced:
-        stripped = fenced.group(1)
+    stripped = unfenced(text, exact=False) or ""
     if not stripped:
         return None, "The output is empty."
     try:

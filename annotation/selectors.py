@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from kit.canonical import bytes_digest, digest, write_json_bytes
-from kit.passes.validator import ImageRef, context_for, validate_pass_document
+from kit.passes.validator import ImageRef, checked_issues, context_for
 
 from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
-
-logger = logging.getLogger(__name__)
 
 
 def parent_list(*, search: str = "", source: str = "", language: str = "", domain: str = "",
@@ -56,10 +53,6 @@ def parent_facets() -> dict[str, list[str]]:
 # --- single objects and pass state (API and services) ----------------------------------------------
 
 ANNOTATION_PASSES = (1, 2, 3, 4)  # the answer-blind passes whose approval admits a parent (Kit §2.3)
-FORBIDDEN_DOCUMENT_KEYS = frozenset(
-    {"answer", "answers", "correct_answer", "final_answer", "reasoning", "solution", "standard_solution"}
-)
-FORBIDDEN_KEY_CODE = "FORBIDDEN_KEY"
 
 
 def parent_get(*, problem_id: str) -> ParentProblem | None:
@@ -78,25 +71,6 @@ def parent_passes_approved(*, parent: ParentProblem) -> bool:
     return len(docs) == len(ANNOTATION_PASSES) and all(doc.approval_is_fresh for doc in docs)
 
 
-def forbidden_key_issues(document: Any, path: str = "") -> list[dict[str, str]]:
-    """Kit §2.4: answer/solution-like keys are forbidden at any depth (case-insensitive).
-
-    Paths use the validator's notation (``visual_nodes[0].solution``) so issues can be de-duplicated.
-    """
-    issues: list[dict[str, str]] = []
-    if isinstance(document, dict):
-        for key, value in document.items():
-            child = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str) and key.lower() in FORBIDDEN_DOCUMENT_KEYS:
-                issues.append({"code": FORBIDDEN_KEY_CODE, "path": child,
-                               "message": f"The key {key!r} is forbidden in pass documents (answer-blind)."})
-            issues.extend(forbidden_key_issues(value, child))
-    elif isinstance(document, list):
-        for index, value in enumerate(document):
-            issues.extend(forbidden_key_issues(value, f"{path}[{index}]"))
-    return issues
-
-
 def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any) -> list[dict[str, str]]:
     """Issues of the pure pass validator as ``{code, path, message}`` dicts.
 
@@ -109,12 +83,7 @@ def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any
     earlier = dict(PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).values_list("pass_no", "document"))
     context = context_for(pass_no, problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
                           images=images, earlier=earlier)
-    try:
-        return [issue.as_dict() for issue in validate_pass_document(pass_no, document, context)]
-    except Exception:  # contract: never raises; if it does, drafts still save but cannot be submitted
-        logger.exception("pass validator crashed on %s pass %s", parent.problem_id, pass_no)
-        return [{"code": "VALIDATOR_CRASHED", "path": "",
-                 "message": "The validator could not check this document; it cannot be submitted yet."}]
+    return checked_issues(pass_no, document, context)
 
 
 def source_list() -> QuerySet[Source]:

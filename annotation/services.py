@@ -13,24 +13,18 @@ from django.utils import timezone
 
 from audit.services import event_record
 from kit.canonical import digest
+from kit.passes.validator import FORBIDDEN_KEY, PROBLEM_ID_MISMATCH, forbidden_key_issues
 from physalign_site.errors import ApplicationError, ConflictError
 
 from .history import pass_version_record
 from .models import ParentProblem, PassDocument, PassDocumentVersion, Source
 from .permissions import is_self_review
-from .selectors import (
-    ANNOTATION_PASSES,
-    FORBIDDEN_KEY_CODE,
-    forbidden_key_issues,
-    parent_passes_approved,
-    pass_validation_issues,
-)
+from .selectors import ANNOTATION_PASSES, parent_passes_approved, pass_validation_issues
 
 SOLUTION_PASS = 5
 PASS_NUMBERS = (1, 2, 3, 4, 5)
-PROBLEM_ID_MISMATCH_CODE = "PROBLEM_ID_MISMATCH"
 # Never stored: a document for another problem, or one carrying answer/solution keys (Kit §2.4).
-HARD_CODES = frozenset({FORBIDDEN_KEY_CODE, PROBLEM_ID_MISMATCH_CODE})
+HARD_CODES = frozenset({FORBIDDEN_KEY, PROBLEM_ID_MISMATCH})
 
 
 def _pass_state(doc: PassDocument | None) -> dict[str, Any] | None:
@@ -60,7 +54,7 @@ def _merge_issues(*groups: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def _own_forbidden(pass_no: int, document: Any) -> list[dict[str, str]]:
     # Our own scan guards passes 1–4 even without the validator; Pass 5 legitimately has final_answer.
-    return forbidden_key_issues(document) if pass_no in ANNOTATION_PASSES else []
+    return forbidden_key_issues(pass_no, document) if pass_no in ANNOTATION_PASSES else []
 
 
 def _hard_refusals(parent: ParentProblem, pass_no: int, document: Any,
@@ -70,7 +64,7 @@ def _hard_refusals(parent: ParentProblem, pass_no: int, document: Any,
         return [{"code": "TYPE_MISMATCH", "path": "", "message": "The document must be a JSON object."}]
     own: list[dict[str, str]] = []
     if document.get("problem_id") != parent.problem_id:
-        own.append({"code": PROBLEM_ID_MISMATCH_CODE, "path": "problem_id",
+        own.append({"code": PROBLEM_ID_MISMATCH, "path": "problem_id",
                     "message": f"problem_id must be {parent.problem_id!r}."})
     own += _own_forbidden(pass_no, document)
     from_validator = [i for i in issues if str(i.get("code", "")).upper() in HARD_CODES]

@@ -7,7 +7,6 @@ text passed in by the caller. It issues no queries of its own.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +17,8 @@ from kit.passes.validator import (
     PASS_LAYOUTS,
     RECORD_SPECS,
     ImageRef,
-    PassContext,
-    validate_pass_document,
+    checked_issues,
+    context_for,
 )
 
 from .models import ParentProblem, PassDocument, ProblemImage
@@ -31,8 +30,6 @@ from .workspace import (
     later_references,
     vocabulary,
 )
-
-logger = logging.getLogger(__name__)
 
 # The predicates the relation editor suggests (a datalist). The validator accepts any non-empty
 # predicate, so this is a list of suggestions, not a Kit enum.
@@ -56,16 +53,10 @@ def collection_id_prefixes() -> dict[str, str]:
 def workspace_issues(*, parent: ParentProblem, images: list[ProblemImage], docs: dict[int, PassDocument],
                      pass_no: int, document: Any) -> list[dict[str, str]]:
     """The validator's issues for ``document`` as Pass ``pass_no``, from data already loaded."""
-    context = PassContext(
-        problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
-        images=tuple(ImageRef(image_id=i.image_id, width=i.width, height=i.height) for i in images),
-        **{f"pass{n}": docs[n].document for n in ANNOTATION_PASSES if n < pass_no and n in docs},
-    )
-    try:
-        return [issue.as_dict() for issue in validate_pass_document(pass_no, document, context)]
-    except Exception:  # the validator's contract is never to raise; keep the page usable if it does
-        logger.exception("validator crashed on %s pass %s", parent.problem_id, pass_no)
-        return [{"code": "VALIDATOR_CRASHED", "path": "", "message": "The validator could not check this document."}]
+    context = context_for(pass_no, problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
+                          images=[ImageRef(image_id=i.image_id, width=i.width, height=i.height) for i in images],
+                          earlier={n: doc.document for n, doc in docs.items()})
+    return checked_issues(pass_no, document, context)
 
 
 def _state(doc: PassDocument | None) -> dict[str, Any]:

@@ -47,13 +47,18 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name} is not allowed")
 
 
+def loads_strict(text: str) -> Any:
+    """JSON read as the Kit reads it: no duplicate keys at any depth, no NaN/Infinity (ValueError)."""
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+
+
 def parse_json(data: str | bytes) -> Any:
-    """Strict JSON reading as the kit does it: utf-8-sig, no duplicate keys, no NaN/Infinity."""
+    """A Kit JSON file: utf-8-sig (a leading BOM is dropped), then ``loads_strict``."""
     if isinstance(data, bytes):
         data = data.decode("utf-8-sig")
     elif data.startswith("\ufeff"):
         data = data[1:]
-    return json.loads(data, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+    return loads_strict(data)
 
 
 def write_json_bytes(value: Any) -> bytes:

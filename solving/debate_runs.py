@@ -23,6 +23,7 @@ from typing import Any
 
 from django.db import transaction
 
+from kit.model_output import first_object
 from llm import LLMRequest, LLMResult, OutputStatus, generate
 from llm.capabilities import Reasoning, capabilities_for, check_reasoning
 from llm.errors import ProviderError
@@ -483,15 +484,8 @@ def debate_response_execute(*, row: SolveResponse) -> dict[str, Any]:
 
 def _json_field(text: str, key: str) -> str:
     """The ``key`` of a JSON reply, or the text itself (the pure parsers read free text too)."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        match = re.search(r"\{.*\}", text or "", re.S)
-        try:
-            value = json.loads(match.group(0)) if match else None
-        except ValueError:
-            value = None
-    if isinstance(value, dict) and key in value:
+    value = first_object(text)
+    if value is not None and key in value:
         return str(value[key])
     return text or ""
 

@@ -13,6 +13,7 @@ checked for the right ID shape, but its existence cannot be known and is not rep
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ PASS_NUMBER_INVALID = "PASS_NUMBER_INVALID"
 TYPE_MISMATCH = "TYPE_MISMATCH"
 KEY_SET_MISMATCH = "KEY_SET_MISMATCH"
 FORBIDDEN_KEY = "FORBIDDEN_KEY"
+VALIDATOR_CRASHED = "VALIDATOR_CRASHED"  # not a rule: the validator itself failed (see checked_issues)
 PROBLEM_ID_MISMATCH = "PROBLEM_ID_MISMATCH"
 ENUM_INVALID = "ENUM_INVALID"
 VALUE_EMPTY = "VALUE_EMPTY"
@@ -104,6 +106,8 @@ QUERY_TARGET_ROLE_INVALID = "QUERY_TARGET_ROLE_INVALID"
 RELATION_DUPLICATE = "RELATION_DUPLICATE"
 PASS4_VISUAL_NODE_ADDED = "PASS4_VISUAL_NODE_ADDED"
 PASS4_VISUAL_NODE_MODIFIED = "PASS4_VISUAL_NODE_MODIFIED"
+
+logger = logging.getLogger(__name__)
 
 # fmt: off
 ISSUE_CODES: tuple[str, ...] = (
@@ -313,6 +317,18 @@ def validate_pass_document(pass_no: int, document: object, context: PassContext)
     return run.issues
 
 
+def checked_issues(pass_no: int, document: Any, context: PassContext) -> list[dict[str, str]]:
+    """The validator's issues as ``{code, path, message}`` dicts, for every caller (workspace, stored
+    documents, importers). The validator's contract is never to raise; if it does (a bug), the crash is logged
+    and reported as one ``VALIDATOR_CRASHED`` issue, so the document is never trusted."""
+    try:
+        return [issue.as_dict() for issue in validate_pass_document(pass_no, document, context)]
+    except Exception:
+        logger.exception("pass validator crashed on %s pass %s", context.problem_id, pass_no)
+        return [{"code": VALIDATOR_CRASHED, "path": "",
+                 "message": "The validator could not check this document; it cannot be submitted or approved."}]
+
+
 def context_for(pass_no: int, *, problem_id: str, stem: str, query: str, images: Iterable[ImageRef],
                 earlier: dict[int, object]) -> PassContext:
     """The context a Pass ``pass_no`` document is validated in: the problem's public text and images, and
@@ -358,6 +374,42 @@ def _ids_in_document(document: object, kind: str) -> set[str]:
     for key in _KIND_COLLECTIONS[kind]:
         ids |= _ids_of(_records_of(document, key))
     return ids
+
+
+
+
+def forbidden_key_message(key: str) -> str:
+    return (f"The key {key!r} is not allowed: annotation passes must not carry answers, solutions or "
+            "reasoning.")
+
+
+def forbidden_key_paths(pass_no: int, document: Any) -> list[tuple[str, str]]:
+    """Kit §2.4: answer-, solution- and reasoning-like keys (``FORBIDDEN_KEYS``, any case) at any depth, as
+    ``(path, key)`` depth-first in document order; iterative, so deep nesting cannot overflow the stack.
+    Pass 5 (solution alignment, never used as truth) has a top-level ``final_answer`` in its own schema:
+    exactly that key, spelled exactly so, is allowed there and nowhere else."""
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[object, str]] = [(document, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            children = [(child, _join(path, key)) for key, child in value.items()]
+            for key in value:
+                if isinstance(key, str) and key.lower() in FORBIDDEN_KEYS and \
+                        not (pass_no == 5 and path == "" and key == "final_answer"):
+                    found.append((_join(path, key), key))
+        elif isinstance(value, list):
+            children = [(child, f"{path}[{index}]") for index, child in enumerate(value)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return found
+
+
+def forbidden_key_issues(pass_no: int, document: Any) -> list[dict[str, str]]:
+    """The forbidden keys of a document as issue dicts, for callers that scan without the whole validator."""
+    return [{"code": FORBIDDEN_KEY, "path": path, "message": forbidden_key_message(key)}
+            for path, key in forbidden_key_paths(pass_no, document)]
 
 
 @dataclass
@@ -406,32 +458,8 @@ class _Validation:
         self._check_cross_pass_rules(document)
 
     def _check_forbidden_keys(self, document: dict[str, Any]) -> None:
-        """Depth-first, in document order; iterative so that deep nesting cannot overflow the stack."""
-        stack: list[tuple[object, str]] = [(document, "")]
-        while stack:
-            value, path = stack.pop()
-            if isinstance(value, dict):
-                children = [(child, _join(path, key)) for key, child in value.items()]
-                for key in value:
-                    if self._is_forbidden(key, path):
-                        self.add(
-                            FORBIDDEN_KEY,
-                            _join(path, key),
-                            f"The key {key!r} is not allowed: annotation passes must not carry answers, "
-                            "solutions or reasoning.",
-                        )
-            elif isinstance(value, list):
-                children = [(child, f"{path}[{index}]") for index, child in enumerate(value)]
-            else:
-                continue
-            stack.extend(reversed(children))
-
-    def _is_forbidden(self, key: object, parent_path: str) -> bool:
-        if not isinstance(key, str) or key.lower() not in FORBIDDEN_KEYS:
-            return False
-        # Pass 5 (solution alignment, never used as truth) has a top-level ``final_answer`` in its own
-        # schema; exactly that key, spelled exactly so, is allowed there and nowhere else.
-        return not (self.pass_no == 5 and parent_path == "" and key == "final_answer")
+        for path, key in forbidden_key_paths(self.pass_no, document):
+            self.add(FORBIDDEN_KEY, path, forbidden_key_message(key))
 
     def _check_key_set(self, record: dict[str, Any], expected: frozenset[str], path: str, what: str) -> None:
         actual = {key for key in record if isinstance(key, str)}

@@ -20,7 +20,7 @@ test: $(STAMP)
 	scripts/test.sh
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
+	scripts/lint.sh
 
 bench: $(STAMP)
 	scripts/bench.sh

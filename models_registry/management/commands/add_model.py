@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.models import ModelConfig
+from models_registry.models import ModelConfig
 from models_registry.services import model_config_create, model_config_update
 from physalign_site.errors import ApplicationError
 

@@ -15,6 +15,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from physalign_site.errors import ApplicationError
 from probes.releases import release_export
+from review.models import Signoff
+from review.services import signoff_export
 
 
 class Command(BaseCommand):
@@ -32,9 +34,6 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         try:
             if options["signoff"]:
-                from review.models import Signoff
-                from review.services import signoff_export
-
                 signoff = Signoff.objects.filter(pk=options["signoff"]).first()
                 if signoff is None:
                     raise CommandError(f"SIGNOFF_NOT_FOUND: no signoff {options['signoff']}.")

@@ -186,7 +186,8 @@ def main() -> None:
     from django.db.models import Avg, Count
 
     from evaluation.models import EvalRequest, EvalRun
-    from evaluation.runs import chunk_ids, eval_run_create, eval_run_dispatch
+    from evaluation.runs import eval_run_create, eval_run_dispatch
+    from run_engine.engine import chunk_ids
     from models_registry.models import ModelConfig
     from physalign_site.celery import app
 

@@ -264,7 +264,8 @@ def test_a_failing_call_leaves_its_row_claimed_and_every_other_answer_stored(app
 def test_a_result_is_stored_only_under_the_claim_that_holds_the_row(approved_probes, path, monkeypatch):
     from django.db import connection
 
-    from evaluation.runs import _score_of, _store_results
+    from evaluation.runs.execution import _store_results
+    from evaluation.runs.scores import score_of as _score_of
 
     if path == "orm":  # the portable path (SQLite in development) must guard and write the same
         monkeypatch.setattr(connection, "vendor", "portable")
@@ -296,7 +297,7 @@ def test_an_unreadable_attachment_fails_its_rows_as_infra_missing_and_the_run_st
     assert broken, "the demo probes attach the original diagram"
     for image in ProblemImage.objects.filter(parent__in={p.parent for p in broken}):
         image.file.storage.delete(image.file.name)  # lost from storage after import
-    runs._image_cache.clear()
+    runs.attachments._image_cache.clear()
     run = eval_run_create(model_names=[config.name], conditions=["raw", "no_image"], start=False,
                           options={"resamples": 20})
     eval_run_dispatch(run_id=run.pk)

@@ -1,0 +1,25 @@
+"""Evaluation runs (Kit §5): every (model, probe, condition) request row is planned up front (a fixed
+denominator), executed by chunk tasks under the run engine's leases, scored once, and summarised as metrics.
+
+One job per module: ``tables`` (options and statuses), ``planning`` (what a run asks), ``control``
+(dispatch, cancel, resume through ``run_engine``), ``attachments`` (the images a request carries, cached by
+content), ``request`` (the exact request of a row), ``execution`` (claiming, calling and storing a chunk),
+``scores`` (a row's item score) and ``results`` (items, metrics, rescoring and progress).
+"""
+
+from .control import eval_run_cancel, eval_run_dispatch, eval_run_resume
+from .execution import eval_chunk_process
+from .planning import eval_run_create
+from .request import build_request
+from .results import (
+    POOL_OF,
+    RunProgress,
+    eval_run_finalize,
+    eval_run_rescore,
+    metrics_store,
+    run_items,
+    run_progress,
+)
+from .tables import DEFAULT_OPTIONS
+
+__all__ = ["DEFAULT_OPTIONS", "eval_run_create", "eval_run_dispatch", "eval_run_cancel", "eval_run_resume", "eval_chunk_process", "build_request", "eval_run_finalize", "eval_run_rescore", "metrics_store", "run_items", "run_progress", "RunProgress", "POOL_OF"]

@@ -1,0 +1,304 @@
+"""A chunk of requests: claimed under a lease, sent with bounded concurrency, stored and scored once."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from llm import ImageInput, LLMRequest, OutputStatus, ProviderConfig
+from models_registry.models import ModelConfig
+from models_registry.providers import provider_config_for, shared_limiter
+from run_engine.engine import (
+    MAX_CLAIMS,
+    claim_applied,
+    new_token,
+    rows_claim,
+)
+
+from ..models import EvalRequest, EvalRun, ItemScore
+from .attachments import AttachmentError, attachments_load
+from .control import ROWS
+from .request import build_request
+from .results import eval_run_finalize
+from .scores import score_of
+from .tables import SCORE_FIELDS, TERMINAL
+
+ACTIVE = (EvalRequest.Status.PENDING, EvalRequest.Status.RUNNING)
+
+
+_RESULT_FIELDS = ["status", "attempts", "finish_reason", "provider_status", "input_tokens", "output_tokens",
+                  "cost_usd", "latency_ms", "request_hash", "error", "raw_output", "completed_at"]
+
+
+def _claim(request_ids: list[int], lease: int, token: str, rows: dict[int, EvalRequest]
+           ) -> tuple[list[int], list[int]]:
+    """Claim the claimable rows among ``request_ids`` (the run engine's lease rules): (claimed ids, busy ids).
+    ``rows`` (the chunk's loaded rows) get their new claim fields; a row whose three claims all died without
+    an answer is finished as infra_missing. Runs inside the caller's transaction, which holds the locks."""
+    claim = rows_claim(ROWS, request_ids, lease_seconds=lease, token=token)
+    for pk in claim.claimed:
+        claim_applied(rows[pk], claim, ROWS)
+    if claim.exhausted:
+        lost = [rows[pk] for pk in claim.exhausted]
+        for row in lost:
+            row.status, row.raw_output = EvalRequest.Status.INFRA_MISSING, None
+            row.error = "worker lost the request three times"
+        _store_results([(row, score_of(row)) for row in lost], token=None)
+    return claim.claimed, claim.busy
+
+
+def _store_results(done: list[tuple[EvalRequest, ItemScore]], *, token: str | None) -> int:
+    """Write finished rows (result fields set) and their scores in the caller's transaction; only rows
+    that are not terminal and, with ``token``, still held by that claim: a row is never written twice.
+    Returns how many rows were written."""
+    now = timezone.now()
+    for row, item in done:
+        row.completed_at = now
+        row.status = item.status  # the scored status (unparseable, refusal, …) is the row's final status
+    if connection.vendor == "postgresql":
+        return _store_results_postgres(done, token=token, now=now)
+    owned = EvalRequest.objects.select_for_update().filter(pk__in=[row.pk for row, _ in done]).exclude(
+        status__in=TERMINAL)
+    if token is not None:
+        owned = owned.filter(claim_token=token)
+    keep = set(owned.order_by("pk").values_list("pk", flat=True))
+    kept = [(row, item) for row, item in done if row.pk in keep]
+    if kept:
+        EvalRequest.objects.bulk_update([row for row, _ in kept], _RESULT_FIELDS)
+        ItemScore.objects.bulk_create([item for _, item in kept], update_conflicts=True, unique_fields=["request"],
+                                      update_fields=SCORE_FIELDS)
+    return len(kept)
+
+
+# field → (SQL type of the array its values are sent in, cast to the column's type)
+_RESULT_TYPES = {"status": ("text", ""), "attempts": ("text", "::jsonb"), "finish_reason": ("text", ""),
+                 "provider_status": ("text", ""), "input_tokens": ("bigint", ""), "output_tokens": ("bigint", ""),
+                 "cost_usd": ("numeric", ""), "latency_ms": ("bigint", ""), "request_hash": ("text", ""),
+                 "error": ("text", ""), "raw_output": ("text", ""), "completed_at": ("timestamptz", "")}
+
+
+_SCORE_TYPES = {"status": ("text", ""), "C": ("smallint", ""), "G": ("smallint", ""), "J": ("smallint", ""),
+                "object_valid": ("boolean", ""), "field_valid": ("text", "::jsonb"),
+                "canonical": ("text", "::jsonb"), "scored_at": ("timestamptz", "")}
+
+
+_JSON_FIELDS = {"attempts", "field_valid", "canonical"}
+
+
+def _column_arrays(objs: list[Any], types: dict[str, tuple[str, str]], *, now: Any) -> list[list[Any]]:
+    arrays = []
+    for name in types:
+        if name == "scored_at":
+            arrays.append([now] * len(objs))
+        elif name in _JSON_FIELDS:
+            arrays.append([None if getattr(o, name) is None else json.dumps(getattr(o, name)) for o in objs])
+        else:
+            arrays.append([getattr(o, name) for o in objs])
+    return arrays
+
+
+def _store_results_postgres(done: list[tuple[EvalRequest, ItemScore]], *, token: str | None, now: Any) -> int:
+    """One statement: a guarded ``UPDATE … FROM unnest(arrays) RETURNING`` of the rows feeding an
+    ``INSERT … ON CONFLICT DO UPDATE`` of exactly their scores — the same rows and values as
+    select_for_update + bulk_update + bulk_create, without compiling a CASE per row and field."""
+    rows, scores = [row for row, _ in done], [item for _, item in done]
+    req, sc = EvalRequest._meta, ItemScore._meta
+    r_cols = [req.get_field(name).column for name in _RESULT_TYPES]
+    s_cols = [sc.get_field(name).column for name in _SCORE_TYPES]
+    r_arrays = ", ".join(["%s::bigint[]"] + [f"%s::{t}[]" for t, _ in _RESULT_TYPES.values()])
+    s_arrays = ", ".join(["%s::bigint[]"] + [f"%s::{t}[]" for t, _ in _SCORE_TYPES.values()])
+    r_set = ", ".join(f'"{c}" = v."{c}"{cast}' for c, (_, cast) in zip(r_cols, _RESULT_TYPES.values(), strict=True))
+    s_select = ", ".join(f's."{c}"{cast}' for c, (_, cast) in zip(s_cols, _SCORE_TYPES.values(), strict=True))
+    s_update = ", ".join(f'"{c}" = EXCLUDED."{c}"' for c in s_cols)
+    terminal = ", ".join(["%s"] * len(TERMINAL))
+    guard = ' AND r."claim_token" = %s' if token is not None else ""
+    request_id = sc.get_field("request").column
+    sql = (
+        f'WITH u AS (UPDATE "{req.db_table}" AS r SET {r_set} '
+        f'FROM unnest({r_arrays}) AS v("_pk", {", ".join(f"{chr(34)}{c}{chr(34)}" for c in r_cols)}) '
+        f'WHERE r."{req.pk.column}" = v."_pk" AND r."status" NOT IN ({terminal}){guard} RETURNING r."{req.pk.column}" AS id) '
+        f'INSERT INTO "{sc.db_table}" ("{request_id}", {", ".join(f"{chr(34)}{c}{chr(34)}" for c in s_cols)}) '
+        f'SELECT s."_rid", {s_select} FROM unnest({s_arrays}) AS s("_rid", '
+        f'{", ".join(f"{chr(34)}{c}{chr(34)}" for c in s_cols)}) JOIN u ON u.id = s."_rid" '
+        f'ON CONFLICT ("{request_id}") DO UPDATE SET {s_update}')
+    params: list[Any] = [[row.pk for row in rows], *_column_arrays(rows, _RESULT_TYPES, now=now), *TERMINAL]
+    if token is not None:
+        params.append(token)
+    params += [[item.request_id for item in scores], *_column_arrays(scores, _SCORE_TYPES, now=now)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tuple[EvalRequest, ItemScore]:
+    """One provider call and its score; no database access (runs in a pool thread)."""
+    from llm import generate
+
+    config = replace(config, max_retries=min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
+    result = generate(request, config, limiter=shared_limiter())
+    row.attempts, row.finish_reason, row.provider_status = result.attempts_record(), result.finish_reason or "", \
+        result.status
+    row.input_tokens, row.output_tokens = result.usage.input_tokens, result.usage.output_tokens
+    row.cost_usd, row.latency_ms = Decimal(result.cost_usd), result.latency_ms
+    row.request_hash, row.error = request.fingerprint(), result.error[:2000]
+    if result.status == OutputStatus.FAILED:
+        row.status, row.raw_output = EvalRequest.Status.INFRA_MISSING, None
+    else:
+        row.status, row.raw_output = EvalRequest.Status.COMPLETED, result.text
+    return row, score_of(row)
+
+
+def _unsendable(row: EvalRequest, error: str) -> tuple[EvalRequest, ItemScore]:
+    """A claimed row whose request cannot be built: nothing was sent, so it is not an answer (infra_missing)."""
+    row.attempts, row.finish_reason, row.provider_status = [], "", OutputStatus.FAILED
+    row.status, row.raw_output, row.error = EvalRequest.Status.INFRA_MISSING, None, error[:2000]
+    return row, score_of(row)
+
+
+def _chunk_threads(configs: list[ModelConfig]) -> int:
+    """Provider calls in flight per chunk task: EVAL_CHUNK_THREADS, never above a model's max_concurrency."""
+    limit = max(int(getattr(settings, "EVAL_CHUNK_THREADS", 8)), 1)
+    for config in configs:
+        if config.max_concurrency:
+            limit = min(limit, int(config.max_concurrency))
+    return limit
+
+
+class _ChunkExecutor:
+    """Keep up to ``threads`` provider calls of one chunk in flight on a thread pool.
+
+    The main thread does all database work: it loads rows (with probe, key and attachments) a little
+    ahead of their claim, in small slabs while the pool is busy, and writes in one transaction per
+    refill — store the answers that arrived, claim the next rows — while the calls in flight keep
+    running. It keeps the pool busy plus up to a pool's worth of claimed requests queued behind it,
+    refilling once half of those have started. So a row is claimed
+    (``claims`` charged) only shortly before its call starts — a killed worker charges its calls in
+    flight and at most ``threads`` queued ones, not its whole chunk — and an answer waits at most one
+    refill (≤ 1 s) to be stored. Leases of slow calls are renewed while the worker lives; cancellation
+    is checked at most once a second.
+    """
+
+    def __init__(self, run: EvalRun, lease: int) -> None:
+        self.run, self.lease = run, lease
+        self.token = new_token()
+        self.configs = {c.pk: c for c in run.model_configs.all()}
+        self.provider_configs = {pk: provider_config_for(c) for pk, c in self.configs.items()}
+        self.threads = _chunk_threads(list(self.configs.values()))
+        self.cancel_checked = time.monotonic()
+
+    def _prepare(self, queue: list[int], rows: dict[int, EvalRequest], images: dict[int, tuple[ImageInput, ...]],
+                 *, want: int, slab: int) -> None:
+        """Make sure the next ``want`` queued rows are loaded (row, probe, key, attachments), loading up to
+        ``slab`` at a time; drop queued ids that are already terminal or gone."""
+        while [pk for pk in queue[:want] if pk not in rows]:
+            todo = [pk for pk in queue[:slab] if pk not in rows]
+            loaded = {row.pk: row for row in EvalRequest.objects.filter(pk__in=todo).exclude(status__in=TERMINAL)
+                      .select_related("probe", "probe__key").defer(*_DEFERRED)}
+            for row in loaded.values():
+                row.model = self.configs[row.model_id]
+            rows.update(loaded)
+            if len(loaded) < len(todo):
+                gone = set(todo) - set(loaded)
+                queue[:] = [pk for pk in queue if pk not in gone]
+            probes = {r.probe.pk: r.probe for r in loaded.values() if r.condition != "no_image"
+                      and r.probe.pk not in images}
+            images.update(attachments_load(list(probes.values())))
+
+    def _cancelled(self) -> bool:
+        now = time.monotonic()
+        if now - self.cancel_checked < 1.0:
+            return False
+        self.cancel_checked = now
+        return EvalRun.objects.filter(pk=self.run.pk, status=EvalRun.Status.CANCELLED).exists()
+
+    def _refill(self, done: list[tuple[EvalRequest, ItemScore]], queue: list[int], free: int, busy: list[int],
+                rows: dict[int, EvalRequest], images: dict[int, tuple[ImageInput, ...]]) -> list[EvalRequest]:
+        """Store ``done``; claim up to ``free`` rows from the front of ``queue``."""
+        claimed: list[int] = []
+        with transaction.atomic():
+            if done:
+                _store_results(done, token=self.token)
+            if free and self._cancelled():
+                queue.clear()
+            while queue and len(claimed) < free:
+                self._prepare(queue, rows, images, want=free - len(claimed), slab=free - len(claimed))
+                take = queue[: free - len(claimed)]
+                del queue[: len(take)]
+                got, held = _claim(take, self.lease, self.token, rows)
+                claimed += got
+                busy += held
+        return [rows[pk] for pk in claimed]
+
+    def run_chunk(self, request_ids: list[int]) -> list[int]:
+        queue, busy = list(request_ids), []
+        rows: dict[int, EvalRequest] = {}  # loaded ahead of their claim
+        images: dict[int, tuple[ImageInput, ...]] = {}
+        in_flight: dict[Future, int] = {}
+        done: list[tuple[EvalRequest, ItemScore]] = []
+        errors: list[BaseException] = []
+        # claimed requests queued behind the busy threads (a pool's worth), refilled once half have started,
+        # so calls never wait for the database work of a refill
+        capacity, refill = 2 * self.threads, max(self.threads // 2, 1)
+        stored = renewed = time.monotonic()
+        with ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="eval-call") as pool:
+            while queue or in_flight or done:
+                free = capacity - len(in_flight) if queue else 0
+                now = time.monotonic()
+                # one transaction serves several rows: refill once the queued requests have started, store
+                # answers in batches, but never hold an answer for more than a second
+                if (free and (free >= refill or not in_flight)) or (done and (
+                        not in_flight or len(done) >= refill or now - stored >= 1.0)):
+                    unsendable = []  # stored with the next refill
+                    for row in self._refill(done, queue, free, busy, rows, images):
+                        attachments = images.get(row.probe.pk, ()) if row.condition != "no_image" else ()
+                        if isinstance(attachments, AttachmentError):
+                            unsendable.append(_unsendable(row, str(attachments)))
+                            continue
+                        request = build_request(row, self.run.seed, attachments)
+                        in_flight[pool.submit(_call, row, request, self.provider_configs[row.model_id])] = row.pk
+                    for row, _ in done:
+                        rows.pop(row.pk, None)
+                    done, stored = unsendable, now
+                    # load the next rows while the pool is full, not when a slot is waiting for them
+                    self._prepare(queue, rows, images, want=capacity, slab=capacity + self.threads)
+                if not in_flight:
+                    continue
+                finished, _ = wait(in_flight, timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    in_flight.pop(future)
+                    if future.exception() is not None:
+                        errors.append(future.exception())
+                    else:
+                        done.append(future.result())
+                if in_flight and now - renewed >= self.lease / 3:  # slow calls: keep their leases alive
+                    EvalRequest.objects.filter(pk__in=list(in_flight.values()), claim_token=self.token,
+                                               status=EvalRequest.Status.RUNNING).update(claimed_at=timezone.now())
+                    renewed = now
+        if errors:  # those rows stay running under this claim; after the lease a later claim retries them
+            raise errors[0]
+        return busy
+
+
+def eval_chunk_process(*, run_id: int, request_ids: list[int]) -> list[int]:
+    """Execute the chunk with up to EVAL_CHUNK_THREADS provider calls in flight; store each answer and
+    score once; return the ids another live claim still holds (the task retries those later). A
+    cancelled run claims nothing more."""
+    run = EvalRun.objects.only("pk", "status", "seed", "options").get(pk=run_id)
+    if run.status == EvalRun.Status.CANCELLED:
+        return []
+    busy = _ChunkExecutor(run, int(run.options.get("claim_lease_seconds", 300))).run_chunk(request_ids)
+    if not busy and not EvalRequest.objects.filter(run_id=run_id, status__in=ACTIVE).exists():
+        eval_run_finalize(run_id=run_id)
+    return busy
+
+
+_DEFERRED = ("raw_output", "error", "probe__raw_view", "probe__gold_view", "probe__metadata",
+             "probe__key__native_query", "probe__key__displays", "probe__key__assets")

@@ -72,7 +72,7 @@ def test_campaign_plan_is_reproducible_from_the_nonce(batch):
     plan = services.audit_plan_create(campaign=campaign, actor=batch["admin"])
     assert plan.candidates == [A, B] and plan.sample == [A, B] and plan.secondary == [A, B] and plan.risk == []
     assert plan.seed == audit_stats.round_seed(NONCE, 1) and plan.uncovered_risk_tags == []
-    again = audit_stats.draw_sample(nonce=NONCE, round_number=1, parents=services._candidate_parents())
+    again = audit_stats.draw_sample(nonce=NONCE, round_number=1, parents=services.batch_audit._candidate_parents())
     assert (again.sample, again.secondary, again.blind_first) == (plan.sample, plan.secondary, plan.blind_first)
     for pid in (A, B):
         qids = sorted(Probe.objects.filter(parent__problem_id=pid).values_list("logical_probe_id", flat=True))

@@ -258,7 +258,7 @@ def test_concurrent_primary_and_secondary_claims_by_one_reviewer_give_one_slot(d
     make_demo_parent(django_user_model)
     compile_all()
     alice = make_user(django_user_model, "alice", "probe_reviewer")
-    with mock.patch("review.services.slot_work", side_effect=_slow_slot_work(slot_work)):
+    with mock.patch("review.services.slots.slot_work", side_effect=_slow_slot_work(slot_work)):
         for _ in range(5):
             outcomes = _run_together(
                 lambda: services.review_claim(reviewer=alice, role=Role.PRIMARY, context="development").role,
@@ -276,7 +276,7 @@ def test_two_reviewers_claiming_at_once_both_get_a_parent(django_user_model):
     Probe.objects.update(split=Probe.Split.DEVELOPMENT)
     alice = make_user(django_user_model, "alice", "probe_reviewer")
     bob = make_user(django_user_model, "bob", "probe_reviewer")
-    with mock.patch("review.services.slot_work", side_effect=_slow_slot_work(slot_work)):
+    with mock.patch("review.services.slots.slot_work", side_effect=_slow_slot_work(slot_work)):
         outcomes = _run_together(
             lambda: services.review_claim(reviewer=alice, role=Role.PRIMARY, context="development").parent_id,
             lambda: services.review_claim(reviewer=bob, role=Role.PRIMARY, context="development").parent_id)

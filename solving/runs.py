@@ -321,7 +321,7 @@ def _single_outcome(row: SolveResponse) -> dict[str, Any]:
 
 def _debate_outcome(row: SolveResponse) -> dict[str, Any]:
     # imported here: the debate solver's module is needed by debate runs only
-    from .debate_runs import debate_response_execute
+    from .debate_runs import debate_response_execute  # debate_runs imports this module
 
     outcome = dict(debate_response_execute(row=row))
     status = outcome.get("status", SolveResponse.Status.INFRA_MISSING)

@@ -33,6 +33,7 @@ from .drafting_prompts import PromptImage, build_draft_prompt, skeleton
 from .history import pass_version_record
 from .models import DraftRun, LLMDraft, ParentProblem, PassDocument, PassDocumentVersion
 from .selectors import parent_passes_approved, pass_validation_issues
+from .services import pass_document_save
 
 logger = logging.getLogger(__name__)
 
@@ -314,8 +315,6 @@ def draft_accept(*, draft: LLMDraft, actor: Any, expected_version: int | None,
                               problem_id=draft.parent.problem_id)
     else:
         mode, final = "whole", draft.parsed_document
-    from .services import pass_document_save
-
     doc = pass_document_save(parent=draft.parent, pass_no=draft.pass_no, document=final, actor=actor,
                              expected_version=expected_version)
     note = f"accepted LLM draft #{draft.pk} ({mode})"

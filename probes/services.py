@@ -81,7 +81,7 @@ def compile_run_create(*, actor: Any, parent_ids: list[str] | None = None, seed:
         parameters={"parent_ids": sorted(parent_ids)} if parent_ids else {"all": True})
     event_record(actor=actor, verb="compile_run.create", obj=run, after={"parameters": run.parameters})
     if enqueue:
-        from .tasks import compile_run_task
+        from .tasks import compile_run_task  # the tasks module imports this one
 
         transaction.on_commit(partial(compile_run_task.delay, run_id=run.pk))
     return run

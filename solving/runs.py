@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
+import llm
 from annotation.models import ParentProblem
 from audit.services import event_record
 from kit.canonical import digest
@@ -194,7 +195,7 @@ def solve_run_create(*, kind: str = "single", model: ModelConfig | str | None = 
 
 
 def _chunk_task() -> Any:
-    from .tasks import solve_chunk_task
+    from .tasks import solve_chunk_task  # the tasks module imports this one
 
     return solve_chunk_task
 
@@ -304,12 +305,10 @@ def _turn_fields(turn: dict[str, Any], seq: int) -> dict[str, Any]:
 
 
 def _single_outcome(row: SolveResponse) -> dict[str, Any]:
-    from llm import generate
-
     config = provider_config_for(row.run.model)
     config = replace(config, max_retries=max(0, min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1))))
     request = build_solve_request(row.parent, request_id=f"solve:{row.run_id}:{row.parent.problem_id}")
-    result = generate(request, config, limiter=shared_limiter())
+    result = llm.generate(request, config, limiter=shared_limiter())
     status = {OutputStatus.FAILED: SolveResponse.Status.INFRA_MISSING, OutputStatus.REFUSAL: SolveResponse.Status.REFUSAL,
               OutputStatus.TRUNCATED: SolveResponse.Status.TRUNCATED}.get(result.status, SolveResponse.Status.COMPLETED)
     return {"status": status, "raw_output": None if status == SolveResponse.Status.INFRA_MISSING else result.text,

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+import llm
 from llm import ImageInput, LLMRequest, OutputStatus, ProviderConfig
 from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
@@ -140,10 +141,8 @@ def _store_results_postgres(done: list[tuple[EvalRequest, ItemScore]], *, token:
 
 def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tuple[EvalRequest, ItemScore]:
     """One provider call and its score; no database access (runs in a pool thread)."""
-    from llm import generate
-
     config = replace(config, max_retries=min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
-    result = generate(request, config, limiter=shared_limiter())
+    result = llm.generate(request, config, limiter=shared_limiter())
     row.attempts, row.finish_reason, row.provider_status = result.attempts_record(), result.finish_reason or "", \
         result.status
     row.input_tokens, row.output_tokens = result.usage.input_tokens, result.usage.output_tokens

@@ -6,7 +6,7 @@ import copy
 import math
 from typing import Any
 
-from kit.canonical import digest, text_digest
+from kit.canonical import canonical_bytes, digest, text_digest
 
 from .errors import CompileError, require
 
@@ -79,6 +79,4 @@ def affine_points(points: list[list[float]], matrix: list[int]) -> list[list[flo
 
 def view_fingerprint(locators: list[dict[str, Any]]) -> str:
     """Identical locator sets mean indistinguishable candidates."""
-    from kit.canonical import canonical_bytes
-
     return digest(sorted({canonical_bytes(loc).decode("utf-8") for loc in locators}))

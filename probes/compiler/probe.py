@@ -18,6 +18,7 @@ from .grammar import PACKET_MAX_ENTRIES, is_atomic_glyph
 from .groups import QUANTITY_SIGNATURE, Proposal
 from .prompts import PromptSet, render_messages
 from .render import render_views, renderer_profile
+from .scorability import check_observations, check_scorable
 from .source_index import SourceIndex
 from .types import CompiledProbe
 
@@ -35,8 +36,6 @@ class _Anchors:
 def compile_proposal(index: SourceIndex, proposal: Proposal, *, originals: dict[str, bytes],
                      prompt_set: PromptSet, seed: int) -> tuple[CompiledProbe, float]:
     """Return the compiled probe and the seconds spent rendering. Raise CompileError on a refusal."""
-    from .scorability import check_observations, check_scorable  # local: this module's imports are shared
-
     task, rows = proposal.task_id, proposal.rows
     if task == "T03":
         signatures = {digest({k: index.rows["quantities"][r["ref"]["record_id"]][k] for k in QUANTITY_SIGNATURE})

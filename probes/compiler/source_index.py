@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kit.canonical import bytes_digest, digest, write_json_bytes
-from kit.passes.spans import resolve_span
+from kit.passes.spans import apply_unique_exact_repair, resolve_span
 
 from .errors import CompileError, require
 from .geometry import active_origin, text_locator, validate_locator, visual_locator
@@ -163,8 +163,6 @@ def _text_locators(index: SourceIndex, *, approved: bool) -> None:
         if decision.status == "unique_exact_repair_proposed":
             _span_entry(index, m, decision.proposed_span, approved)
             if approved:
-                from kit.passes.spans import apply_unique_exact_repair
-
                 decision = apply_unique_exact_repair(decision)
                 index.span_decisions[m["id"]] = decision.as_record()
         if decision.span is None:

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from kit.model_output import first_object
-from llm import LLMRequest, LLMResult, OutputStatus, generate
+from llm import LLMRequest, LLMResult, OutputStatus, Usage, generate
 from llm.capabilities import Reasoning, capabilities_for, check_reasoning
 from llm.errors import ProviderError
 from llm.types import ImageInput
@@ -70,9 +70,7 @@ class _Recorder:
         return result
 
 
-def _zero_usage():
-    from llm import Usage
-
+def _zero_usage() -> Usage:
     return Usage()
 
 

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from models_registry.models import ModelConfig
+from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
@@ -39,28 +40,33 @@ def can_draft(user: Any, pass_no: int) -> bool:
     return pass_no in PASSES and can_edit_pass(user, pass_no)
 
 
-def _require(request: HttpRequest, pass_no: int) -> None:
+def _can_draft_pass(user: Any, pass_no: int) -> bool:
+    """``can_draft`` for a pass number from the URL or the form, which may name no pass at all: that is a
+    404, as it has always been (the drafting URLs take any number; a ``pass_no`` converter would say it)."""
     if pass_no not in PASSES:
         raise Http404
-    if not can_draft(request.user, pass_no):
-        raise PermissionDenied
+    return can_draft(user, pass_no)
+
+
+def _can_use_drafting(user: Any) -> bool:
+    """The drafting home: whoever may draft a pass (drafting follows edit rights, the same for every pass)."""
+    return can_draft(user, 1)
 
 
 def _partial(request: HttpRequest) -> bool:
-    htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not htmx.history_restore_request
+    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(_can_use_drafting)
 def draft_home(request: HttpRequest) -> HttpResponse:
-    if not can_draft(request.user, 1):
-        raise PermissionDenied
     models = ModelConfig.objects.filter(is_active=True)
     if request.method == "POST":
         try:
             pass_no = int_param(request.POST.get("pass_no"), name="pass_no") or 0
-            _require(request, pass_no)
+            if not _can_draft_pass(request.user, pass_no):
+                raise PermissionDenied
             model_config = get_object_or_404(ModelConfig, name=request.POST.get("model", ""), is_active=True)
             ids = [pid.strip() for pid in request.POST.get("problem_ids", "").replace(",", " ").split() if pid.strip()]
             parents = list(ParentProblem.objects.filter(problem_id__in=ids) if ids else
@@ -79,7 +85,8 @@ def draft_home(request: HttpRequest) -> HttpResponse:
 @require_GET
 def draft_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(DraftRun.objects.select_related("model_config"), pk=run_id)
-    _require(request, run.pass_no)
+    if not _can_draft_pass(request.user, run.pass_no):
+        raise PermissionDenied
     drafts = run.drafts.select_related("parent").order_by("parent__problem_id")
     context = {"run": run, "progress": draft_run_progress(run=run), "drafts": drafts,
                "running": run.finished_at is None, "nav_section": "drafts"}
@@ -89,8 +96,8 @@ def draft_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
+@require(_can_draft_pass, kwargs=("pass_no",))
 def draft_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
-    _require(request, pass_no)
     parent = get_object_or_404(ParentProblem, problem_id=problem_id)
     current = PassDocument.objects.filter(parent=parent, pass_no=pass_no).first()
     drafts = list(LLMDraft.objects.filter(parent=parent, pass_no=pass_no).select_related("model_config", "run"))
@@ -119,8 +126,8 @@ def _back(parent: ParentProblem, pass_no: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@require(_can_draft_pass, kwargs=("pass_no",))
 def draft_start(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
-    _require(request, pass_no)
     parent = get_object_or_404(ParentProblem, problem_id=problem_id)
     model_config = ModelConfig.objects.filter(name=request.POST.get("model", ""), is_active=True).first()
     if model_config is None:
@@ -139,7 +146,8 @@ def draft_start(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
 @require_POST
 def draft_accept_view(request: HttpRequest, draft_id: int) -> HttpResponse:
     draft = get_object_or_404(LLMDraft.objects.select_related("parent"), pk=draft_id)
-    _require(request, draft.pass_no)
+    if not _can_draft_pass(request.user, draft.pass_no):
+        raise PermissionDenied
     keys = request.POST.getlist("record") if request.POST.get("mode") == "records" else None
     if keys is not None and not keys:
         messages.error(request, "Tick at least one record to accept.")
@@ -162,7 +170,8 @@ def draft_accept_view(request: HttpRequest, draft_id: int) -> HttpResponse:
 @require_POST
 def draft_discard_view(request: HttpRequest, draft_id: int) -> HttpResponse:
     draft = get_object_or_404(LLMDraft.objects.select_related("parent"), pk=draft_id)
-    _require(request, draft.pass_no)
+    if not _can_draft_pass(request.user, draft.pass_no):
+        raise PermissionDenied
     try:
         draft_discard(draft=draft, actor=request.user)
     except ApplicationError as exc:

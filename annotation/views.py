@@ -22,6 +22,7 @@ from django.views.decorators.csp import csp_override
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
+from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
@@ -55,8 +56,7 @@ ALL_PASSES = (1, 2, 3, 4, 5)
 
 def _is_partial_request(request: HttpRequest) -> bool:
     """An htmx swap wants the fragment; a history restore (cache miss) needs the full page."""
-    htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not htmx.history_restore_request
+    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 def _render(request: HttpRequest, template: str, partial: str, context: dict[str, Any]) -> TemplateResponse:
@@ -105,15 +105,10 @@ def _problem_rows(problems: list[ParentProblem]) -> list[ProblemRow]:
     return rows
 
 
-def _require(allowed: bool) -> None:
-    if not allowed:
-        raise PermissionDenied
-
-
 @login_required
 @require_GET
+@require(can_view_problems)
 def problem_list(request: HttpRequest) -> TemplateResponse:
-    _require(can_view_problems(request.user))
     facets = parent_facets()
     form = ProblemFilterForm(request.GET or None, facets=facets)
     filters = form.filters()
@@ -162,8 +157,8 @@ def problem_list(request: HttpRequest) -> TemplateResponse:
 
 @login_required
 @require_GET
+@require(can_view_problems)
 def problem_detail(request: HttpRequest, problem_id: str) -> TemplateResponse:
-    _require(can_view_problems(request.user))
     problem = get_object_or_404(parent_detail_queryset(), problem_id=problem_id)
     by_pass = {document.pass_no: document for document in problem.passes.all()}
     passes = [(n, by_pass.get(n)) for n in ALL_PASSES]
@@ -187,8 +182,8 @@ def problem_detail(request: HttpRequest, problem_id: str) -> TemplateResponse:
 
 @login_required
 @require_GET
+@require(can_view_problems)
 def image_file(request: HttpRequest, problem_id: str, image_id: str) -> FileResponse:
-    _require(can_view_problems(request.user))
     image = get_object_or_404(
         ProblemImage.objects.select_related("parent"), parent__problem_id=problem_id, image_id=image_id
     )
@@ -292,8 +287,8 @@ def _job_context(job: ImportJob) -> dict[str, Any]:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(can_import)
 def import_list(request: HttpRequest) -> HttpResponse:
-    _require(can_import(request.user))
     form = ImportUploadForm(request.POST or None, request.FILES or None)
     status = 200
     if request.method == "POST":
@@ -320,8 +315,8 @@ def import_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
+@require(can_import)
 def import_detail(request: HttpRequest, job_id: int) -> TemplateResponse:
-    _require(can_import(request.user))
     job = get_object_or_404(ImportJob.objects.select_related("created_by"), pk=job_id)
     return _render(request, "annotation/import_detail.html", "job", _job_context(job))
 
@@ -358,8 +353,8 @@ def _suggestions_url(problem_id: str, pass_no: int) -> str:
 @csp_override(WORKSPACE_CSP)
 @login_required
 @require_GET
+@require(can_read_pass, kwargs=("pass_no",))
 def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
-    _require(can_read_pass(request.user, pass_no))
     parent = _workspace_parent(problem_id)
     docs = workspace_documents(parent=parent)
     images = list(parent.images.all())
@@ -407,13 +402,17 @@ def _pass_tabs(parent: ParentProblem, docs: dict[int, PassDocument]) -> list[dic
     return tabs
 
 
+def _can_open_pass_review(user: Any, pass_no: int) -> bool:
+    """The review page: whoever may read the pass and either review it or edit it (to see what reviewers see)."""
+    return can_read_pass(user, pass_no) and (can_review_pass_no(user, pass_no) or can_edit_pass(user, pass_no))
+
+
 @csp_override(WORKSPACE_CSP)
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(_can_open_pass_review, kwargs=("pass_no",))
 def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
     """Source review: the document drawn over the diagram and its records; approve or reject."""
-    _require(can_read_pass(request.user, pass_no) and (can_review_pass_no(request.user, pass_no)
-                                                       or can_edit_pass(request.user, pass_no)))
     parent = _workspace_parent(problem_id)
     docs = workspace_documents(parent=parent)
     doc = docs.get(pass_no)
@@ -424,7 +423,8 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
     error = ""
     status = 200
     if request.method == "POST":
-        _require(can_review_pass_no(request.user, pass_no))
+        if not can_review_pass_no(request.user, pass_no):  # editors see the page; only reviewers decide
+            raise PermissionDenied
         decision = request.POST.get("decision")
         sha = request.POST.get("document_sha256", "")
         note = request.POST.get("note", "")
@@ -462,8 +462,8 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
 
 @login_required
 @require_GET
+@require(can_read_pass, kwargs=("pass_no",))
 def pass_history(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
-    _require(can_read_pass(request.user, pass_no))
     parent = _workspace_parent(problem_id)
     docs = workspace_documents(parent=parent)
     doc = docs.get(pass_no)
@@ -501,8 +501,8 @@ def pass_history(request: HttpRequest, problem_id: str, pass_no: int) -> HttpRes
 
 @login_required
 @require_POST
+@require(can_edit_pass, kwargs=("pass_no",))
 def pass_revert(request: HttpRequest, problem_id: str, pass_no: int, version: int) -> HttpResponse:
-    _require(can_edit_pass(request.user, pass_no))
     parent = _workspace_parent(problem_id)
     doc = workspace_documents(parent=parent).get(pass_no)
     if doc is None:

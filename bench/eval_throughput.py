@@ -187,9 +187,9 @@ def main() -> None:
 
     from evaluation.models import EvalRequest, EvalRun
     from evaluation.runs import eval_run_create, eval_run_dispatch
-    from run_engine.engine import chunk_ids
     from models_registry.models import ModelConfig
     from physalign_site.celery import app
+    from run_engine.engine import chunk_ids
 
     _ensure_probes(probes_needed, args.seed)
     names = []

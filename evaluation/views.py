@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
+from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_list_param
 
@@ -22,15 +23,10 @@ from .permissions import can_run_evaluations
 from .runs import eval_run_cancel, eval_run_create, eval_run_resume, run_items, run_progress
 
 
-def _admin(request: HttpRequest) -> None:
-    if not can_run_evaluations(request.user):
-        raise PermissionDenied
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(can_run_evaluations)
 def run_list(request: HttpRequest) -> HttpResponse:
-    _admin(request)
     form = RunLaunchForm(request.POST or None)
     error = ""
     if request.method == "POST" and form.is_valid():
@@ -51,8 +47,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
+@require(can_run_evaluations)
 def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
-    _admin(request)
     run = get_object_or_404(EvalRun.objects.select_related("release"), pk=pk)
     chosen = int_list_param(request.GET.getlist("solve"), name="solve")
     context = {"run": run, "progress": run_progress(run), "tables": selectors.results_tables(run.metrics),
@@ -64,20 +60,19 @@ def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
 
 @login_required
 @require_GET
+@require(can_run_evaluations)
 def run_progress_fragment(request: HttpRequest, pk: int) -> HttpResponse:
-    _admin(request)
     run = get_object_or_404(EvalRun, pk=pk)
-    response = TemplateResponse(request, "evaluation/run_detail.html#progress",
-                                {"run": run, "progress": run_progress(run)})
-    if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED) and request.headers.get("HX-Request"):
-        response["HX-Refresh"] = "true"  # show the results once, then stop polling
-    return response
+    if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED) and request.htmx:
+        return HttpResponseClientRefresh()  # show the results once, then stop polling
+    return TemplateResponse(request, "evaluation/run_detail.html#progress",
+                            {"run": run, "progress": run_progress(run)})
 
 
 @login_required
 @require_POST
+@require(can_run_evaluations)
 def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
-    _admin(request)
     run = get_object_or_404(EvalRun, pk=pk)
     if action not in ("cancel", "resume"):
         raise Http404("unknown action")
@@ -93,8 +88,8 @@ def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@require(can_run_evaluations)
 def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
-    _admin(request)
     run = get_object_or_404(EvalRun, pk=pk)
     filters = {k: request.GET.get(k, "") for k in ("model", "condition", "status")}
     page = Paginator(selectors.run_requests(run, **filters), 50).get_page(request.GET.get("page"))
@@ -106,8 +101,8 @@ def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
 
 @login_required
 @require_GET
+@require(can_run_evaluations)
 def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
-    _admin(request)
     row = get_object_or_404(EvalRequest.objects.select_related("run", "model", "probe", "score"), pk=pk)
     other = {r.condition: r for r in EvalRequest.objects.filter(run=row.run, model=row.model, probe=row.probe)
              .select_related("score")}
@@ -128,8 +123,8 @@ def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
 
 @login_required
 @require_GET
+@require(can_run_evaluations)
 def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
-    _admin(request)
     run = get_object_or_404(EvalRun, pk=pk)
     if fmt not in ("csv", "json", "items"):
         raise Http404("unknown download format")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
@@ -23,15 +23,10 @@ from .services import compile_run_create
 INTERFACES = ["T02-single", "T03-image", "T03-text"]
 
 
-def _admin_only(request: HttpRequest) -> None:
-    if not can_manage_probes(request.user):
-        raise PermissionDenied
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(can_manage_probes)
 def run_list(request: HttpRequest) -> HttpResponse:
-    _admin_only(request)
     if request.method == "POST":
         parent_ids = [p for p in request.POST.get("parents", "").split() if p]
         try:
@@ -48,20 +43,20 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
+@require(can_manage_probes)
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    _admin_only(request)
     run = get_object_or_404(CompileRun, pk=run_id)
     running = run.status in (CompileRun.Status.QUEUED, CompileRun.Status.RUNNING)
     context = {"run": run, "running": running, "groups": [] if running else issues_by_code(run),
                "nav_section": "compile"}
-    template = "probes/run_detail.html#progress" if request.headers.get("HX-Request") else "probes/run_detail.html"
+    template = "probes/run_detail.html#progress" if request.htmx else "probes/run_detail.html"
     return TemplateResponse(request, template, context)
 
 
 @login_required
 @require_GET
+@require(can_manage_probes)
 def probe_browser(request: HttpRequest) -> HttpResponse:
-    _admin_only(request)
     filters = {k: request.GET.get(k, "") for k in ("interface", "state", "split", "parent")}
     page = Paginator(probe_list(**filters), 50).get_page(request.GET.get("page"))
     return TemplateResponse(request, "probes/probe_list.html", {
@@ -71,8 +66,8 @@ def probe_browser(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
+@require(can_manage_probes)
 def probe_detail(request: HttpRequest, logical_probe_id: str) -> HttpResponse:
-    _admin_only(request)
     probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
     condition = "gold" if request.GET.get("condition") == "gold" else "raw"
     show_private = can_view_private_mapping(request.user)
@@ -85,9 +80,9 @@ def probe_detail(request: HttpRequest, logical_probe_id: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@require(can_manage_probes)
 def probe_attachment(request: HttpRequest, logical_probe_id: str, asset_id: str) -> HttpResponse:
     """The exact bytes a model receives for one attachment (a rendered view or an original)."""
-    _admin_only(request)
     attachment = attachment_of(get_object_or_404(Probe, logical_probe_id=logical_probe_id), asset_id)
     if attachment is None:
         raise Http404
@@ -96,7 +91,7 @@ def probe_attachment(request: HttpRequest, logical_probe_id: str, asset_id: str)
 
 @login_required
 @require_GET
+@require(can_manage_probes)
 def release_list(request: HttpRequest) -> HttpResponse:
-    _admin_only(request)
     return TemplateResponse(request, "probes/release_list.html",
                             {"releases": Release.objects.all()[:100], "nav_section": "releases"})

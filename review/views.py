@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -16,11 +17,22 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from probes.attachments import attachment_of
 from probes.models import Probe
 
 from . import services
+from .forms import (
+    AuditActionForm,
+    BlindAnswerForm,
+    BlindOrderForm,
+    ClaimForm,
+    DecisionForm,
+    KitUploadForm,
+    SignoffForm,
+    first_error,
+)
 from .models import (
     CONFIRMATIONS,
     SIGNOFF_CONFIRMATIONS,
@@ -48,14 +60,16 @@ from .selectors import (
 )
 
 
-def _require(allowed: bool) -> None:
-    if not allowed:
+def _slot(request: HttpRequest, slot_id: int, queryset: Any = ReviewSlot.objects) -> ReviewSlot:
+    """The slot, for its reviewer only (404 when there is none, 403 for anyone else)."""
+    slot = get_object_or_404(queryset, pk=slot_id)
+    if not can_work_slot(request.user, slot):
         raise PermissionDenied
+    return slot
 
 
 def _slot_probe(request: HttpRequest, slot_id: int, logical_probe_id: str) -> tuple[ReviewSlot, Probe]:
-    slot = get_object_or_404(ReviewSlot.objects.select_related("parent"), pk=slot_id)
-    _require(can_work_slot(request.user, slot))
+    slot = _slot(request, slot_id, ReviewSlot.objects.select_related("parent"))
     probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
     if probe.logical_probe_id not in {p.logical_probe_id for p in slot_work(slot, include_done=True)}:
         raise Http404
@@ -64,8 +78,8 @@ def _slot_probe(request: HttpRequest, slot_id: int, logical_probe_id: str) -> tu
 
 @login_required
 @require_GET
+@require(can_review)
 def queue(request: HttpRequest) -> HttpResponse:
-    _require(can_review(request.user))
     services.review_slots_ensure_development()
     counts = unclaimed_counts()
     roles = [Role.PRIMARY, Role.SECONDARY, Role.ADJUDICATOR]
@@ -81,13 +95,16 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@require(can_manage_audit)
 def blind_order(request: HttpRequest) -> HttpResponse:
     """An admin chooses a context's blind order (strict by default, or the Kit's)."""
-    _require(can_manage_audit(request.user))
+    form = BlindOrderForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, first_error(form))
+        return redirect("review:queue")
     try:
-        setting = services.review_context_set_blind_order(context=request.POST.get("context", ""),
-                                                          order=request.POST.get("blind_order", ""),
-                                                          actor=request.user)
+        setting = services.review_context_set_blind_order(context=form.cleaned_data["context"],
+                                                          order=form.cleaned_data["blind_order"], actor=request.user)
         messages.success(request, f"{setting.context}: {setting.get_blind_order_display()}.")
     except ApplicationError as error:
         messages.error(request, error.message)
@@ -97,8 +114,7 @@ def blind_order(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def release(request: HttpRequest, slot_id: int) -> HttpResponse:
-    slot = get_object_or_404(ReviewSlot, pk=slot_id)
-    _require(can_work_slot(request.user, slot))
+    slot = _slot(request, slot_id)
     try:
         services.review_release(slot=slot, reviewer=request.user)
     except ApplicationError as error:
@@ -110,11 +126,15 @@ def release(request: HttpRequest, slot_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@require(can_review)
 def claim(request: HttpRequest) -> HttpResponse:
-    _require(can_review(request.user))
+    form = ClaimForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, first_error(form))
+        return redirect("review:queue")
     try:
-        slot = services.review_claim(reviewer=request.user, role=request.POST.get("role", ""),
-                                     context=request.POST.get("context", ""))
+        slot = services.review_claim(reviewer=request.user, role=form.cleaned_data["role"],
+                                     context=form.cleaned_data["context"])
     except ApplicationError as error:
         messages.error(request, error.message)
         return redirect("review:queue")
@@ -124,8 +144,7 @@ def claim(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def slot_detail(request: HttpRequest, slot_id: int) -> HttpResponse:
-    slot = get_object_or_404(ReviewSlot.objects.select_related("parent"), pk=slot_id)
-    _require(can_work_slot(request.user, slot))
+    slot = _slot(request, slot_id, ReviewSlot.objects.select_related("parent"))
     progress = blind_progress(slot)
     rows = [{"row": row, "answer_gate": progress.answer_gate(row.probe), "reveal_gate": progress.reveal_gate(row.probe)}
             for row in slot_rows(slot)]
@@ -144,12 +163,11 @@ def probe_blind(request: HttpRequest, slot_id: int, logical_probe_id: str) -> Ht
     slot, probe = _slot_probe(request, slot_id, logical_probe_id)
     contract = services.contract_of(probe)
     if request.method == "POST":
-        given = services.BlindAnswerIn(
-            binding=[a for a in request.POST.get("binding", "").replace(";", ",").split(",")],
-            read={anchor: request.POST.get(f"read_{anchor}", "") for anchor in contract["read_anchor_ids"]},
-            cannot_answer=request.POST.get("cannot_answer") == "on", reason=request.POST.get("reason", ""))
+        form = BlindAnswerForm(request.POST, read_anchor_ids=contract["read_anchor_ids"])
         try:
-            services.review_submit_blind(slot=slot, probe=probe, reviewer=request.user, given=given)
+            if not form.is_valid():
+                raise ApplicationError(first_error(form), code="form_invalid")
+            services.review_submit_blind(slot=slot, probe=probe, reviewer=request.user, given=form.answer())
         except ApplicationError as error:
             messages.error(request, error.message)
             return redirect("review:probe", slot.pk, probe.logical_probe_id)
@@ -189,12 +207,11 @@ def probe_target(request: HttpRequest, slot_id: int, logical_probe_id: str) -> H
     if not gate.allowed:
         raise PermissionDenied(gate.message)
     if request.method == "POST":
-        given = services.DecisionIn(
-            status=request.POST.get("status", ""), severity=request.POST.get("severity", ""),
-            confirmations={k: request.POST.get(f"confirm_{k}") == "on" for k, _ in CONFIRMATIONS},
-            packet_state=request.POST.get("packet_state", ""),
-            packet_empty_reason=request.POST.get("packet_empty_reason", ""), note=request.POST.get("note", ""))
+        form = DecisionForm(request.POST)
         try:
+            if not form.is_valid():
+                raise ApplicationError(first_error(form), code="form_invalid")
+            given = form.decision()
             services.review_decide(slot=slot, probe=probe, reviewer=request.user, given=given)
         except ApplicationError as error:
             messages.error(request, error.message)
@@ -217,8 +234,8 @@ def attachment(request: HttpRequest, slot_id: int, logical_probe_id: str, asset_
 
 @login_required
 @require_GET
+@require(can_view_agreement)
 def agreement(request: HttpRequest) -> HttpResponse:
-    _require(can_view_agreement(request.user))
     context = request.GET.get("context", "development")
     return TemplateResponse(request, "review/agreement.html", {"report": agreement_report(context=context),
                                                                "contexts": open_contexts(), "context": context,
@@ -227,8 +244,8 @@ def agreement(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(can_manage_audit)
 def audit_list(request: HttpRequest) -> HttpResponse:
-    _require(can_manage_audit(request.user))
     if request.method == "POST":
         campaign = services.audit_campaign_create(actor=request.user)
         messages.success(request, f"Campaign {campaign.campaign_id[:16]}… created with a fresh random nonce.")
@@ -239,13 +256,16 @@ def audit_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(can_manage_audit)
 def audit_detail(request: HttpRequest, campaign_pk: int) -> HttpResponse:
-    _require(can_manage_audit(request.user))
     campaign = get_object_or_404(AuditCampaign, pk=campaign_pk)
     if request.method == "POST":
+        form = AuditActionForm(request.POST)
         try:
-            if request.POST.get("action") == "assess":
-                plan = get_object_or_404(AuditPlan, pk=request.POST.get("plan"), campaign=campaign)
+            if not form.is_valid():
+                raise ApplicationError(first_error(form), code="form_invalid")
+            if form.cleaned_data["action"] == "assess":
+                plan = get_object_or_404(AuditPlan, pk=form.cleaned_data["plan"], campaign=campaign)
                 assessment = services.audit_assess(plan=plan, actor=request.user)
                 messages.success(request, "Assessment: " + ("accepted" if assessment.accepted else
                                                             "blocked by " + ", ".join(assessment.result["blockers"])))
@@ -268,22 +288,24 @@ def audit_detail(request: HttpRequest, campaign_pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(can_manage_audit)
 def signoff(request: HttpRequest) -> HttpResponse:
-    _require(can_manage_audit(request.user))
     if request.method == "POST":
+        form = SignoffForm(request.POST)
         try:
-            if request.POST.get("action") == "export":
-                item = get_object_or_404(Signoff, pk=request.POST.get("signoff"))
+            if not form.is_valid():
+                raise ApplicationError(first_error(form), code="form_invalid")
+            data = form.cleaned_data
+            if data["action"] == "export":
+                item = get_object_or_404(Signoff, pk=data["signoff"])
                 stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
                 output = Path(settings.MEDIA_ROOT) / "releases" / f"signoff-{item.pk}-{stamp}"
                 release = services.signoff_export(signoff=item, output=output, actor=request.user)
                 messages.success(request, f"Release {release.release_id[:20]}… exported ({release.counts}).")
             else:
-                assessment = AuditAssessment.objects.filter(pk=request.POST.get("assessment") or None).first()
-                services.signoff_create(
-                    actor=request.user, mode=request.POST.get("mode", ""), assessment=assessment,
-                    confirmations={k: request.POST.get(f"confirm_{k}") == "on" for k, _ in SIGNOFF_CONFIRMATIONS},
-                    evidence_ref=request.POST.get("evidence_ref", ""))
+                assessment = AuditAssessment.objects.filter(pk=data["assessment"]).first()
+                services.signoff_create(actor=request.user, mode=data["mode"], assessment=assessment,
+                                        confirmations=form.confirmations(), evidence_ref=data["evidence_ref"])
                 messages.success(request, "Signed off.")
         except ApplicationError as error:
             messages.error(request, f"{error.message} ({error.code})")
@@ -296,16 +318,19 @@ def signoff(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(can_manage_audit)
 def kit_decisions(request: HttpRequest) -> HttpResponse:
     """Admins bring a Kit team's review decisions in: first the Kit draft (or review project) as a zip, which
     binds each equal Kit probe to ours, then the decision files made on the Kit's review page."""
-    _require(can_manage_audit(request.user))
     if request.method == "POST":
-        upload = request.FILES.get("file")
+        form = KitUploadForm(request.POST, request.FILES)
         try:
+            if not form.is_valid():
+                raise ApplicationError(first_error(form), code="form_invalid")
+            upload = form.cleaned_data["file"]
             if upload is None:
                 raise ApplicationError("Choose a file to upload.", code="file_missing")
-            if request.POST.get("action") == "draft":
+            if form.cleaned_data["action"] == "draft":
                 record = services.kit_draft_upload(upload=upload, actor=request.user)
                 bound, differing = len(record.summary["bound"]), len(record.summary["differing"])
                 messages.success(request, f"Kit draft {record.catalog_root[:12]}… checked: {bound} probe(s) bound to "
@@ -324,6 +349,6 @@ def kit_decisions(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
+@require(can_view_agreement)
 def accounting(request: HttpRequest) -> HttpResponse:
-    _require(can_view_agreement(request.user))
     return TemplateResponse(request, "review/accounting.html", {**accounting_tables(), "nav_section": "accounting"})

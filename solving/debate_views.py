@@ -8,13 +8,14 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRefresh
 
 from models_registry.models import ModelConfig
+from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_list_param
 from probes.models import Release
@@ -37,11 +38,6 @@ from .permissions import can_run_solving
 
 _DEBATE_DEFAULTS = DebateConfig()
 _FRONTEND_DEFAULTS = FrontendSwitches()
-
-
-def _admin(request: HttpRequest) -> None:
-    if not can_run_solving(request.user):
-        raise PermissionDenied
 
 
 def _model_choices(blank: str) -> list[tuple[str, str]]:
@@ -106,8 +102,8 @@ class DebateLaunchForm(forms.Form):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@require(can_run_solving)
 def debate_run_list(request: HttpRequest) -> HttpResponse:
-    _admin(request)
     form = DebateLaunchForm(request.POST or None)
     error = ""
     if request.method == "POST" and form.is_valid():
@@ -129,8 +125,8 @@ def _detail_context(run: SolveRun) -> dict[str, Any]:
 
 @login_required
 @require_GET
+@require(can_run_solving)
 def debate_run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
-    _admin(request)
     run = get_object_or_404(SolveRun.objects.select_related("debate", "release"), pk=pk, kind=SolveRun.Kind.DEBATE)
     context = _detail_context(run)
     context["responses"] = list(run.responses.select_related("parent").order_by("parent__problem_id"))
@@ -146,19 +142,18 @@ def debate_run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
 
 @login_required
 @require_GET
+@require(can_run_solving)
 def debate_run_progress(request: HttpRequest, pk: int) -> HttpResponse:
-    _admin(request)
     run = get_object_or_404(SolveRun.objects.select_related("debate"), pk=pk, kind=SolveRun.Kind.DEBATE)
-    response = TemplateResponse(request, "solving/debate_run_detail.html#progress", _detail_context(run))
-    if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING) and request.headers.get("HX-Request"):
-        response["HX-Refresh"] = "true"  # show the finished table once, then stop polling
-    return response
+    if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING) and request.htmx:
+        return HttpResponseClientRefresh()  # show the finished table once, then stop polling
+    return TemplateResponse(request, "solving/debate_run_detail.html#progress", _detail_context(run))
 
 
 @login_required
 @require_GET
+@require(can_run_solving)
 def debate_transcript(request: HttpRequest, pk: int) -> TemplateResponse:
-    _admin(request)
     response = get_object_or_404(SolveResponse.objects.select_related("run__debate", "parent"), pk=pk,
                                  run__kind=SolveRun.Kind.DEBATE)
     rounds = transcript_rounds(response)
@@ -169,8 +164,8 @@ def debate_transcript(request: HttpRequest, pk: int) -> TemplateResponse:
 
 @login_required
 @require_GET
+@require(can_run_solving)
 def debate_compare(request: HttpRequest) -> TemplateResponse:
-    _admin(request)
     chosen = int_list_param(request.GET.getlist("runs"), name="runs")
     rows, same_parents = comparable_runs(chosen or None)
     candidates = SolveRun.objects.select_related("model", "debate").order_by("-created_at")[:100]

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from models_registry.models import ModelConfig
+from physalign_site.api import role_permission
 
 from ..drafting import draft_accept, draft_discard, draft_run_create, draft_run_progress, record_comparison
 from ..drafting_views import can_draft
@@ -32,6 +30,23 @@ class DraftOutput(serializers.ModelSerializer):
                   "cost_usd", "accepted_into", "acceptance", "request_record", "created_at")
 
 
+class RecordComparisonOutput(serializers.Serializer):
+    key = serializers.CharField(help_text="collection/id, or a top-level field name")
+    state = serializers.CharField(help_text="new | changed | same | current_only")
+    draft = serializers.JSONField(allow_null=True)
+    current = serializers.JSONField(allow_null=True)
+
+
+class DraftDetailOutput(DraftOutput):
+    """A draft with its per-record comparison against the current pass document (set by the view)."""
+
+    comparison = RecordComparisonOutput(many=True, read_only=True)
+    current_version = serializers.IntegerField(read_only=True, help_text="0 when the pass has no document yet")
+
+    class Meta(DraftOutput.Meta):
+        fields = (*DraftOutput.Meta.fields, "comparison", "current_version")
+
+
 class RunOutput(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
@@ -46,9 +61,9 @@ class RunOutput(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
-def _require(user: Any, pass_no: int) -> None:
-    if not can_draft(user, pass_no):
-        raise PermissionDenied()
+# Drafting follows the right to edit the pass: from the URL, or of the draft / run the view loaded.
+CanDraftPass = role_permission(can_draft, kwargs=("pass_no",), name="CanDraftPass")
+CanDraftObject = role_permission(on_object=lambda user, obj: can_draft(user, obj.pass_no), name="CanDraftObject")
 
 
 def _parent(problem_id: str) -> ParentProblem:
@@ -66,18 +81,17 @@ class DraftAcceptInput(serializers.Serializer):
 
 
 class ParentDraftsView(APIView):
+    permission_classes = [CanDraftPass]
     Input = DraftStartInput
 
     @extend_schema(responses=DraftOutput(many=True))
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        _require(request.user, pass_no)
         drafts = LLMDraft.objects.filter(parent=_parent(problem_id), pass_no=pass_no) \
             .select_related("model_config", "parent")
         return Response(DraftOutput(drafts, many=True).data)
 
     @extend_schema(request=Input, responses={202: RunOutput})
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        _require(request.user, pass_no)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         model_config = get_object_or_404(ModelConfig, name=data.validated_data["model"])
@@ -87,26 +101,28 @@ class ParentDraftsView(APIView):
 
 
 class DraftDetailView(APIView):
-    @extend_schema(responses=DraftOutput)
+    permission_classes = [CanDraftObject]
+
+    @extend_schema(responses=DraftDetailOutput)
     def get(self, request: Request, draft_id: int) -> Response:
         draft = get_object_or_404(LLMDraft.objects.select_related("parent", "model_config"), pk=draft_id)
-        _require(request.user, draft.pass_no)
+        self.check_object_permissions(request, draft)
         current = PassDocument.objects.filter(parent=draft.parent, pass_no=draft.pass_no).first()
-        data = DraftOutput(draft).data
-        data["comparison"] = record_comparison(draft_document=draft.parsed_document,
-                                               current_document=current.document if current else None) \
+        draft.comparison = record_comparison(draft_document=draft.parsed_document,
+                                             current_document=current.document if current else None) \
             if draft.parsed_document is not None else []
-        data["current_version"] = current.version if current else 0
-        return Response(data)
+        draft.current_version = current.version if current else 0
+        return Response(DraftDetailOutput(draft).data)
 
 
 class DraftAcceptView(APIView):
+    permission_classes = [CanDraftObject]
     Input = DraftAcceptInput
 
     @extend_schema(request=Input, responses=DraftOutput)
     def post(self, request: Request, draft_id: int) -> Response:
         draft = get_object_or_404(LLMDraft, pk=draft_id)
-        _require(request.user, draft.pass_no)
+        self.check_object_permissions(request, draft)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         document = data.validated_data.get("document")
@@ -119,20 +135,24 @@ class DraftAcceptView(APIView):
 
 
 class DraftDiscardView(APIView):
+    permission_classes = [CanDraftObject]
+
     @extend_schema(request=None, responses=DraftOutput)
     def post(self, request: Request, draft_id: int) -> Response:
         draft = get_object_or_404(LLMDraft, pk=draft_id)
-        _require(request.user, draft.pass_no)
+        self.check_object_permissions(request, draft)
         return Response(DraftOutput(draft_discard(draft=draft, actor=request.user)).data)
 
 
 class DraftRunView(APIView):
+    permission_classes = [CanDraftObject]
+
     @extend_schema(responses=RunOutput)
     def get(self, request: Request, run_id: int) -> Response:
         run = DraftRun.objects.select_related("model_config").filter(pk=run_id).first()
         if run is None:
             raise Http404
-        _require(request.user, run.pass_no)
+        self.check_object_permissions(request, run)
         return Response(RunOutput(draft_run_progress(run=run)).data)
 
 

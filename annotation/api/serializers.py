@@ -11,18 +11,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from physalign_site.api import choice_string
+
 from ..models import ImportJob, ParentProblem, PassDocument, ProblemImage, Source
-
-
-def choice_string(choices: list[tuple[str, str]], **kwargs) -> serializers.CharField:
-    """A read-only choice documented in prose. ``status`` names different choice sets on different
-    models, and spectacular would merge same-named enums into colliding components."""
-
-    @extend_schema_field({"type": "string", "description": "One of: " + ", ".join(v for v, _ in choices)})
-    class ChoiceString(serializers.CharField):
-        pass
-
-    return ChoiceString(read_only=True, **kwargs)
 
 
 class SourceOutput(serializers.ModelSerializer):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
+from django.utils.http import parse_etags, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -18,16 +19,14 @@ from drf_spectacular.utils import (
     extend_schema_field,
     extend_schema_serializer,
     extend_schema_view,
-    inline_serializer,
 )
 from rest_framework import filters, generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from physalign_site.api import ApiPagination, role_permission
+from physalign_site.api import ApiErrorOutput, ApiPagination, choice_string, role_permission
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
@@ -65,28 +64,18 @@ from .serializers import (
     SourceOutput,
 )
 
-ERROR_RESPONSE = inline_serializer("ApiError", {
-    "message": serializers.CharField(),
-    "code": serializers.CharField(),
-    "extra": serializers.DictField(),
-})
+ERROR_RESPONSE = ApiErrorOutput
 
 
 # --- permissions --------------------------------------------------------------------------------------
 
-class PassPermission(BasePermission):
-    """Reading a pass needs ``can_read_pass``, writing it ``can_edit_pass`` (pass number from the URL)."""
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        user = request.user
-        if not (user and user.is_authenticated):
-            return False
-        pass_no = int(view.kwargs.get("pass_no", 1))
-        if request.method in ("GET", "HEAD", "OPTIONS"):
-            return perms.can_read_pass(user, pass_no)
-        return perms.can_edit_pass(user, pass_no)
-
-
+# The pass number comes from the URL (the ``pass_no`` converter: 1–5).
+PassPermission = role_permission(perms.can_read_pass, unsafe=perms.can_edit_pass, kwargs=("pass_no",),
+                                 name="PassPermission")
+PassReadPermission = role_permission(perms.can_read_pass, kwargs=("pass_no",), name="PassReadPermission")
+PassWritePermission = role_permission(perms.can_edit_pass, kwargs=("pass_no",), name="PassWritePermission")
+PassSubmitPermission = role_permission(perms.can_submit_pass, kwargs=("pass_no",), name="PassSubmitPermission")
+PassReviewPermission = role_permission(perms.can_review_pass_no, kwargs=("pass_no",), name="PassReviewPermission")
 CanViewProblems = role_permission(perms.can_view_problems, name="CanViewProblems")
 CanViewSources = role_permission(perms.can_view_problems, unsafe=perms.can_manage_sources,
                                  name="CanViewSources")
@@ -117,15 +106,16 @@ def _require_pass5_open(parent: ParentProblem, pass_no: int) -> None:
 
 
 def _expected_version(request: Request) -> int | None:
-    """``If-Match: 3`` or ``If-Match: "3"`` → 3; absent → None (RFC 9110 §13.1.1, versions as tags)."""
+    """``If-Match: "3"`` (the ETag we sent), ``W/"3"`` or a bare ``3`` → 3; absent → None (RFC 9110 §13.1.1,
+    versions as entity tags). One tag only: a list or ``*`` names no version."""
     raw = request.headers.get("If-Match")
     if raw is None or not raw.strip():
         return None
     value = raw.strip()
-    if value.startswith("W/"):
-        value = value[2:]
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        value = value[1:-1]
+    if value != "*" and parse_etags(value) == [value]:  # exactly one well-formed tag, nothing around it
+        value = value.removeprefix("W/")[1:-1]
+    else:  # a bare version, as clients and curl users type it
+        value = value.removeprefix("W/")
     try:
         version = int_param(value, name="If-Match")
     except ApplicationError:
@@ -139,7 +129,7 @@ def _expected_version(request: Request) -> int | None:
 def _pass_state_response(doc: PassDocument, *, status_code: int = status.HTTP_200_OK) -> Response:
     issues = pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document)
     data = PassStateOutput(doc, context={"validation_issues": issues}).data
-    return Response(data, status=status_code, headers={"ETag": f'"{doc.version}"'})
+    return Response(data, status=status_code, headers={"ETag": quote_etag(str(doc.version))})
 
 
 PASS_PATH_PARAMS = [
@@ -263,12 +253,7 @@ class PassDetailApi(APIView):
 
 
 class PassSubmitApi(APIView):
-    class SubmitPermission(BasePermission):
-        def has_permission(self, request: Request, view: APIView) -> bool:
-            return bool(request.user and request.user.is_authenticated
-                        and perms.can_submit_pass(request.user, int(view.kwargs["pass_no"])))
-
-    permission_classes = [SubmitPermission]
+    permission_classes = [PassSubmitPermission]
 
     @extend_schema(operation_id="passes_submit", parameters=PASS_PATH_PARAMS, request=None,
                    responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE})
@@ -277,14 +262,8 @@ class PassSubmitApi(APIView):
         return _pass_state_response(pass_document_submit(doc=doc, actor=request.user))
 
 
-class ReviewPermission(BasePermission):
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return bool(request.user and request.user.is_authenticated
-                    and perms.can_review_pass_no(request.user, int(view.kwargs["pass_no"])))
-
-
 class PassApproveApi(APIView):
-    permission_classes = [ReviewPermission]
+    permission_classes = [PassReviewPermission]
 
     @extend_schema_serializer(component_name="PassApproveInput")
     class InputSerializer(serializers.Serializer):
@@ -302,7 +281,7 @@ class PassApproveApi(APIView):
 
 
 class PassRejectApi(APIView):
-    permission_classes = [ReviewPermission]
+    permission_classes = [PassReviewPermission]
 
     @extend_schema_serializer(component_name="PassRejectInput")
     class InputSerializer(serializers.Serializer):
@@ -359,18 +338,6 @@ class ImportDetailApi(APIView):
 
 # --- workspace: history, diff, revert -----------------------------------------------------------------
 
-class PassReadPermission(BasePermission):
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return bool(request.user and request.user.is_authenticated
-                    and perms.can_read_pass(request.user, int(view.kwargs["pass_no"])))
-
-
-class PassWritePermission(BasePermission):
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return bool(request.user and request.user.is_authenticated
-                    and perms.can_edit_pass(request.user, int(view.kwargs["pass_no"])))
-
-
 class PassVersionOutput(serializers.Serializer):
     version = serializers.IntegerField()
     document_sha256 = serializers.CharField()
@@ -385,6 +352,38 @@ class PassVersionOutput(serializers.Serializer):
 
 class PassVersionDetailOutput(PassVersionOutput):
     document = serializers.JSONField()
+
+
+class DiffCountsOutput(serializers.Serializer):
+    added = serializers.IntegerField()
+    removed = serializers.IntegerField()
+    changed = serializers.IntegerField()
+
+
+class FieldChangeOutput(serializers.Serializer):
+    field = serializers.CharField()
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)
+
+
+class RecordChangeOutput(serializers.Serializer):
+    collection = serializers.CharField()
+    record_id = serializers.CharField()
+    change = choice_string([("added", ""), ("removed", ""), ("changed", "")])
+    fields = FieldChangeOutput(many=True, help_text="Changed fields (``changed`` records only).")
+    before = serializers.JSONField(allow_null=True, help_text="The record before (null when added).")
+    after = serializers.JSONField(allow_null=True, help_text="The record after (null when removed).")
+
+
+# ``from`` is a keyword, so the fields are given as a mapping (declaration order is the output order).
+PassDiffOutput = type("PassDiffOutput", (serializers.Serializer,), {
+    "__module__": __name__,
+    "__doc__": "Record-level changes from version ``from`` (0: the empty document) to version ``to``.",
+    "from": serializers.IntegerField(),
+    "to": serializers.IntegerField(),
+    "counts": DiffCountsOutput(),
+    "changes": RecordChangeOutput(many=True),
+})
 
 
 def _open_pass(problem_id: str, pass_no: int) -> PassDocument:
@@ -428,7 +427,7 @@ class PassDiffApi(APIView):
                    parameters=[*PASS_PATH_PARAMS,
                                OpenApiParameter("from", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
                                OpenApiParameter("to", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True)],
-                   responses={200: OpenApiTypes.OBJECT, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE})
+                   responses={200: PassDiffOutput, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE})
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _open_pass(problem_id, pass_no)
         from_v = int_param(request.query_params.get("from"), name="from")
@@ -441,7 +440,7 @@ class PassDiffApi(APIView):
         if wanted - set(rows):
             raise Http404("No such version.")
         diff = document_diff(rows.get(from_v), rows.get(to_v))
-        return Response({"from": from_v, "to": to_v, **diff.as_dict()})
+        return Response(PassDiffOutput({"from": from_v, "to": to_v, **diff.as_dict()}).data)
 
 
 class PassRevertApi(APIView):

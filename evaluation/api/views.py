@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, role_permission
+
 from ..permissions import can_run_evaluations
+
+CanRunEvaluations = role_permission(can_run_evaluations, name="CanRunEvaluations")
 
 
 class EvalRunInput(serializers.Serializer):
@@ -25,35 +27,66 @@ class EvalRunInput(serializers.Serializer):
     resamples = serializers.IntegerField(required=False, min_value=2, default=2000)
 
 
-def _run_payload(run: Any) -> dict[str, Any]:
+CONDITIONS = {"type": "string", "description": "raw | gold | no_image | reordered"}
+
+
+@extend_schema_serializer(component_name="EvalRunListed")
+class EvalRunListedOutput(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    name = serializers.CharField()
+    status = serializers.CharField()
+    total = serializers.IntegerField()
+    conditions = json_list(CONDITIONS)
+
+
+@extend_schema_serializer(component_name="EvalRun")
+class EvalRunOutput(serializers.Serializer):
+    """A run with its progress: ``{"run": EvalRun, "progress": evaluation.runs.run_progress(run)}``."""
+
+    id = serializers.IntegerField(source="run.pk")
+    name = serializers.CharField(source="run.name")
+    status = serializers.CharField(source="run.status")
+    release = serializers.CharField(source="run.release.release_id", allow_null=True, default=None)
+    models = serializers.SerializerMethodField()
+    conditions = json_list(CONDITIONS, source="run.conditions")
+    total = serializers.IntegerField(source="progress.total")
+    done = serializers.IntegerField(source="progress.done")
+    by_status = json_value({"type": "object", "additionalProperties": {"type": "integer"}}, source="progress.by_status")
+    input_tokens = serializers.IntegerField(source="progress.input_tokens")
+    output_tokens = serializers.IntegerField(source="progress.output_tokens")
+    cost_usd = serializers.CharField(source="progress.cost_usd", help_text="Decimal dollars")
+    manifest = json_object("Code revision, package versions, prompt/template hashes", source="run.manifest")
+    metrics = json_object("Metric snapshots with CIs (null until the run is scored)", source="run.metrics",
+                          allow_null=True)
+
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField(), help_text="Model configuration names"))
+    def get_models(self, row: dict[str, Any]) -> list[str]:
+        return [m.name for m in row["run"].model_configs.all()]
+
+
+def _run_output(run: Any) -> dict[str, Any]:
     from ..runs import run_progress
 
-    p = run_progress(run)
-    return {"id": run.pk, "name": run.name, "status": run.status, "release": run.release.release_id if run.release
-            else None, "models": [m.name for m in run.model_configs.all()], "conditions": run.conditions,
-            "total": p.total, "done": p.done, "by_status": p.by_status, "input_tokens": p.input_tokens,
-            "output_tokens": p.output_tokens, "cost_usd": str(p.cost_usd), "manifest": run.manifest,
-            "metrics": run.metrics}
+    return EvalRunOutput({"run": run, "progress": run_progress(run)}).data
 
 
 class EvalRunListView(APIView):
-    @extend_schema(operation_id="eval_runs_list", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanRunEvaluations]
+
+    @extend_schema(operation_id="eval_runs_list", responses=EvalRunListedOutput(many=True))
     def get(self, request: Request) -> Response:
         from ..selectors import run_list
 
-        if not can_run_evaluations(request.user):
-            raise PermissionDenied()
-        return Response([{"id": r.pk, "name": r.name, "status": r.status, "total": r.total,
-                          "conditions": r.conditions} for r in run_list()[:200]])
+        return Response(EvalRunListedOutput(run_list()[:200], many=True).data)
 
-    @extend_schema(operation_id="eval_runs_create", request=EvalRunInput, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="eval_runs_create", request=EvalRunInput,
+                   responses={201: EvalRunOutput, 400: ApiErrorOutput})
     def post(self, request: Request) -> Response:
         from probes.models import Release
 
         from ..runs import eval_run_create
 
-        if not can_run_evaluations(request.user):
-            raise PermissionDenied()
         data = EvalRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -61,13 +94,14 @@ class EvalRunListView(APIView):
         run = eval_run_create(model_names=v["models"], conditions=v["conditions"], release=release,
                               probe_filter=v["probe_filter"], name=v["name"], actor=request.user,
                               options={"resamples": v["resamples"]})
-        return Response(_run_payload(run), status=status.HTTP_201_CREATED)
+        return Response(_run_output(run), status=status.HTTP_201_CREATED)
 
 
 class EvalRunDetailView(APIView):
-    @extend_schema(operation_id="eval_runs_retrieve", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanRunEvaluations]
+
+    @extend_schema(operation_id="eval_runs_retrieve", responses=EvalRunOutput)
     def get(self, request: Request, pk: int) -> Response:
         from ..models import EvalRun
-        if not can_run_evaluations(request.user):
-            raise PermissionDenied()
-        return Response(_run_payload(get_object_or_404(EvalRun, pk=pk)))
+
+        return Response(_run_output(get_object_or_404(EvalRun, pk=pk)))

@@ -7,10 +7,11 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from physalign_site.api import role_permission
 
 from ..models import ModelConfig
 from ..permissions import can_list_models, can_manage_models
@@ -30,6 +31,10 @@ class ModelConfigPublicOutput(serializers.ModelSerializer):
     class Meta:
         model = ModelConfig
         fields = ("id", "name", *(f for f in EDITABLE_FIELDS if f != "extra"), "created_at", "updated_at")
+
+
+# Annotators read (they pick a model for drafting); admins create and change.
+CanUseModels = role_permission(can_list_models, unsafe=can_manage_models, name="CanUseModels")
 
 
 def _output_for(user: Any) -> type[serializers.ModelSerializer]:
@@ -58,10 +63,10 @@ class ModelConfigInput(serializers.ModelSerializer):
 
 
 class ModelConfigListView(APIView):
+    permission_classes = [CanUseModels]
+
     @extend_schema(responses=ModelConfigOutput(many=True))
     def get(self, request: Request) -> Response:
-        if not can_list_models(request.user):
-            raise PermissionDenied()
         configs = ModelConfig.objects.all()
         if request.query_params.get("active") == "1":
             configs = configs.filter(is_active=True)
@@ -69,8 +74,6 @@ class ModelConfigListView(APIView):
 
     @extend_schema(request=ModelConfigInput, responses={201: ModelConfigOutput})
     def post(self, request: Request) -> Response:
-        if not can_manage_models(request.user):
-            raise PermissionDenied()
         data = ModelConfigInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields: dict[str, Any] = dict(data.validated_data)
@@ -79,16 +82,14 @@ class ModelConfigListView(APIView):
 
 
 class ModelConfigDetailView(APIView):
+    permission_classes = [CanUseModels]
+
     @extend_schema(responses=ModelConfigOutput)
     def get(self, request: Request, name: str) -> Response:
-        if not can_list_models(request.user):
-            raise PermissionDenied()
         return Response(_output_for(request.user)(get_object_or_404(ModelConfig, name=name)).data)
 
     @extend_schema(request=ModelConfigInput, responses=ModelConfigOutput)
     def patch(self, request: Request, name: str) -> Response:
-        if not can_manage_models(request.user):
-            raise PermissionDenied()
         config = get_object_or_404(ModelConfig, name=name)
         data = ModelConfigInput(config, data=request.data, partial=True)
         data.is_valid(raise_exception=True)

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, role_permission
 from probes.models import CompileRun, Probe, Release
 from probes.permissions import can_manage_probes, can_read_public_release, can_view_private_mapping
 from probes.services import compile_run_create
@@ -28,19 +29,48 @@ class _Pages(PageNumberPagination):
     page_size_query_param = "page_size"
 
 
-def _require(allowed: bool) -> None:
-    if not allowed:
-        raise PermissionDenied("You do not have permission for this.")
+def _paginated(view: APIView, request: Any, rows: Any, output: type[serializers.Serializer]) -> Response:
+    pages = view.pagination_class()
+    page = pages.paginate_queryset(rows, request, view=view)
+    return pages.get_paginated_response(output(page, many=True).data)
 
 
-def _run_out(run: CompileRun) -> dict:
-    return {"id": run.pk, "status": run.status, "seed": run.seed, "parameters": run.parameters, "total": run.total,
-            "done": run.done, "progress_percent": run.progress_percent, "counts": run.counts,
-            "timings": run.timings, "issues": run.issues.count(), "created_at": run.created_at}
+REFUSED = "You do not have permission for this."
+CanManageProbes = role_permission(can_manage_probes, message=REFUSED, name="CanManageProbes")
+CanReadPublicRelease = role_permission(can_read_public_release, message=REFUSED, name="CanReadPublicRelease")
+CanViewPrivateMapping = role_permission(can_view_private_mapping, message=REFUSED, name="CanViewPrivateMapping")
+# Anyone who may read a release downloads its public zip; only probe managers queue the build.
+CanBuildReleaseZip = role_permission(can_read_public_release, unsafe=can_manage_probes, message=REFUSED,
+                                     name="CanBuildReleaseZip")
+
+MESSAGES = {"type": "object", "description": "The chat messages a model receives (Kit §4).",
+            "properties": {"system": {"type": "string"}, "user": {"type": "string"}}}
+STRINGS = {"type": "string"}
+
+
+# --- compile runs -------------------------------------------------------------------------------------
+
+@extend_schema_serializer(component_name="CompileRun")
+class CompileRunOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField(help_text="queued | running | succeeded | failed")
+    seed = serializers.IntegerField()
+    parameters = json_object('{"parent_ids": [...]} or {"all": true}')
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    progress_percent = serializers.IntegerField()
+    counts = json_object("Probes, parents, interfaces and blocked groups counted by the run.")
+    timings = json_object("Seconds per compile stage.")
+    issues = serializers.IntegerField(source="issues.count", help_text="Compile issues recorded by the run.")
+    created_at = serializers.DateTimeField()
 
 
 class CompileRunListApi(APIView):
-    class Input(serializers.Serializer):
+    permission_classes = [CanManageProbes]
+    pagination_class = _Pages
+
+    @extend_schema_serializer(component_name="CompileRunCreateInput")
+    class InputSerializer(serializers.Serializer):
         parent_ids = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=False)
         all = serializers.BooleanField(required=False, default=False)
         seed = serializers.IntegerField(required=False, default=2027)
@@ -50,133 +80,210 @@ class CompileRunListApi(APIView):
                 raise serializers.ValidationError("Give either parent_ids or all=true.")
             return attrs
 
-    @extend_schema(operation_id="compile_runs_list", responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="compile_runs_list", responses=CompileRunOutput(many=True))
     def get(self, request):
-        _require(can_manage_probes(request.user))
-        pages = _Pages()
-        page = pages.paginate_queryset(CompileRun.objects.all(), request)
-        return pages.get_paginated_response([_run_out(r) for r in page])
+        return _paginated(self, request, CompileRun.objects.all(), CompileRunOutput)
 
-    @extend_schema(operation_id="compile_runs_create", responses=OpenApiTypes.OBJECT, request=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="compile_runs_create", request=InputSerializer,
+                   responses={202: CompileRunOutput, 400: ApiErrorOutput})
     def post(self, request):
-        _require(can_manage_probes(request.user))
-        data = self.Input(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         run = compile_run_create(actor=request.user, parent_ids=data.validated_data.get("parent_ids"),
                                  seed=data.validated_data["seed"])
-        return Response(_run_out(run), status=202)
+        return Response(CompileRunOutput(run).data, status=202)
 
 
 class CompileRunDetailApi(APIView):
-    @extend_schema(operation_id="compile_runs_detail", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanManageProbes]
+
+    @extend_schema(operation_id="compile_runs_detail", responses=CompileRunOutput)
     def get(self, request, run_id: int):
-        _require(can_manage_probes(request.user))
-        return Response(_run_out(get_object_or_404(CompileRun, pk=run_id)))
+        return Response(CompileRunOutput(get_object_or_404(CompileRun, pk=run_id)).data)
 
 
-def _probe_out(probe: Probe) -> dict:
-    return {"logical_probe_id": probe.logical_probe_id, "problem_id": probe.parent.problem_id,
-            "task_id": probe.task_id, "interface": probe.interface, "language": probe.language,
-            "state": probe.state, "packet_state": probe.packet_state, "split": probe.split,
-            "pools": {"B": probe.in_b, "L": probe.in_l, "P": probe.in_p}, "review_target_root": probe.review_target_root,
-            "attachment_ids": probe.attachment_ids, "raw_messages": probe.raw_messages,
-            "gold_messages": probe.gold_messages}
+# --- probes -------------------------------------------------------------------------------------------
+
+class ProbePoolsOutput(serializers.Serializer):
+    B = serializers.BooleanField(source="in_b", help_text="Grounding pool")
+    L = serializers.BooleanField(source="in_l", help_text="Joint set")
+    P = serializers.BooleanField(source="in_p", help_text="Paired-eligible")
+
+
+@extend_schema_serializer(component_name="Probe")
+class ProbeOutput(serializers.Serializer):
+    logical_probe_id = serializers.CharField()
+    problem_id = serializers.CharField(source="parent.problem_id")
+    task_id = serializers.CharField()
+    interface = serializers.CharField()
+    language = serializers.CharField()
+    state = serializers.CharField()
+    packet_state = serializers.CharField()
+    split = serializers.CharField()
+    pools = ProbePoolsOutput(source="*")
+    review_target_root = serializers.CharField()
+    attachment_ids = json_list(STRINGS)
+    raw_messages = json_value(MESSAGES)
+    gold_messages = json_value(MESSAGES)
+
+
+class ProbePrivateFieldsOutput(serializers.Serializer):
+    """metadata.PRIVATE.json (native_probe_metadata_v1, Kit names) holds private candidate types."""
+
+    key = json_object("The probe key (candidate map, targets, anchors, packet plan, …).", source="key.key")
+    gold_aliases = json_list(STRINGS, source="key.gold_aliases")
+    metadata = json_object("Diagnostics (private candidate types).")
+    assets = json_object(source="key.assets")
+
+
+@extend_schema_serializer(component_name="ProbePrivate")
+class ProbePrivateOutput(ProbeOutput):
+    """Scorers only (``probes.view_private_mapping``); for everyone else the ``private`` key is absent."""
+
+    private = ProbePrivateFieldsOutput(source="*")
 
 
 class ProbeListApi(APIView):
-    @extend_schema(operation_id="probes_list", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanManageProbes]
+    pagination_class = _Pages
+
+    class FilterSerializer(serializers.Serializer):
+        """Query-string filters, as typed (a NUL or lone surrogate is a 400, not a database error)."""
+
+        interface = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+        state = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+        split = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+        parent = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="",
+                                       help_text="A parent problem id")
+
+    @extend_schema(operation_id="probes_list", responses=ProbeOutput(many=True), parameters=[FilterSerializer])
     def get(self, request):
-        _require(can_manage_probes(request.user))
         from probes.selectors import probe_list
 
-        probes = probe_list(**{k: request.query_params.get(k, "") for k in ("interface", "state", "split", "parent")})
-        pages = _Pages()
-        page = pages.paginate_queryset(probes, request)
-        return pages.get_paginated_response([_probe_out(p) for p in page])
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        return _paginated(self, request, probe_list(**filters.validated_data), ProbeOutput)
 
 
 class ProbeDetailApi(APIView):
-    @extend_schema(operation_id="probes_detail", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanManageProbes]
+
+    @extend_schema(operation_id="probes_detail", responses=ProbePrivateOutput,
+                   description="`private` is present only with the scorer permission; otherwise the key is absent.")
     def get(self, request, logical_probe_id: str):
-        _require(can_manage_probes(request.user))
         probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
-        body = _probe_out(probe)
-        if can_view_private_mapping(request.user):
-            # metadata.PRIVATE.json (native_probe_metadata_v1, Kit names) holds private candidate types
-            body["private"] = {"key": probe.key.key, "gold_aliases": probe.key.gold_aliases,
-                               "metadata": probe.metadata, "assets": probe.key.assets}
-        return Response(body)
+        output = ProbePrivateOutput if can_view_private_mapping(request.user) else ProbeOutput
+        return Response(output(probe).data)
 
 
-def _release_out(release: Release) -> dict:
-    return {"release_id": release.release_id, "split": release.split, "origin": release.origin,
-            "artifact_mode": release.artifact_mode, "counts": release.counts, "zip_status": release.zip_status,
-            "zip_progress": release.zip_progress, "created_at": release.created_at}
+# --- releases -----------------------------------------------------------------------------------------
+
+@extend_schema_serializer(component_name="Release")
+class ReleaseOutput(serializers.Serializer):
+    release_id = serializers.CharField()
+    split = serializers.CharField()
+    origin = serializers.CharField(help_text="exported | imported")
+    artifact_mode = serializers.CharField()
+    counts = json_object("Probes and parents per pool.")
+    zip_status = serializers.CharField(help_text="none | queued | running | ready | failed")
+    zip_progress = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(component_name="ReleaseRecord")
+class ReleaseRecordOutput(serializers.Serializer):
+    """One public record of a release (the Kit's fixed public allowlist), exactly as frozen in the release."""
+
+    schema_version = serializers.CharField()
+    instance_id = serializers.CharField()
+    logical_probe_id = serializers.CharField()
+    task_id = serializers.CharField()
+    interface = serializers.CharField()
+    language = serializers.CharField()
+    split = serializers.CharField()
+    condition = serializers.CharField(help_text="raw | gold")
+    input = json_object("messages and attachments a model receives")
+
+    def to_representation(self, instance: Any) -> Any:
+        return instance  # the frozen record, byte for byte (its hashes are part of the release)
+
+
+@extend_schema_serializer(component_name="ReleasePrivateMapping")
+class ReleasePrivateOutput(serializers.Serializer):
+    logical_probe_id = serializers.CharField()
+    private_mapping = json_object("The probe's private mapping (Kit private record).")
+    membership = json_object("Pools, split and group of the probe.")
 
 
 class ReleaseListApi(APIView):
-    @extend_schema(operation_id="releases_list", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanReadPublicRelease]
+    pagination_class = _Pages
+
+    @extend_schema(operation_id="releases_list", responses=ReleaseOutput(many=True))
     def get(self, request):
-        _require(can_read_public_release(request.user))
-        pages = _Pages()
-        page = pages.paginate_queryset(Release.objects.all(), request)
-        return pages.get_paginated_response([_release_out(r) for r in page])
+        return _paginated(self, request, Release.objects.all(), ReleaseOutput)
 
 
 class ReleaseDetailApi(APIView):
-    @extend_schema(operation_id="releases_detail", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanReadPublicRelease]
+
+    @extend_schema(operation_id="releases_detail", responses=ReleaseOutput)
     def get(self, request, release_id: str):
-        _require(can_read_public_release(request.user))
-        return Response(_release_out(get_object_or_404(Release, release_id=release_id)))
+        return Response(ReleaseOutput(get_object_or_404(Release, release_id=release_id)).data)
 
 
 class ReleaseProbesApi(APIView):
     """Public records of a release; ``?condition=gold`` gives the +GT records (pool P)."""
 
-    @extend_schema(operation_id="releases_public_probes", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanReadPublicRelease]
+    pagination_class = _Pages
+
+    @extend_schema(operation_id="releases_public_probes", responses=ReleaseRecordOutput(many=True), parameters=[
+        OpenApiParameter("condition", OpenApiTypes.STR, OpenApiParameter.QUERY, required=False, enum=["raw", "gold"],
+                         description="gold: the +GT records (pool P); anything else: the raw records")])
     def get(self, request, release_id: str):
-        _require(can_read_public_release(request.user))
         release = get_object_or_404(Release, release_id=release_id)
         gold = request.query_params.get("condition") == "gold"
         items = release.items.all()
         if gold:
             items = items.filter(public_gold__isnull=False)
-        pages = _Pages()
-        page = pages.paginate_queryset(items, request)
-        return pages.get_paginated_response([i.public_gold if gold else i.public_raw for i in page])
+        pages = self.pagination_class()
+        page = pages.paginate_queryset(items, request, view=self)
+        records = [i.public_gold if gold else i.public_raw for i in page]
+        return pages.get_paginated_response(ReleaseRecordOutput(records, many=True).data)
 
 
 class ReleasePrivateApi(APIView):
     """Private mappings and membership: scorer permission only."""
 
-    @extend_schema(operation_id="releases_private_mappings", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanViewPrivateMapping]
+    pagination_class = _Pages
+
+    @extend_schema(operation_id="releases_private_mappings", responses=ReleasePrivateOutput(many=True))
     def get(self, request, release_id: str):
-        _require(can_view_private_mapping(request.user))
         release = get_object_or_404(Release, release_id=release_id)
-        pages = _Pages()
-        page = pages.paginate_queryset(release.items.all(), request)
-        return pages.get_paginated_response(
-            [{"logical_probe_id": i.logical_probe_id, "private_mapping": i.private_mapping,
-              "membership": i.membership} for i in page])
+        return _paginated(self, request, release.items.all(), ReleasePrivateOutput)
 
 
 class ReleaseZipApi(APIView):
     """POST queues the public zip (Celery, with progress); GET downloads it once ready."""
 
-    @extend_schema(operation_id="releases_zip_build", responses=OpenApiTypes.OBJECT, request=OpenApiTypes.OBJECT)
+    permission_classes = [CanBuildReleaseZip]
+
+    @extend_schema(operation_id="releases_zip_build", request=None, responses={202: ReleaseOutput})
     def post(self, request, release_id: str):
-        _require(can_manage_probes(request.user))
         release = get_object_or_404(Release, release_id=release_id)
         from probes.tasks import release_zip_task
 
         Release.objects.filter(pk=release.pk).update(zip_status="queued", zip_progress=0)
         transaction.on_commit(partial(release_zip_task.delay, release_pk=release.pk))
         release.refresh_from_db()
-        return Response(_release_out(release), status=202)
+        return Response(ReleaseOutput(release).data, status=202)
 
-    @extend_schema(operation_id="releases_zip_download", responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="releases_zip_download", responses={
+        (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="The release's public zip."),
+        404: OpenApiResponse(description="The zip is not built yet.")})
     def get(self, request, release_id: str):
-        _require(can_read_public_release(request.user))
         release = get_object_or_404(Release, release_id=release_id)
         if release.zip_status != "ready" or not Path(release.zip_path).is_file():
             raise Http404("The zip is not built yet.")

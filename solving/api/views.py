@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, number, role_permission
 from probes.models import Release
 
 from ..models import SolveResponse, SolveRun
@@ -20,10 +19,7 @@ from ..permissions import can_run_solving
 from ..runs import solve_response_grade, solve_run_create, solve_run_summary
 from ..selectors import solve_run_list
 
-
-def _check(request: Request) -> None:
-    if not can_run_solving(request.user):
-        raise PermissionDenied()
+CanRunSolving = role_permission(can_run_solving, name="CanRunSolving")
 
 
 class SolveRunInput(serializers.Serializer):
@@ -45,63 +41,131 @@ class GradeInput(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-def _run_payload(run: SolveRun, *, responses: bool = False) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": run.pk, "name": run.name, "kind": run.kind, "status": run.status,
-        "model": run.model.name if run.model else None,
-        "release": run.release.release_id if run.release else None, "total": run.total,
-        "created_at": run.created_at, "summary": solve_run_summary(run).as_dict()}
-    if responses:
-        data["manifest"] = run.manifest
-        data["parent_ids"] = run.parent_ids
-        data["responses"] = [_response_payload(r) for r in run.responses.select_related("parent").order_by("pk")]
-    return data
+class SolveAccOutput(serializers.Serializer):
+    """SolveAcc with App. B.3 bounds: ``value`` is null when any parent is missing."""
+
+    value = number(allow_null=True)
+    lower = number(allow_null=True)
+    upper = number(allow_null=True)
+    parents = serializers.IntegerField()
+    missing = serializers.IntegerField()
 
 
-def _response_payload(row: SolveResponse) -> dict[str, Any]:
-    return {"id": row.pk, "parent_id": row.parent.problem_id, "answer_type": row.answer_type, "status": row.status,
-            "final_answer": row.final_answer, "match": row.match, "grading": row.grading, "credit": row.credit,
-            "correct": row.correct, "calls": row.calls, "input_tokens": row.input_tokens,
-            "output_tokens": row.output_tokens, "cost_usd": str(row.cost_usd)}
+COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
+
+
+class SolveRunSummaryOutput(serializers.Serializer):
+    """``solving.runs.SolveRunSummary.as_dict()``"""
+
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    by_status = json_value(COUNTS, help_text="Responses per status")
+    by_grading = json_value(COUNTS, help_text="Responses per grading state")
+    solve_acc = SolveAccOutput(help_text="Mean credit s_i (equal-parent)")
+    accuracy = SolveAccOutput(help_text="Binary final-answer correctness")
+    calls = serializers.IntegerField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost_usd = serializers.CharField(help_text="Decimal dollars")
+    rate_per_s = number(allow_null=True)
+    eta_s = number(allow_null=True)
+
+
+@extend_schema_serializer(component_name="SolveResponse")
+class SolveResponseOutput(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    parent_id = serializers.CharField(source="parent.problem_id")
+    answer_type = serializers.CharField()
+    status = serializers.CharField()
+    final_answer = serializers.CharField()
+    match = serializers.BooleanField(allow_null=True, help_text="Script result for choice / fill-in")
+    grading = serializers.CharField(help_text="script | pending | graded")
+    credit = number(allow_null=True, help_text="s_i in [0, 1]")
+    correct = serializers.BooleanField(allow_null=True)
+    calls = serializers.IntegerField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost_usd = serializers.CharField(help_text="Decimal dollars")
+
+
+class GradeComponentOutput(serializers.Serializer):
+    description = serializers.CharField()
+    awarded = serializers.CharField(help_text="Decimal points")
+    maximum = serializers.CharField(help_text="Decimal points")
+
+
+@extend_schema_serializer(component_name="SolveResponseGraded")
+class SolveResponseGradedOutput(SolveResponseOutput):
+    components = GradeComponentOutput(many=True, source="components.all")
+
+
+@extend_schema_serializer(component_name="SolveRun")
+class SolveRunOutput(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text="single | debate")
+    status = serializers.CharField()
+    model = serializers.CharField(source="model.name", allow_null=True, default=None)
+    release = serializers.CharField(source="release.release_id", allow_null=True, default=None)
+    total = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    summary = serializers.SerializerMethodField()
+
+    @extend_schema_field(SolveRunSummaryOutput)
+    def get_summary(self, run: SolveRun) -> dict[str, Any]:
+        return SolveRunSummaryOutput(solve_run_summary(run).as_dict()).data
+
+
+@extend_schema_serializer(component_name="SolveRunDetail")
+class SolveRunDetailOutput(SolveRunOutput):
+    manifest = json_object("Code revision, package versions, prompt hashes")
+    parent_ids = json_list({"type": "string"})
+    responses = serializers.SerializerMethodField()
+
+    @extend_schema_field(SolveResponseOutput(many=True))
+    def get_responses(self, run: SolveRun) -> list[dict[str, Any]]:
+        rows = run.responses.select_related("parent").order_by("pk")
+        return SolveResponseOutput(rows, many=True).data
 
 
 class SolveRunListView(APIView):
-    @extend_schema(operation_id="solve_runs_list", responses=OpenApiTypes.OBJECT)
-    def get(self, request: Request) -> Response:
-        _check(request)
-        return Response([_run_payload(r) for r in solve_run_list()[:200]])
+    permission_classes = [CanRunSolving]
 
-    @extend_schema(operation_id="solve_runs_create", request=SolveRunInput, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="solve_runs_list", responses=SolveRunOutput(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(SolveRunOutput(solve_run_list()[:200], many=True).data)
+
+    @extend_schema(operation_id="solve_runs_create", request=SolveRunInput,
+                   responses={201: SolveRunDetailOutput, 400: ApiErrorOutput})
     def post(self, request: Request) -> Response:
-        _check(request)
         data = SolveRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         release = get_object_or_404(Release, release_id=v["release"]) if v["release"] else None
         run = solve_run_create(model=v["model"], release=release, parent_ids=v["parent_ids"] or None, name=v["name"],
                                actor=request.user)
-        return Response(_run_payload(run, responses=True), status=status.HTTP_201_CREATED)
+        return Response(SolveRunDetailOutput(run).data, status=status.HTTP_201_CREATED)
 
 
 class SolveRunDetailView(APIView):
-    @extend_schema(operation_id="solve_runs_retrieve", responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanRunSolving]
+
+    @extend_schema(operation_id="solve_runs_retrieve", responses=SolveRunDetailOutput)
     def get(self, request: Request, pk: int) -> Response:
-        _check(request)
         run = get_object_or_404(SolveRun.objects.select_related("model", "release"), pk=pk)
-        return Response(_run_payload(run, responses=True))
+        return Response(SolveRunDetailOutput(run).data)
 
 
 class SolveResponseGradeView(APIView):
-    @extend_schema(operation_id="solve_responses_grade", request=GradeInput, responses=OpenApiTypes.OBJECT)
+    permission_classes = [CanRunSolving]
+
+    @extend_schema(operation_id="solve_responses_grade", request=GradeInput,
+                   responses={200: SolveResponseGradedOutput, 400: ApiErrorOutput})
     def post(self, request: Request, pk: int) -> Response:
-        _check(request)
         row = get_object_or_404(SolveResponse.objects.select_related("parent"), pk=pk)
         data = GradeInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         graded = solve_response_grade(response=row, components=[dict(c) for c in v["components"]],
                                       correct=v["correct"], note=v["note"], actor=request.user)
-        payload = _response_payload(graded)
-        payload["components"] = [{"description": c.description, "awarded": str(c.awarded), "maximum": str(c.maximum)}
-                                 for c in graded.components.all()]
-        return Response(payload)
+        return Response(SolveResponseGradedOutput(graded).data)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
 from annotation.drafting import draft_execute, draft_run_create, draft_run_progress
 from annotation.models import DraftRun, LLMDraft, ParentProblem
 from models_registry.models import ModelConfig
+from physalign_site.cli import ProgressDisplay, add_worker_timeout_argument, progress, require_worker
 from physalign_site.errors import ApplicationError
 
 
@@ -26,9 +27,10 @@ class Command(BaseCommand):
         parser.add_argument("--inline", action="store_true", help="run here instead of on the Celery workers")
         parser.add_argument("--no-wait", action="store_true", help="queue and return without following progress")
         parser.add_argument("--timeout", type=float, default=3600, help="seconds to follow progress")
+        add_worker_timeout_argument(parser)
 
     def handle(self, *args, pass_no: int, parent, all: bool, model: str, inline: bool, no_wait: bool,
-               timeout: float, **opts):
+               timeout: float, worker_timeout: float, **opts):
         model_config = ModelConfig.objects.filter(name=model).first()
         if model_config is None:
             raise CommandError(f"No model configuration named {model!r} (see manage.py add_model).")
@@ -46,33 +48,30 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from exc
         self.stdout.write(f"Draft run #{run.pk}: Pass {pass_no}, {run.total} problem(s), model {model_config.name}")
         if inline:
-            for draft_id in LLMDraft.objects.filter(run=run).order_by("pk").values_list("pk", flat=True):
-                draft_execute(draft_id=draft_id)
-                self._bar(DraftRun.objects.get(pk=run.pk))
+            with progress(self, run.total, "Drafting") as bar:
+                for draft_id in LLMDraft.objects.filter(run=run).order_by("pk").values_list("pk", flat=True):
+                    draft_execute(draft_id=draft_id)
+                    self._show(bar, DraftRun.objects.get(pk=run.pk))
         elif not no_wait:
+            require_worker(queued=f"Draft run #{run.pk}", follow=reverse("drafts:run_detail", args=[run.pk]),
+                           timeout=worker_timeout)
             deadline = time.monotonic() + timeout
-            while True:
-                current = DraftRun.objects.get(pk=run.pk)
-                self._bar(current)
-                if current.finished_at is not None or time.monotonic() > deadline:
-                    break
-                time.sleep(0.5)
+            with progress(self, run.total, "Drafting") as bar:
+                while True:
+                    current = DraftRun.objects.get(pk=run.pk)
+                    self._show(bar, current)
+                    if current.finished_at is not None or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.5)
         run.refresh_from_db()
-        self.stdout.write("")
-        progress = draft_run_progress(run=run)
-        self.stdout.write(f"Run #{run.pk} {progress['status']}: {progress['done']} drafted, {progress['failed']} "
-                          f"failed of {progress['total']}; cost ${progress['cost_usd']}")
+        summary = draft_run_progress(run=run)
+        self.stdout.write(f"Run #{run.pk} {summary['status']}: {summary['done']} drafted, {summary['failed']} "
+                          f"failed of {summary['total']}; cost ${summary['cost_usd']}")
         for draft in run.drafts.select_related("parent").exclude(status__in=["ready", "pending"]).order_by("pk"):
             detail = draft.error or f"{len(draft.validation_errors)} validation issue(s)"
             self.stdout.write(f"  {draft.parent.problem_id}: {draft.status} — {detail[:160]}")
 
-    def _bar(self, run: DraftRun, width: int = 30) -> None:
-        finished = run.done + run.failed
-        filled = int(width * finished / run.total) if run.total else width
-        line = (f"\r[{'#' * filled}{'.' * (width - filled)}] {finished}/{run.total} "
-                f"· {run.done} drafted · {run.failed} failed · ${run.cost_usd}")
-        self.stdout.write(line, ending="")
-        if hasattr(self.stdout, "flush"):
-            self.stdout.flush()
-        elif sys.stdout.isatty():  # pragma: no cover
-            sys.stdout.flush()
+    @staticmethod
+    def _show(bar: ProgressDisplay, run: DraftRun) -> None:
+        bar.update(run.done + run.failed, total=run.total, drafted=run.done, failed=run.failed,
+                   cost=f"${run.cost_usd}")

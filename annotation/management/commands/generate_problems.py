@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.demo import generate_workspace
+from physalign_site.cli import progress
 
 
 class Command(BaseCommand):
@@ -33,14 +35,10 @@ class Command(BaseCommand):
             raise CommandError(f"{out} exists and is not a directory.")
         if out.is_dir() and any(out.iterdir()) and not force:
             raise CommandError(f"{out} is not empty; choose a new directory or pass --force.")
-        step = max(1, count // 20)
-
-        def progress(done: int, total: int) -> None:
-            if total >= 100 and (done % step == 0 or done == total):
-                self.stdout.write(f"  {done}/{total} problems", ending="\r" if done < total else "\n")
-                self.stdout.flush()
-
-        summary = generate_workspace(out, count=count, seed=seed, namespace=namespace, progress=progress)
+        # A few problems take no time: a display only from a hundred on.
+        with progress(self, count, "Generating problems") if count >= 100 else nullcontext() as bar:
+            shown = (lambda done, total: bar.update(done, total=total)) if bar else None
+            summary = generate_workspace(out, count=count, seed=seed, namespace=namespace, progress=shown)
         families = ", ".join(f"{name} {n}" for name, n in summary.families.items())
         languages = ", ".join(f"{name} {n}" for name, n in summary.languages.items())
         self.stdout.write(f"families: {families}")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
 from evaluation.models import EvalRun
 from evaluation.runs import eval_run_create, eval_run_dispatch, eval_run_resume, run_progress
+from physalign_site.cli import add_worker_timeout_argument, progress, require_worker
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 from probes.selectors import release_by_reference
@@ -28,6 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--resamples", type=int, default=2000)
         parser.add_argument("--inline", action="store_true", help="run the chunks in this process (no worker)")
         parser.add_argument("--no-wait", action="store_true")
+        add_worker_timeout_argument(parser)
 
     def handle(self, *args, **options):
         try:
@@ -45,6 +47,8 @@ class Command(BaseCommand):
             eval_run_dispatch(run_id=run.pk)
         if options["no_wait"]:
             return
+        require_worker(queued=f"evaluation run {run.pk}", follow=reverse("evaluation:run_detail", args=[run.pk]),
+                       timeout=options["worker_timeout"])
         self._follow(run)
 
     def _create(self, options):
@@ -63,18 +67,14 @@ class Command(BaseCommand):
                                start=not options["inline"])
 
     def _follow(self, run):
-        while True:
-            run.refresh_from_db()
-            p = run_progress(run)
-            width = 30
-            filled = int(width * p.done / p.total) if p.total else width
-            rate = f"{p.rate_per_s:.1f}/s" if p.rate_per_s else "-"
-            eta = f"{p.eta_s:.0f}s" if p.eta_s is not None else "-"
-            sys.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total} {rate} ETA {eta} "
-                             f"{run.status}   ")
-            sys.stdout.flush()
-            if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.CANCELLED, EvalRun.Status.FAILED):
-                break
-            time.sleep(1)
-        sys.stdout.write("\n")
+        with progress(self, run.total, "Evaluating") as bar:
+            while True:
+                run.refresh_from_db()
+                p = run_progress(run)
+                rate = f"{p.rate_per_s:.1f}/s" if p.rate_per_s else "-"
+                eta = f"{p.eta_s:.0f}s" if p.eta_s is not None else "-"
+                bar.update(p.done, total=p.total, rate=rate, ETA=eta, status=run.status)
+                if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.CANCELLED, EvalRun.Status.FAILED):
+                    break
+                time.sleep(1)
         self.stdout.write(f"run {run.pk}: {run.status}; statuses {p.by_status}; cost ${p.cost_usd:.4f}")

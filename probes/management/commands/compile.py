@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 from django.core.management.base import BaseCommand, CommandError
 
+from physalign_site.cli import progress
 from physalign_site.errors import ApplicationError
 from probes.services import compile_run_create, compile_run_execute
 
@@ -24,15 +23,11 @@ class Command(BaseCommand):
             run = compile_run_create(actor=None, parent_ids=options["parents"], seed=options["seed"], enqueue=False)
         except ApplicationError as error:
             raise CommandError(f"{error.message} {error.extra or ''}") from error
-        run = compile_run_execute(run_id=run.pk, progress=self._bar)
-        self.stdout.write("")
+        # Compiles here, in this process: no worker to ask for. The total arrives with the first call.
+        with progress(self, None, "Compiling") as bar:
+            run = compile_run_execute(run_id=run.pk,
+                                      progress=lambda done, total: bar.update(done, total=total))
         self.stdout.write(f"compile run {run.pk}: {run.status}; " +
                           ", ".join(f"{k}={v}" for k, v in sorted(run.counts.items())))
         for issue in run.issues.order_by("code")[:50]:
             self.stdout.write(f"  blocked {issue.task_id} {issue.parent.problem_id}: {issue.code} {issue.scope}")
-
-    def _bar(self, done: int, total: int) -> None:
-        width = 30
-        filled = int(width * done / total) if total else width
-        sys.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        sys.stdout.flush()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import reverse
 
+from physalign_site.cli import add_worker_timeout_argument, progress, require_worker
 from physalign_site.errors import ApplicationError
 from probes.selectors import release_by_reference
 from solving.debate_runs import debate_run_create, run_stats
@@ -37,6 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--ocr", choices=["model", "tesseract"], default=None)
         parser.add_argument("--inline", action="store_true", help="run the chunks in this process (no worker)")
         parser.add_argument("--no-wait", action="store_true")
+        add_worker_timeout_argument(parser)
 
     def handle(self, *args, **options) -> None:
         settings: dict = {"max_resolve_rounds": options["rounds"]}
@@ -78,21 +80,19 @@ class Command(BaseCommand):
             solve_run_dispatch(run_id=run.pk)  # eager: every chunk runs here, before we follow
         if options["no_wait"]:
             return
+        require_worker(queued=f"debate run {run.pk}", follow=reverse("solving:debate_run_detail", args=[run.pk]),
+                       timeout=options["worker_timeout"])
         self._follow(run)
 
     def _follow(self, run: SolveRun) -> None:
-        while True:
-            run.refresh_from_db()
-            stats = run_stats(run)
-            width = 30
-            filled = int(width * stats.done / stats.total) if stats.total else width
-            sys.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {stats.done}/{stats.total} "
-                             f"calls {stats.calls} {run.status}   ")
-            sys.stdout.flush()
-            if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING):
-                break
-            time.sleep(1)
-        sys.stdout.write("\n")
+        with progress(self, run.total, "Debating") as bar:
+            while True:
+                run.refresh_from_db()
+                stats = run_stats(run)
+                bar.update(stats.done, total=stats.total, calls=stats.calls, status=run.status)
+                if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING):
+                    break
+                time.sleep(1)
         acc = stats.binary_acc
         shown = f"{acc.value:.3f}" if acc.value is not None else f"[{acc.lower:.3f}, {acc.upper:.3f}]"
         self.stdout.write(f"debate run {run.pk}: {run.status}; accuracy {shown}; calls {stats.calls} "

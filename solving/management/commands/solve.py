@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
+from physalign_site.cli import add_worker_timeout_argument, progress, require_worker
 from physalign_site.errors import ApplicationError
 from probes.selectors import release_by_reference
 from solving.models import SolveRun
@@ -24,6 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--resume", type=int, help="continue a cancelled or interrupted run")
         parser.add_argument("--inline", action="store_true", help="run the chunks in this process (no worker)")
         parser.add_argument("--no-wait", action="store_true")
+        add_worker_timeout_argument(parser)
 
     def handle(self, *args, **options):
         try:
@@ -42,6 +44,8 @@ class Command(BaseCommand):
             solve_run_dispatch(run_id=run.pk)
         if options["no_wait"]:
             return
+        require_worker(queued=f"solve run {run.pk}", follow=reverse("solving:solve_run_detail", args=[run.pk]),
+                       timeout=options["worker_timeout"])
         self._follow(run)
 
     @staticmethod
@@ -61,20 +65,16 @@ class Command(BaseCommand):
                                 name=options["name"], enqueue=not options["inline"])
 
     def _follow(self, run):
-        while True:
-            run.refresh_from_db()
-            s = solve_run_summary(run)
-            width = 30
-            filled = int(width * s.done / s.total) if s.total else width
-            rate = f"{s.rate_per_s:.1f}/s" if s.rate_per_s else "-"
-            eta = f"{s.eta_s:.0f}s" if s.eta_s is not None else "-"
-            sys.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {s.done}/{s.total} {rate} ETA {eta} "
-                             f"{run.status}   ")
-            sys.stdout.flush()
-            if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING):
-                break
-            time.sleep(1)
-        sys.stdout.write("\n")
+        with progress(self, run.total, "Solving") as bar:
+            while True:
+                run.refresh_from_db()
+                s = solve_run_summary(run)
+                rate = f"{s.rate_per_s:.1f}/s" if s.rate_per_s else "-"
+                eta = f"{s.eta_s:.0f}s" if s.eta_s is not None else "-"
+                bar.update(s.done, total=s.total, rate=rate, ETA=eta, status=run.status)
+                if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING):
+                    break
+                time.sleep(1)
         acc = s.solve_acc
         value = f"{acc.value:.3f}" if acc.value is not None else (
             f"n/a (bounds {acc.lower:.3f}–{acc.upper:.3f})" if acc.lower is not None else "n/a")

@@ -76,3 +76,16 @@ def can_review_pass_no(user: Any, pass_no: int) -> bool:
 
 def can_view_import_jobs(user: Any) -> bool:
     return can_import(user)
+
+
+DRAFTABLE_PASSES = (1, 2, 3, 4, 5)
+
+
+def can_draft(user: Any, pass_no: int) -> bool:
+    """Drafting and deciding on drafts follow the right to edit the pass."""
+    return pass_no in DRAFTABLE_PASSES and can_edit_pass(user, pass_no)
+
+
+def can_open_pass_review(user: Any, pass_no: int) -> bool:
+    """The review page: whoever may read the pass and either review it or edit it (to see what reviewers see)."""
+    return can_read_pass(user, pass_no) and (can_review_pass_no(user, pass_no) or can_edit_pass(user, pass_no))

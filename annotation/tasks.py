@@ -8,7 +8,7 @@ from celery import shared_task
 
 from run_engine.engine import BUSY_RETRY_SECONDS, CHUNK_TASK_OPTIONS
 
-from .drafting import DraftBusy, draft_execute
+from .drafting.services import DraftBusy, draft_execute
 from .importers import import_job_fail, import_job_run
 from .models import ImportJob
 

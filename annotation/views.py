@@ -31,6 +31,7 @@ from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion,
 from .permissions import (
     can_edit_pass,
     can_import,
+    can_open_pass_review,
     can_read_pass,
     can_review_pass_no,
     can_view_private_fields,
@@ -402,15 +403,10 @@ def _pass_tabs(parent: ParentProblem, docs: dict[int, PassDocument]) -> list[dic
     return tabs
 
 
-def _can_open_pass_review(user: Any, pass_no: int) -> bool:
-    """The review page: whoever may read the pass and either review it or edit it (to see what reviewers see)."""
-    return can_read_pass(user, pass_no) and (can_review_pass_no(user, pass_no) or can_edit_pass(user, pass_no))
-
-
 @csp_override(WORKSPACE_CSP)
 @login_required
 @require_http_methods(["GET", "POST"])
-@require(_can_open_pass_review, kwargs=("pass_no",))
+@require(can_open_pass_review, kwargs=("pass_no",))
 def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
     """Source review: the document drawn over the diagram and its records; approve or reject."""
     parent = _workspace_parent(problem_id)

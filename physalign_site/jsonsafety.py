@@ -3,7 +3,7 @@
 PostgreSQL's jsonb and text columns refuse the NUL character, UTF-8 cannot encode an unpaired
 surrogate (``"\\ud800"`` is valid JSON), canonical JSON (Kit §2.0) refuses NaN and infinities, and a
 deeply nested value overflows the recursive code that walks it (validator, digests, templates).
-API request bodies (``physalign_site.parsers``) and model outputs (``annotation.drafting``) are both
+API request bodies (``physalign_site.parsers``) and model outputs (``annotation.drafting.services``) are both
 read through ``loads``, so none of these reaches a service.
 """
 

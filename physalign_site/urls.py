@@ -4,8 +4,6 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from annotation import drafting_urls
-
 from . import views
 from .auth import ObtainAuthTokenApi
 
@@ -32,11 +30,11 @@ urlpatterns = [
     path("api/", include("evaluation.api.urls")),
     path("api/", include("solving.api.urls")),
     path("api/", include("review.api.urls")),
-    path("api/", include((drafting_urls.api_urlpatterns, "drafts_api"))),
+    path("api/", include("annotation.api.draft_urls")),
     path("", include("models_registry.urls")),
     path("", include("evaluation.urls")),
     path("", include("solving.urls")),
-    path("", include("annotation.drafting_urls")),
+    path("", include("annotation.drafting.urls")),
     path("", include("annotation.urls")),
     path("", include("probes.urls")),
     path("", include("review.urls")),

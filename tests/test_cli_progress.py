@@ -170,13 +170,13 @@ def test_on_the_filesystem_broker_without_a_shared_control_folder_nothing_is_che
 
 @pytest.mark.integration
 def test_on_the_filesystem_broker_with_a_shared_control_folder_the_ping_finds_a_worker(broker, tmp_path):
-    control = tmp_path / "control"
+    control = tmp_path / "var" / "broker" / "control"  # where the settings put it for PHYSALIGN_VAR_DIR below
     _filesystem_broker(broker, tmp_path, control_folder=str(control))
     with pytest.raises(CommandError, match="no Celery worker answered on filesystem://"):
         require_worker(queued="solve run 7", follow="/solve-runs/7/", timeout=0.5)
 
-    # The settings name no control folder (yet), so the worker's own is "control" under its working directory:
-    # started in tmp_path, it shares the one named above by its absolute path.
+    # The settings name the control folder by its absolute path under the var folder, so a worker started
+    # anywhere shares it.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "DATABASE_URL"))}
     env.update(CELERY_BROKER_URL="filesystem://", PHYSALIGN_VAR_DIR=str(tmp_path / "var"),
                PYTHONPATH=str(ROOT), DJANGO_SETTINGS_MODULE="physalign_site.settings",
@@ -188,7 +188,9 @@ def test_on_the_filesystem_broker_with_a_shared_control_folder_the_ping_finds_a_
     try:
         deadline = time.monotonic() + 60
         while f"fs-{os.getpid()}@localhost".encode() not in _read(control / "celery.pidbox.exchange"):
-            assert worker.poll() is None and time.monotonic() < deadline, worker.stdout.read()
+            if worker.poll() is not None or time.monotonic() > deadline:
+                worker.kill()
+                pytest.fail(f"the worker never registered: {worker.communicate(timeout=20)[0]}")
             time.sleep(0.2)
         started = time.monotonic()
         require_worker(queued="solve run 7", follow="/solve-runs/7/", timeout=10)

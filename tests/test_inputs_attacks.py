@@ -12,7 +12,7 @@ from django.contrib.messages import get_messages
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.drafting import draft_execute, draft_run_create
+from annotation.drafting.services import draft_execute, draft_run_create
 from annotation.models import LLMDraft, ParentProblem, PassDocument, Source
 from annotation.services import pass_document_save
 from evaluation.models import EvalRun

@@ -13,9 +13,15 @@ from rest_framework.views import APIView
 from models_registry.models import ModelConfig
 from physalign_site.api import role_permission
 
-from ..drafting import draft_accept, draft_discard, draft_run_create, draft_run_progress, record_comparison
-from ..drafting_views import can_draft
+from ..drafting.services import (
+    draft_accept,
+    draft_discard,
+    draft_run_create,
+    draft_run_progress,
+    record_comparison,
+)
 from ..models import DraftRun, LLMDraft, ParentProblem, PassDocument
+from ..permissions import can_draft
 
 
 class DraftOutput(serializers.ModelSerializer):

@@ -1,21 +1,7 @@
-from django.urls import path, register_converter
+from django.urls import path
 
+from ..converters import PassNumberConverter  # noqa: F401 (registers <pass_no:…>)
 from . import views
-
-
-class PassNumberConverter:
-    """Pass numbers 1–5 only, so /passes/6/ is a plain 404 (Kit §2.4)."""
-
-    regex = "[1-5]"
-
-    def to_python(self, value: str) -> int:
-        return int(value)
-
-    def to_url(self, value: int) -> str:
-        return str(value)
-
-
-register_converter(PassNumberConverter, "pass_no")
 
 app_name = "annotation-api"
 

@@ -11,7 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation.drafting import PARSE_ERROR, draft_execute, draft_outcome, draft_run_create, parse_output
+from annotation.drafting.services import (
+    PARSE_ERROR,
+    draft_execute,
+    draft_outcome,
+    draft_run_create,
+    parse_output,
+)
 from annotation.models import DraftRun, LLMDraft
 from kit.canonical import canonical_bytes
 from llm.types import LLMResult, OutputStatus, ProviderReply, Usage

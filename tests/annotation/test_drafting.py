@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from annotation.drafting import (
+from annotation.drafting.services import (
     acceptance_stats,
     draft_accept,
     draft_discard,

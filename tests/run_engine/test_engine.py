@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.drafting import DraftBusy, draft_execute, draft_run_create
+from annotation.drafting.services import DraftBusy, draft_execute, draft_run_create
 from annotation.models import LLMDraft
 from annotation.tasks import draft_execute_task
 from evaluation.tasks import eval_chunk_task

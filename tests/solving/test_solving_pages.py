@@ -54,7 +54,7 @@ def test_run_page_shows_scores_and_the_next_ungraded(admin_client, eager):
     assert "Awaiting expert grading" in page
     assert reverse("solving:solve_response_grade", args=[pending.pk]) in page
     assert "bounds 0.500–0.750" in page  # SolveAcc: S_CALC not graded yet
-    progress = admin_client.get(reverse("solving:solve_run_progress", args=[run.pk]), headers={"HX-Request": "1"})
+    progress = admin_client.get(reverse("solving:solve_run_progress", args=[run.pk]), headers={"HX-Request": "true"})
     assert progress["HX-Refresh"] == "true"
 
 

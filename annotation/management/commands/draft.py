@@ -7,7 +7,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from annotation.drafting import draft_execute, draft_run_create, draft_run_progress
+from annotation.drafting.services import draft_execute, draft_run_create, draft_run_progress
 from annotation.models import DraftRun, LLMDraft, ParentProblem
 from models_registry.models import ModelConfig
 from physalign_site.cli import ProgressDisplay, add_worker_timeout_argument, progress, require_worker

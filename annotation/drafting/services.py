@@ -29,11 +29,11 @@ from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
 from run_engine.engine import RowTable, rows_claim
 
-from .drafting_prompts import PromptImage, build_draft_prompt, skeleton
-from .history import pass_version_record
-from .models import DraftRun, LLMDraft, ParentProblem, PassDocument, PassDocumentVersion
-from .selectors import parent_passes_approved, pass_validation_issues
-from .services import pass_document_save
+from ..history import pass_version_record
+from ..models import DraftRun, LLMDraft, ParentProblem, PassDocument, PassDocumentVersion
+from ..selectors import parent_passes_approved, pass_validation_issues
+from ..services import pass_document_save
+from .prompts import PROMPT_VERSIONS, PromptImage, build_draft_prompt, skeleton
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def parse_output(text: str) -> tuple[dict[str, Any] | None, str]:
 # ------------------------------------------------------------------------------------------------
 
 def _dispatch(draft_ids: list[int]) -> None:
-    from .tasks import draft_execute_task  # the tasks module imports this one
+    from ..tasks import draft_execute_task  # the tasks module imports this one
 
     for draft_id in draft_ids:
         draft_execute_task.delay(draft_id=draft_id)
@@ -109,8 +109,6 @@ def draft_run_create(*, pass_no: int, model_config: ModelConfig, parents: list[P
         parents = [p for p in parents if parent_passes_approved(parent=p)]
     if not parents:
         raise ApplicationError("No problem to draft (Pass 5 needs Passes 1–4 approved).", code="nothing_to_draft")
-    from .drafting_prompts import PROMPT_VERSIONS
-
     user = actor if getattr(actor, "is_authenticated", False) else None
     run = DraftRun.objects.create(pass_no=pass_no, model_config=model_config, prompt_version=PROMPT_VERSIONS[pass_no],
                                   status=DraftRun.Status.QUEUED, total=len(parents), created_by=user)

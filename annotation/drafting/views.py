@@ -20,7 +20,9 @@ from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
-from .drafting import (
+from ..models import DraftRun, LLMDraft, ParentProblem, PassDocument
+from ..permissions import DRAFTABLE_PASSES, can_draft
+from .services import (
     REVIEWABLE,
     draft_accept,
     draft_discard,
@@ -28,22 +30,14 @@ from .drafting import (
     draft_run_progress,
     record_comparison,
 )
-from .models import DraftRun, LLMDraft, ParentProblem, PassDocument
-from .permissions import can_edit_pass
 
-PASSES = (1, 2, 3, 4, 5)
 RECENT_RUNS = 20
 
 
-def can_draft(user: Any, pass_no: int) -> bool:
-    """Drafting and deciding on drafts follow the right to edit the pass."""
-    return pass_no in PASSES and can_edit_pass(user, pass_no)
-
-
 def _can_draft_pass(user: Any, pass_no: int) -> bool:
-    """``can_draft`` for a pass number from the URL or the form, which may name no pass at all: that is a
-    404, as it has always been (the drafting URLs take any number; a ``pass_no`` converter would say it)."""
-    if pass_no not in PASSES:
+    """``can_draft`` for a pass number from the form, which may name no pass at all: that is a 404, as a
+    URL with one is (the ``pass_no`` converter)."""
+    if pass_no not in DRAFTABLE_PASSES:
         raise Http404
     return can_draft(user, pass_no)
 
@@ -77,7 +71,7 @@ def draft_home(request: HttpRequest) -> HttpResponse:
             return redirect("drafts:home")
         return redirect("drafts:run_detail", run_id=run.pk)
     runs = DraftRun.objects.select_related("model_config").order_by("-created_at")[:RECENT_RUNS]
-    return TemplateResponse(request, "drafts/home.html", {"runs": runs, "models": models, "passes": PASSES,
+    return TemplateResponse(request, "drafts/home.html", {"runs": runs, "models": models, "passes": DRAFTABLE_PASSES,
                                                           "nav_section": "drafts"})
 
 
@@ -113,7 +107,7 @@ def draft_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpRes
                       draft.parsed_document is not None,
                       "counts": {state: sum(1 for r in rows if r["state"] == state)
                                  for state in ("new", "changed", "same", "current_only")}})
-    context = {"parent": parent, "pass_no": pass_no, "current": current, "cards": cards, "passes": PASSES,
+    context = {"parent": parent, "pass_no": pass_no, "current": current, "cards": cards, "passes": DRAFTABLE_PASSES,
                "models": ModelConfig.objects.filter(is_active=True), "nav_section": "drafts",
                "pending": any(d.status == LLMDraft.Status.PENDING for d in drafts)}
     template = "drafts/review.html#drafts" if _partial(request) else "drafts/review.html"

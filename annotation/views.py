@@ -27,6 +27,7 @@ from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
 from .forms import ImportUploadForm, ProblemFilterForm
+from .importers import import_job_create
 from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage
 from .permissions import (
     can_edit_pass,
@@ -294,8 +295,6 @@ def import_list(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         if form.is_valid():
-            from .importers import import_job_create  # written alongside; imported late on purpose
-
             try:
                 job = import_job_create(
                     kind=form.cleaned_data["kind"], upload=form.cleaned_data["file"], actor=request.user

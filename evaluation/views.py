@@ -20,7 +20,7 @@ from . import selectors
 from .forms import RunLaunchForm
 from .models import EvalRequest, EvalRun
 from .permissions import can_run_evaluations
-from .runs import eval_run_cancel, eval_run_create, eval_run_resume, run_items, run_progress
+from .runs import build_request, eval_run_cancel, eval_run_create, eval_run_resume, run_items, run_progress
 
 
 @login_required
@@ -111,8 +111,6 @@ def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
     if raw and gold and getattr(raw, "score", None) and getattr(gold, "score", None):
         transition = (raw.score.G, gold.score.G)
     messages = row.probe.gold_messages if row.condition == "gold" else row.probe.raw_messages
-    from .runs import build_request
-
     sent = build_request(row, row.run.seed)
     return TemplateResponse(request, "evaluation/request_detail.html", {
         "row": row, "score": getattr(row, "score", None), "others": other, "transition": transition,

@@ -31,6 +31,7 @@ from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
 from .. import permissions as perms
+from ..importers import import_job_create
 from ..models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion
 from ..selectors import (
     import_job_get,
@@ -315,11 +316,6 @@ class ImportCreateApi(APIView):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            from annotation.importers import import_job_create
-        except ImportError as exc:  # the importer lands separately
-            raise ApplicationError("Imports are not available on this server yet.", code="import_unavailable",
-                                   status=503) from exc
         job = import_job_create(kind=data.validated_data["kind"], upload=data.validated_data["file"],
                                 actor=request.user)
         return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)

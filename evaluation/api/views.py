@@ -12,8 +12,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, role_permission
+from probes.models import Release
 
+from ..models import EvalRun
 from ..permissions import can_run_evaluations
+from ..runs import eval_run_create, run_progress
+from ..selectors import run_list
 
 CanRunEvaluations = role_permission(can_run_evaluations, name="CanRunEvaluations")
 
@@ -66,8 +70,6 @@ class EvalRunOutput(serializers.Serializer):
 
 
 def _run_output(run: Any) -> dict[str, Any]:
-    from ..runs import run_progress
-
     return EvalRunOutput({"run": run, "progress": run_progress(run)}).data
 
 
@@ -76,17 +78,11 @@ class EvalRunListView(APIView):
 
     @extend_schema(operation_id="eval_runs_list", responses=EvalRunListedOutput(many=True))
     def get(self, request: Request) -> Response:
-        from ..selectors import run_list
-
         return Response(EvalRunListedOutput(run_list()[:200], many=True).data)
 
     @extend_schema(operation_id="eval_runs_create", request=EvalRunInput,
                    responses={201: EvalRunOutput, 400: ApiErrorOutput})
     def post(self, request: Request) -> Response:
-        from probes.models import Release
-
-        from ..runs import eval_run_create
-
         data = EvalRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -102,6 +98,4 @@ class EvalRunDetailView(APIView):
 
     @extend_schema(operation_id="eval_runs_retrieve", responses=EvalRunOutput)
     def get(self, request: Request, pk: int) -> Response:
-        from ..models import EvalRun
-
         return Response(_run_output(get_object_or_404(EvalRun, pk=pk)))

@@ -22,6 +22,9 @@ from probes.models import CompileRun, Probe, Release
 from probes.permissions import can_manage_probes, can_read_public_release, can_view_private_mapping
 from probes.services import compile_run_create
 
+from ..selectors import probe_list
+from ..tasks import release_zip_task
+
 
 class _Pages(PageNumberPagination):
     page_size = 50
@@ -158,8 +161,6 @@ class ProbeListApi(APIView):
 
     @extend_schema(operation_id="probes_list", responses=ProbeOutput(many=True), parameters=[FilterSerializer])
     def get(self, request):
-        from probes.selectors import probe_list
-
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         return _paginated(self, request, probe_list(**filters.validated_data), ProbeOutput)
@@ -273,8 +274,6 @@ class ReleaseZipApi(APIView):
     @extend_schema(operation_id="releases_zip_build", request=None, responses={202: ReleaseOutput})
     def post(self, request, release_id: str):
         release = get_object_or_404(Release, release_id=release_id)
-        from probes.tasks import release_zip_task
-
         Release.objects.filter(pk=release.pk).update(zip_status="queued", zip_progress=0)
         transaction.on_commit(partial(release_zip_task.delay, release_pk=release.pk))
         release.refresh_from_db()

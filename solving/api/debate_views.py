@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, number, role_permission
+from probes.models import Release
 
 from ..debate_runs import debate_run_create, debate_run_list, run_stats, run_stats_payload, transcript_payload
 from ..models import SolveResponse, SolveRun
@@ -109,8 +110,6 @@ class DebateRunListView(APIView):
     @extend_schema(operation_id="debate_runs_create", request=DebateRunInput,
                    responses={201: DebateRunOutput, 400: ApiErrorOutput})
     def post(self, request: Request) -> Response:
-        from probes.models import Release
-
         data = DebateRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

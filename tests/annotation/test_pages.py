@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import io
-import sys
-import types
 import zipfile
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from annotation import views as annotation_views
 from annotation.models import ImportJob, PassDocument
 from physalign_site.errors import ApplicationError
 from physalign_site.roles import ALL_ROLES
@@ -371,8 +370,7 @@ def test_import_page_rejects_a_non_zip_upload_with_a_message(client, annotator):
 
 @pytest.fixture
 def fake_importer(monkeypatch):
-    """Stand-in for annotation.importers so the page is tested on its own contract."""
-    module = types.ModuleType("annotation.importers")
+    """Stand-in for the importer the page calls, so the page is tested on its own contract."""
     calls = []
 
     def import_job_create(*, kind, upload, actor):
@@ -381,8 +379,7 @@ def fake_importer(monkeypatch):
             raise ApplicationError("The archive has no problems.jsonl at its root.", code="manifest_missing")
         return ImportJob.objects.create(kind=kind, original_name=upload.name, created_by=actor)
 
-    module.import_job_create = import_job_create
-    monkeypatch.setitem(sys.modules, "annotation.importers", module)
+    monkeypatch.setattr(annotation_views, "import_job_create", import_job_create)
     return calls
 
 

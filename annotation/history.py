@@ -7,8 +7,9 @@ from typing import Any
 from .models import LLMDraft, PassDocument, PassDocumentVersion
 
 
-def pass_version_record(*, doc: PassDocument, actor: Any, source_draft: LLMDraft | None = None,
-                        note: str = "") -> PassDocumentVersion:
+def pass_version_record(
+    *, doc: PassDocument, actor: Any, source_draft: LLMDraft | None = None, note: str = ""
+) -> PassDocumentVersion:
     """Keep the document's current state as its version row. Idempotent per (document, version)."""
     version, _ = PassDocumentVersion.objects.get_or_create(
         pass_document=doc,

@@ -53,49 +53,63 @@ def pixels_sha256(img: Image.Image) -> str:
     return hashlib.sha256(header + b"\0" + img.tobytes()).hexdigest()
 
 
-def inspect_image_bytes(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS,
-                        max_bytes: int = DEFAULT_MAX_BYTES) -> ImageInfo:
+def inspect_image_bytes(
+    data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, max_bytes: int = DEFAULT_MAX_BYTES
+) -> ImageInfo:
     """Validate image bytes and describe them, or raise ``ImageRejected`` with a stable code."""
     if not data:
         raise ImageRejected("image_empty", "The image file is empty.")
     if len(data) > max_bytes:
-        raise ImageRejected("image_too_large_bytes",
-                            f"The image is {len(data):,} bytes; the limit is {max_bytes:,} bytes.")
+        raise ImageRejected(
+            "image_too_large_bytes", f"The image is {len(data):,} bytes; the limit is {max_bytes:,} bytes."
+        )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             img = Image.open(io.BytesIO(data))
     except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
         # Pillow's own guard (≈89 Mpx warning, ≈179 Mpx error) fires on the header, before our cap.
-        raise ImageRejected("image_too_large_pixels",
-                            f"The image has too many pixels; the limit is {max_pixels:,}.") from exc
+        raise ImageRejected(
+            "image_too_large_pixels", f"The image has too many pixels; the limit is {max_pixels:,}."
+        ) from exc
     except (UnidentifiedImageError, OSError) as exc:
         raise ImageRejected("image_corrupt", f"The file is not a readable image ({exc}).") from exc
     with img:
         if img.format not in ALLOWED_FORMATS:
-            raise ImageRejected("image_format_unsupported",
-                                f"Format {img.format} is not allowed; use PNG, JPEG, WebP, GIF or BMP.")
+            raise ImageRejected(
+                "image_format_unsupported",
+                f"Format {img.format} is not allowed; use PNG, JPEG, WebP, GIF or BMP.",
+            )
         width, height = img.size
         if width <= 0 or height <= 0:
             raise ImageRejected("image_corrupt", "The image has no pixels.")
         if width * height > max_pixels:
-            raise ImageRejected("image_too_large_pixels",
-                                f"The image is {width}×{height} = {width * height:,} pixels; "
-                                f"the limit is {max_pixels:,}.")
+            raise ImageRejected(
+                "image_too_large_pixels",
+                f"The image is {width}×{height} = {width * height:,} pixels; the limit is {max_pixels:,}.",
+            )
         if getattr(img, "n_frames", 1) > 1:
             raise ImageRejected("image_multi_frame", "Multi-frame (animated) images are not accepted.")
         orientation = img.getexif().get(EXIF_ORIENTATION_TAG, 1)
         if orientation not in (None, 1):
-            raise ImageRejected("image_exif_orientation",
-                                f"EXIF orientation is {orientation}; only 1 (stored pixels as shown) is "
-                                "accepted. Re-save the image with its rotation applied.")
+            raise ImageRejected(
+                "image_exif_orientation",
+                f"EXIF orientation is {orientation}; only 1 (stored pixels as shown) is "
+                "accepted. Re-save the image with its rotation applied.",
+            )
         try:
             img.load()
         except (OSError, SyntaxError, ValueError) as exc:
             raise ImageRejected("image_corrupt", f"The image data is damaged ({exc}).") from exc
         media_type, suffix = ALLOWED_FORMATS[img.format]
         return ImageInfo(
-            format=img.format, media_type=media_type, suffix=suffix, width=width, height=height,
-            mode=img.mode, byte_size=len(data), sha256=hashlib.sha256(data).hexdigest(),
+            format=img.format,
+            media_type=media_type,
+            suffix=suffix,
+            width=width,
+            height=height,
+            mode=img.mode,
+            byte_size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
             pixels_sha256=pixels_sha256(img),
         )

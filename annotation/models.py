@@ -224,7 +224,9 @@ class DraftRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     pass_no = models.PositiveSmallIntegerField()
-    model_config = models.ForeignKey("models_registry.ModelConfig", on_delete=models.PROTECT, related_name="+")
+    model_config = models.ForeignKey(
+        "models_registry.ModelConfig", on_delete=models.PROTECT, related_name="+"
+    )
     prompt_version = models.CharField(max_length=100)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     total = models.PositiveIntegerField(default=0)
@@ -240,7 +242,9 @@ class DraftRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(pass_no__gte=1) & Q(pass_no__lte=5), name="draftrun_pass_no_1_to_5"),
+            models.CheckConstraint(
+                condition=Q(pass_no__gte=1) & Q(pass_no__lte=5), name="draftrun_pass_no_1_to_5"
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "succeeded", "failed", "cancelled"]),
                 name="draftrun_status_valid",
@@ -268,7 +272,9 @@ class LLMDraft(LeasedRow):
     )
     model_label = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=100)
-    request_record = models.JSONField(default=dict, blank=True)  # what was sent (texts, image hashes, settings)
+    request_record = models.JSONField(
+        default=dict, blank=True
+    )  # what was sent (texts, image hashes, settings)
     raw_output = models.TextField(blank=True)
     parsed_document = models.JSONField(null=True, blank=True)
     validation_errors = models.JSONField(default=list, blank=True)
@@ -291,7 +297,9 @@ class LLMDraft(LeasedRow):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(pass_no__gte=1) & Q(pass_no__lte=5), name="draft_pass_no_1_to_5"),
+            models.CheckConstraint(
+                condition=Q(pass_no__gte=1) & Q(pass_no__lte=5), name="draft_pass_no_1_to_5"
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=["pending", "ready", "invalid", "failed", "accepted", "discarded"]),
                 name="draft_status_valid",
@@ -332,9 +340,12 @@ class ImportJob(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["problems", "kit_workspace"]), name="import_kind_valid"),
             models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "succeeded", "failed"]), name="import_status_valid"
+                condition=Q(kind__in=["problems", "kit_workspace"]), name="import_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "succeeded", "failed"]),
+                name="import_status_valid",
             ),
         ]
 

@@ -88,4 +88,6 @@ def can_draft(user: Any, pass_no: int) -> bool:
 
 def can_open_pass_review(user: Any, pass_no: int) -> bool:
     """The review page: whoever may read the pass and either review it or edit it (to see what reviewers see)."""
-    return can_read_pass(user, pass_no) and (can_review_pass_no(user, pass_no) or can_edit_pass(user, pass_no))
+    return can_read_pass(user, pass_no) and (
+        can_review_pass_no(user, pass_no) or can_edit_pass(user, pass_no)
+    )

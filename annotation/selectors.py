@@ -12,12 +12,15 @@ from kit.passes.validator import ImageRef, checked_issues, context_for
 from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
 
 
-def parent_list(*, search: str = "", source: str = "", language: str = "", domain: str = "",
-                status: str = "") -> QuerySet[ParentProblem]:
+def parent_list(
+    *, search: str = "", source: str = "", language: str = "", domain: str = "", status: str = ""
+) -> QuerySet[ParentProblem]:
     qs = ParentProblem.objects.select_related("source").annotate(image_count=Count("images", distinct=True))
     if search:
         qs = qs.filter(
-            Q(problem_id__icontains=search) | Q(stem__icontains=search) | Q(query__icontains=search)
+            Q(problem_id__icontains=search)
+            | Q(stem__icontains=search)
+            | Q(query__icontains=search)
             | Q(source_sample_id__icontains=search)
         )
     if source:
@@ -43,7 +46,10 @@ def parent_facets() -> dict[str, list[str]]:
     return {
         "sources": list(Source.objects.order_by("name").values_list("name", flat=True)),
         "domains": list(
-            ParentProblem.objects.exclude(domain="").order_by("domain").values_list("domain", flat=True).distinct()
+            ParentProblem.objects.exclude(domain="")
+            .order_by("domain")
+            .values_list("domain", flat=True)
+            .distinct()
         ),
         "languages": [c[0] for c in ParentProblem.Language.choices],
         "statuses": [c[0] for c in ParentProblem.Status.choices],
@@ -60,9 +66,11 @@ def parent_get(*, problem_id: str) -> ParentProblem | None:
 
 
 def pass_document_get(*, parent: ParentProblem, pass_no: int) -> PassDocument | None:
-    return PassDocument.objects.select_related("approved_by", "updated_by", "parent").filter(
-        parent=parent, pass_no=pass_no
-    ).first()
+    return (
+        PassDocument.objects.select_related("approved_by", "updated_by", "parent")
+        .filter(parent=parent, pass_no=pass_no)
+        .first()
+    )
 
 
 def parent_passes_approved(*, parent: ParentProblem) -> bool:
@@ -80,9 +88,17 @@ def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any
         ImageRef(image_id=img.image_id, width=img.width, height=img.height)
         for img in ProblemImage.objects.filter(parent=parent).order_by("ordinal")
     )
-    earlier = dict(PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).values_list("pass_no", "document"))
-    context = context_for(pass_no, problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
-                          images=images, earlier=earlier)
+    earlier = dict(
+        PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).values_list("pass_no", "document")
+    )
+    context = context_for(
+        pass_no,
+        problem_id=parent.problem_id,
+        stem=parent.stem,
+        query=parent.query,
+        images=images,
+        earlier=earlier,
+    )
     return checked_issues(pass_no, document, context)
 
 
@@ -96,6 +112,7 @@ def import_job_get(*, job_id: int) -> ImportJob | None:
 
 # --- workspace: history ------------------------------------------------------------------------------
 
+
 def pass_version_list(*, doc: PassDocument) -> QuerySet[PassDocumentVersion]:
     """Every saved version, newest first, without the documents (one query, whatever the count)."""
     return (
@@ -107,7 +124,11 @@ def pass_version_list(*, doc: PassDocument) -> QuerySet[PassDocumentVersion]:
 
 
 def pass_version_get(*, doc: PassDocument, version: int) -> PassDocumentVersion | None:
-    return PassDocumentVersion.objects.select_related("saved_by").filter(pass_document=doc, version=version).first()
+    return (
+        PassDocumentVersion.objects.select_related("saved_by")
+        .filter(pass_document=doc, version=version)
+        .first()
+    )
 
 
 def workspace_documents(*, parent: ParentProblem) -> dict[int, PassDocument]:
@@ -122,21 +143,46 @@ def workspace_documents(*, parent: ParentProblem) -> dict[int, PassDocument]:
 KIT_PASSES = (1, 2, 3, 4)
 
 
-def kit_source_guard(*, stem: str, query: str, options: Any, language: str, source_name: str, split: str,
-                     sample: str, images: list[tuple[str, str]]) -> str:
+def kit_source_guard(
+    *,
+    stem: str,
+    query: str,
+    options: Any,
+    language: str,
+    source_name: str,
+    split: str,
+    sample: str,
+    images: list[tuple[str, str]],
+) -> str:
     """What a Kit manifest row says about a problem, as a digest: its row hash holds only while this is unchanged."""
-    return digest({"stem": stem, "query": query, "options": options, "language": language, "source": source_name,
-                   "split": split, "sample": sample, "images": [list(i) for i in images]})
+    return digest(
+        {
+            "stem": stem,
+            "query": query,
+            "options": options,
+            "language": language,
+            "source": source_name,
+            "split": split,
+            "sample": sample,
+            "images": [list(i) for i in images],
+        }
+    )
 
 
-def kit_source_record(*, row: dict[str, Any], review: dict[str, Any], passes: dict[int, tuple[str, str]],
-                      guard: str) -> dict[str, Any]:
+def kit_source_record(
+    *, row: dict[str, Any], review: dict[str, Any], passes: dict[int, tuple[str, str]], guard: str
+) -> dict[str, Any]:
     """Recorded at import: the SHA-256 of the files exactly as the Kit's adapter hashes them — each pass file's
     own bytes, and the manifest row and review entry re-serialized as the Kit writes them (canonical + newline)."""
-    return {"manifest_sha256": bytes_digest(write_json_bytes(row)),
-            "review_sha256": bytes_digest(write_json_bytes(review)), "guard": guard,
-            "passes": {f"pass{n}": {"file_sha256": file_sha, "document_sha256": doc_sha}
-                       for n, (file_sha, doc_sha) in sorted(passes.items())}}
+    return {
+        "manifest_sha256": bytes_digest(write_json_bytes(row)),
+        "review_sha256": bytes_digest(write_json_bytes(review)),
+        "guard": guard,
+        "passes": {
+            f"pass{n}": {"file_sha256": file_sha, "document_sha256": doc_sha}
+            for n, (file_sha, doc_sha) in sorted(passes.items())
+        },
+    }
 
 
 def kit_source_hashes(*, parent: ParentProblem, passes: dict[int, PassDocument]) -> dict[str, str]:
@@ -151,14 +197,27 @@ def kit_source_hashes(*, parent: ParentProblem, passes: dict[int, PassDocument])
     for n in KIT_PASSES:
         entry = (recorded.get("passes") or {}).get(f"pass{n}") or {}
         document = passes.get(n)
-        if document is not None and entry.get("file_sha256") and entry.get("document_sha256") == document.document_sha256:
+        if (
+            document is not None
+            and entry.get("file_sha256")
+            and entry.get("document_sha256") == document.document_sha256
+        ):
             hashes[f"pass{n}"] = entry["file_sha256"]
     images = [(i.image_id, i.sha256) for i in sorted(parent.images.all(), key=lambda i: i.ordinal)]
-    guard = kit_source_guard(stem=parent.stem, query=parent.query, options=parent.options, language=parent.language,
-                             source_name=parent.source.name, split=parent.source_split,
-                             sample=parent.source_sample_id, images=images)
-    imported = all(f"pass{n}" in hashes and passes[n].approval_origin == PassDocument.ApprovalOrigin.IMPORT
-                   for n in KIT_PASSES)
+    guard = kit_source_guard(
+        stem=parent.stem,
+        query=parent.query,
+        options=parent.options,
+        language=parent.language,
+        source_name=parent.source.name,
+        split=parent.source_split,
+        sample=parent.source_sample_id,
+        images=images,
+    )
+    imported = all(
+        f"pass{n}" in hashes and passes[n].approval_origin == PassDocument.ApprovalOrigin.IMPORT
+        for n in KIT_PASSES
+    )
     if imported and recorded.get("guard") == guard:
         hashes["manifest"], hashes["review"] = recorded["manifest_sha256"], recorded["review_sha256"]
     return hashes

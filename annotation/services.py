@@ -37,7 +37,8 @@ def _require_pass5_unlocked(parent: ParentProblem, pass_no: int) -> None:
     if pass_no == SOLUTION_PASS and not parent_passes_approved(parent=parent):
         raise ApplicationError(
             "Pass 5 opens only after passes 1–4 are approved (and the approvals are current).",
-            code="pass5_locked", status=409,
+            code="pass5_locked",
+            status=409,
         )
 
 
@@ -57,15 +58,21 @@ def _own_forbidden(pass_no: int, document: Any) -> list[dict[str, str]]:
     return forbidden_key_issues(pass_no, document) if pass_no in ANNOTATION_PASSES else []
 
 
-def _hard_refusals(parent: ParentProblem, pass_no: int, document: Any,
-                   issues: list[dict[str, str]]) -> list[dict[str, str]]:
+def _hard_refusals(
+    parent: ParentProblem, pass_no: int, document: Any, issues: list[dict[str, str]]
+) -> list[dict[str, str]]:
     """Problems that make a document unstorable (drafts with other issues are still saved)."""
     if not isinstance(document, dict):
         return [{"code": "TYPE_MISMATCH", "path": "", "message": "The document must be a JSON object."}]
     own: list[dict[str, str]] = []
     if document.get("problem_id") != parent.problem_id:
-        own.append({"code": PROBLEM_ID_MISMATCH, "path": "problem_id",
-                    "message": f"problem_id must be {parent.problem_id!r}."})
+        own.append(
+            {
+                "code": PROBLEM_ID_MISMATCH,
+                "path": "problem_id",
+                "message": f"problem_id must be {parent.problem_id!r}.",
+            }
+        )
     own += _own_forbidden(pass_no, document)
     from_validator = [i for i in issues if str(i.get("code", "")).upper() in HARD_CODES]
     return _merge_issues(own, from_validator)
@@ -85,8 +92,15 @@ def _parent_refresh_annotated(parent: ParentProblem) -> None:
 
 
 @transaction.atomic
-def pass_document_save(*, parent: ParentProblem, pass_no: int, document: Any, actor: Any,
-                       expected_version: int | None, note: str = "") -> PassDocument:
+def pass_document_save(
+    *,
+    parent: ParentProblem,
+    pass_no: int,
+    document: Any,
+    actor: Any,
+    expected_version: int | None,
+    note: str = "",
+) -> PassDocument:
     """Create or replace one pass document, guarded by the version the caller last saw.
 
     ``expected_version`` is None/0 only for a pass that does not exist yet. A stale version raises
@@ -101,32 +115,42 @@ def pass_document_save(*, parent: ParentProblem, pass_no: int, document: Any, ac
 
     if doc is None:
         if expected_version not in (None, 0):
-            raise ConflictError("This pass document does not exist (any more); reload it.",
-                                code="version_conflict",
-                                extra={"current_version": 0, "document_sha256": None})
+            raise ConflictError(
+                "This pass document does not exist (any more); reload it.",
+                code="version_conflict",
+                extra={"current_version": 0, "document_sha256": None},
+            )
     else:
         if expected_version is None:
             raise ApplicationError(
                 "This pass document exists: send If-Match with the version you last loaded.",
-                code="precondition_required", status=428,
+                code="precondition_required",
+                status=428,
                 extra={"current_version": doc.version, "document_sha256": doc.document_sha256},
             )
         if expected_version != doc.version:
             raise ConflictError(
                 "Someone saved this pass document after you loaded it; reload and merge your changes.",
                 code="version_conflict",
-                extra={"current_version": doc.version, "document_sha256": doc.document_sha256,
-                       "your_version": expected_version},
+                extra={
+                    "current_version": doc.version,
+                    "document_sha256": doc.document_sha256,
+                    "your_version": expected_version,
+                },
             )
 
     _require_pass5_unlocked(parent, pass_no)
 
-    issues = pass_validation_issues(parent=parent, pass_no=pass_no, document=document) \
-        if isinstance(document, dict) else []
+    issues = (
+        pass_validation_issues(parent=parent, pass_no=pass_no, document=document)
+        if isinstance(document, dict)
+        else []
+    )
     refusals = _hard_refusals(parent, pass_no, document, issues)
     if refusals:
-        raise ApplicationError("The document cannot be stored.", code="document_invalid",
-                               extra={"errors": refusals})
+        raise ApplicationError(
+            "The document cannot be stored.", code="document_invalid", extra={"errors": refusals}
+        )
 
     new_sha = digest(document)
     if doc is not None and doc.document_sha256 == new_sha:
@@ -134,14 +158,24 @@ def pass_document_save(*, parent: ParentProblem, pass_no: int, document: Any, ac
 
     before = _pass_state(doc)
     if doc is None:
-        doc = PassDocument(parent=parent, pass_no=pass_no, document=document, document_sha256=new_sha,
-                           status=PassDocument.Status.DRAFT, version=1, updated_by=_user_or_none(actor))
+        doc = PassDocument(
+            parent=parent,
+            pass_no=pass_no,
+            document=document,
+            document_sha256=new_sha,
+            status=PassDocument.Status.DRAFT,
+            version=1,
+            updated_by=_user_or_none(actor),
+        )
         try:
             with transaction.atomic():
                 doc.save()
         except IntegrityError as exc:  # a concurrent first save won the race
-            raise ConflictError("Someone created this pass document at the same time; reload it.",
-                                code="version_conflict", extra={"current_version": None}) from exc
+            raise ConflictError(
+                "Someone created this pass document at the same time; reload it.",
+                code="version_conflict",
+                extra={"current_version": None},
+            ) from exc
     else:
         doc.document = document
         doc.document_sha256 = new_sha
@@ -149,20 +183,27 @@ def pass_document_save(*, parent: ParentProblem, pass_no: int, document: Any, ac
         # approved_sha256 stays: the old approval remains on record but is no longer fresh.
         doc.status = PassDocument.Status.DRAFT
         doc.updated_by = _user_or_none(actor)
-        doc.save(update_fields=["document", "document_sha256", "version", "status", "updated_by",
-                                "updated_at"])
+        doc.save(
+            update_fields=["document", "document_sha256", "version", "status", "updated_by", "updated_at"]
+        )
     pass_version_record(doc=doc, actor=actor, note=note)
 
     if pass_no in ANNOTATION_PASSES:
         _parent_mark_in_annotation(parent)
-    event_record(actor=actor, verb="pass_document.save", obj=doc,
-                 before=before, after={**_pass_state(doc), "validation_issue_count": len(issues)})
+    event_record(
+        actor=actor,
+        verb="pass_document.save",
+        obj=doc,
+        before=before,
+        after={**_pass_state(doc), "validation_issue_count": len(issues)},
+    )
     return doc
 
 
 @transaction.atomic
-def pass_document_revert(*, doc: PassDocument, version: int, actor: Any, expected_version: int | None
-                         ) -> PassDocument:
+def pass_document_revert(
+    *, doc: PassDocument, version: int, actor: Any, expected_version: int | None
+) -> PassDocument:
     """Save the content of an earlier version as a new version (history is never rewritten).
 
     Guarded like any save: ``expected_version`` must be the current version. Reverting to content
@@ -171,11 +212,22 @@ def pass_document_revert(*, doc: PassDocument, version: int, actor: Any, expecte
     old = PassDocumentVersion.objects.filter(pass_document=doc, version=version).first()
     if old is None:
         raise ApplicationError(f"Version {version} does not exist.", code="version_not_found", status=404)
-    saved = pass_document_save(parent=doc.parent, pass_no=doc.pass_no, document=old.document, actor=actor,
-                               expected_version=expected_version, note=f"reverted to v{version}")
+    saved = pass_document_save(
+        parent=doc.parent,
+        pass_no=doc.pass_no,
+        document=old.document,
+        actor=actor,
+        expected_version=expected_version,
+        note=f"reverted to v{version}",
+    )
     if saved.version != doc.version:
-        event_record(actor=actor, verb="pass_document.revert", obj=saved,
-                     before={"version": doc.version}, after={"version": saved.version, "reverted_to": version})
+        event_record(
+            actor=actor,
+            verb="pass_document.revert",
+            obj=saved,
+            before={"version": doc.version},
+            after={"version": saved.version, "reverted_to": version},
+        )
     return saved
 
 
@@ -187,15 +239,21 @@ def pass_document_submit(*, doc: PassDocument, actor: Any) -> PassDocument:
     if doc.status == PassDocument.Status.SUBMITTED:
         return doc
     if doc.status == PassDocument.Status.APPROVED:
-        raise ApplicationError("This document is already approved; edit it to start a new round.",
-                               code="already_approved", status=409)
+        raise ApplicationError(
+            "This document is already approved; edit it to start a new round.",
+            code="already_approved",
+            status=409,
+        )
     issues = _merge_issues(
         pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document),
         _own_forbidden(doc.pass_no, doc.document),
     )
     if issues:
-        raise ApplicationError("Fix the validation issues before submitting.", code="document_has_issues",
-                               extra={"errors": issues})
+        raise ApplicationError(
+            "Fix the validation issues before submitting.",
+            code="document_has_issues",
+            extra={"errors": issues},
+        )
     before = _pass_state(doc)
     doc.status = PassDocument.Status.SUBMITTED
     doc.save(update_fields=["status", "updated_at"])
@@ -212,18 +270,26 @@ def _review_lock(doc: PassDocument, document_sha256: str) -> PassDocument:
             extra={"current_version": doc.version, "document_sha256": doc.document_sha256},
         )
     if doc.status != PassDocument.Status.SUBMITTED:
-        raise ApplicationError(f"Only submitted documents can be reviewed (this one is {doc.status}).",
-                               code="not_submitted", status=409)
+        raise ApplicationError(
+            f"Only submitted documents can be reviewed (this one is {doc.status}).",
+            code="not_submitted",
+            status=409,
+        )
     return doc
 
 
 @transaction.atomic
-def pass_document_approve(*, doc: PassDocument, actor: Any, document_sha256: str, note: str = "") -> PassDocument:
+def pass_document_approve(
+    *, doc: PassDocument, actor: Any, document_sha256: str, note: str = ""
+) -> PassDocument:
     """Approve the exact content the reviewer saw (Kit §2.3); approval goes stale on any edit."""
     doc = _review_lock(doc, document_sha256)
     if is_self_review(actor, last_editor_id=doc.updated_by_id):
-        raise ApplicationError("You cannot approve a document you edited last; ask another reviewer.",
-                               code="self_review", status=403)
+        raise ApplicationError(
+            "You cannot approve a document you edited last; ask another reviewer.",
+            code="self_review",
+            status=403,
+        )
     before = _pass_state(doc)
     doc.status = PassDocument.Status.APPROVED
     doc.approved_sha256 = doc.document_sha256
@@ -231,10 +297,25 @@ def pass_document_approve(*, doc: PassDocument, actor: Any, document_sha256: str
     doc.approved_at = timezone.now()
     doc.approval_origin, doc.approval_provenance = PassDocument.ApprovalOrigin.REVIEW, ""
     doc.review_note = note
-    doc.save(update_fields=["status", "approved_sha256", "approved_by", "approved_at", "approval_origin",
-                            "approval_provenance", "review_note", "updated_at"])
-    event_record(actor=actor, verb="pass_document.approve", obj=doc, before=before,
-                 after={**_pass_state(doc), "note": note})
+    doc.save(
+        update_fields=[
+            "status",
+            "approved_sha256",
+            "approved_by",
+            "approved_at",
+            "approval_origin",
+            "approval_provenance",
+            "review_note",
+            "updated_at",
+        ]
+    )
+    event_record(
+        actor=actor,
+        verb="pass_document.approve",
+        obj=doc,
+        before=before,
+        after={**_pass_state(doc), "note": note},
+    )
     if doc.pass_no in ANNOTATION_PASSES:
         _parent_refresh_annotated(ParentProblem.objects.select_for_update().get(pk=doc.parent_id))
     return doc
@@ -250,8 +331,13 @@ def pass_document_reject(*, doc: PassDocument, actor: Any, document_sha256: str,
     doc.status = PassDocument.Status.REJECTED
     doc.review_note = note.strip()
     doc.save(update_fields=["status", "review_note", "updated_at"])
-    event_record(actor=actor, verb="pass_document.reject", obj=doc, before=before,
-                 after={**_pass_state(doc), "note": doc.review_note})
+    event_record(
+        actor=actor,
+        verb="pass_document.reject",
+        obj=doc,
+        before=before,
+        after={**_pass_state(doc), "note": doc.review_note},
+    )
     return doc
 
 
@@ -263,8 +349,9 @@ def source_create(*, name: str, license: str = "", url: str = "", actor: Any) ->
     if Source.objects.filter(name=name).exists():
         raise ConflictError(f"A source named {name!r} already exists.", code="source_exists")
     source = Source.objects.create(name=name, license=license, url=url)
-    event_record(actor=actor, verb="source.create", obj=source, after={"name": name, "license": license,
-                                                                        "url": url})
+    event_record(
+        actor=actor, verb="source.create", obj=source, after={"name": name, "license": license, "url": url}
+    )
     return source
 
 

@@ -11,9 +11,14 @@ urlpatterns = [
     path("problems/<str:problem_id>/images/<str:image_id>", views.image_file, name="image_file"),
     path("problems/<str:problem_id>/passes/<pass_no:pass_no>/", views.pass_workspace, name="pass_workspace"),
     path("problems/<str:problem_id>/passes/<pass_no:pass_no>/review/", views.pass_review, name="pass_review"),
-    path("problems/<str:problem_id>/passes/<pass_no:pass_no>/history/", views.pass_history, name="pass_history"),
-    path("problems/<str:problem_id>/passes/<pass_no:pass_no>/history/<int:version>/revert/", views.pass_revert,
-         name="pass_revert"),
+    path(
+        "problems/<str:problem_id>/passes/<pass_no:pass_no>/history/", views.pass_history, name="pass_history"
+    ),
+    path(
+        "problems/<str:problem_id>/passes/<pass_no:pass_no>/history/<int:version>/revert/",
+        views.pass_revert,
+        name="pass_revert",
+    ),
     path("imports/", views.import_list, name="import_list"),
     path("imports/<int:job_id>/", views.import_detail, name="import_detail"),
 ]

@@ -365,11 +365,19 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         return TemplateResponse(
             request,
             "annotation/workspace_locked.html",
-            {"problem": parent, "pass_no": pass_no, "passes": _pass_tabs(parent, docs), "nav_section": "problems"},
+            {
+                "problem": parent,
+                "pass_no": pass_no,
+                "passes": _pass_tabs(parent, docs),
+                "nav_section": "problems",
+            },
             status=409,
         )
     payload = workspace_payload(
-        parent=parent, images=images, docs=docs, pass_no=pass_no,
+        parent=parent,
+        images=images,
+        docs=docs,
+        pass_no=pass_no,
         editable=can_edit_pass(request.user, pass_no),
         image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
         solution=_solution_text(parent) if pass_no == 5 else None,
@@ -397,8 +405,15 @@ def _pass_tabs(parent: ParentProblem, docs: dict[int, PassDocument]) -> list[dic
     tabs = []
     for n in ALL_PASSES:
         cell = _pass_cell(n, docs.get(n))
-        tabs.append({"no": n, "title": PASS_TITLES[n], "state": cell.state, "label": cell.label,
-                     "locked": n == 5 and not unlocked})
+        tabs.append(
+            {
+                "no": n,
+                "title": PASS_TITLES[n],
+                "state": cell.state,
+                "label": cell.label,
+                "locked": n == 5 and not unlocked,
+            }
+        )
     return tabs
 
 
@@ -413,7 +428,9 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
     doc = docs.get(pass_no)
     if doc is None:
         raise Http404("This pass has no document yet.")
-    if pass_no == 5 and not all(docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES):
+    if pass_no == 5 and not all(
+        docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES
+    ):
         raise Http404("Pass 5 is locked.")
     error = ""
     status = 200
@@ -436,7 +453,11 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
             return redirect("annotation:pass_review", problem_id=parent.problem_id, pass_no=pass_no)
     images = list(parent.images.all())
     payload = workspace_payload(
-        parent=parent, images=images, docs=docs, pass_no=pass_no, editable=False,
+        parent=parent,
+        images=images,
+        docs=docs,
+        pass_no=pass_no,
+        editable=False,
         image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
         solution=_solution_text(parent) if pass_no == 5 else None,
     )
@@ -475,8 +496,12 @@ def pass_history(request: HttpRequest, problem_id: str, pass_no: int) -> HttpRes
     from_v = pick("from", next((n for n in numbers if to_v is not None and n < to_v), None))
     diff = None
     if to_v is not None:
-        rows = {v.version: v.document for v in
-                PassDocumentVersion.objects.filter(pass_document=doc, version__in=[x for x in (from_v, to_v) if x])}
+        rows = {
+            v.version: v.document
+            for v in PassDocumentVersion.objects.filter(
+                pass_document=doc, version__in=[x for x in (from_v, to_v) if x]
+            )
+        }
         diff = document_diff(rows.get(from_v) if from_v else None, rows.get(to_v))
     context = {
         "problem": parent,

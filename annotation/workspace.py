@@ -42,9 +42,24 @@ PASS_TITLES = {
 PASS_COLLECTIONS = {
     1: ("visual_nodes", "ambiguities"),
     2: ("physical_nodes", "bindings", "ambiguities"),
-    3: ("new_or_updated_physical_nodes", "text_mentions", "quantities", "bindings", "constraints", "ambiguities"),
-    4: ("visual_nodes", "physical_nodes", "text_mentions", "quantities", "bindings", "relations", "constraints",
-        "ambiguities"),
+    3: (
+        "new_or_updated_physical_nodes",
+        "text_mentions",
+        "quantities",
+        "bindings",
+        "constraints",
+        "ambiguities",
+    ),
+    4: (
+        "visual_nodes",
+        "physical_nodes",
+        "text_mentions",
+        "quantities",
+        "bindings",
+        "relations",
+        "constraints",
+        "ambiguities",
+    ),
     5: ("solution_steps",),
 }
 
@@ -61,8 +76,12 @@ def k_to_px(k: int, size: int) -> int:
 
 def bbox_px_to_1000(box: tuple[float, float, float, float], width: int, height: int) -> list[int]:
     x1, y1, x2, y2 = box
-    return [px_to_1000(min(x1, x2), width), px_to_1000(min(y1, y2), height),
-            px_to_1000(max(x1, x2), width), px_to_1000(max(y1, y2), height)]
+    return [
+        px_to_1000(min(x1, x2), width),
+        px_to_1000(min(y1, y2), height),
+        px_to_1000(max(x1, x2), width),
+        px_to_1000(max(y1, y2), height),
+    ]
 
 
 def empty_document(pass_no: int, problem_id: str) -> dict[str, Any]:
@@ -73,8 +92,14 @@ def empty_document(pass_no: int, problem_id: str) -> dict[str, Any]:
     for key in PASS_COLLECTIONS[pass_no]:
         doc[key] = []
     if pass_no in (3, 4):
-        doc["query_target"] = {"mention_id": "", "target_kind": "", "target_symbol_latex": "",
-                               "target_node_ids": [], "location_node_ids": [], "time_or_event_node_ids": []}
+        doc["query_target"] = {
+            "mention_id": "",
+            "target_kind": "",
+            "target_symbol_latex": "",
+            "target_node_ids": [],
+            "location_node_ids": [],
+            "time_or_event_node_ids": [],
+        }
     if pass_no == 5:
         doc["final_answer"] = ""
     return doc
@@ -89,8 +114,9 @@ def _renumber(records: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]
     return [{**record, "id": f"{prefix}{index:03d}"} for index, record in enumerate(records, start=1)]
 
 
-def consolidate_gobs(*, problem_id: str, pass1: Any, pass2: Any, pass3: Any, current: Any = None,
-                     domain_hint: str = "") -> dict[str, Any]:
+def consolidate_gobs(
+    *, problem_id: str, pass1: Any, pass2: Any, pass3: Any, current: Any = None, domain_hint: str = ""
+) -> dict[str, Any]:
     """Build the Pass 4 G_obs from Passes 1–3 (Kit §2.4), keeping what only Pass 4 owns.
 
     Visual nodes are unmodified copies of Pass 1; physical nodes are Pass 2's with Pass 3's new or
@@ -109,7 +135,8 @@ def consolidate_gobs(*, problem_id: str, pass1: Any, pass2: Any, pass3: Any, cur
         ambiguities = _records(current, "ambiguities")
     else:
         ambiguities = _renumber(
-            _records(pass1, "ambiguities") + _records(pass2, "ambiguities") + _records(pass3, "ambiguities"), "u"
+            _records(pass1, "ambiguities") + _records(pass2, "ambiguities") + _records(pass3, "ambiguities"),
+            "u",
         )
     domain = current.get("domain") or (domain_hint if domain_hint in DOMAINS else "mechanics")
     query_target = (pass3 or {}).get("query_target") if isinstance(pass3, dict) else None
@@ -152,7 +179,12 @@ def later_references(*, pass_no: int, later: dict[int, Any]) -> dict[str, list[s
         elif isinstance(value, list):
             for item in value:
                 walk(item, key, where)
-        elif isinstance(value, str) and key.endswith(_REF_KEY_SUFFIXES) and key != "id" and value.startswith(prefix):
+        elif (
+            isinstance(value, str)
+            and key.endswith(_REF_KEY_SUFFIXES)
+            and key != "id"
+            and value.startswith(prefix)
+        ):
             bucket = refs.setdefault(value, [])
             if where not in bucket:
                 bucket.append(where)

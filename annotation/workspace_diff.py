@@ -87,6 +87,7 @@ def document_diff(before: Any, after: Any) -> DocumentDiff:
                     changes.append(RecordChange(key, record_id, "changed", fields=fields, before=a, after=b))
         else:
             change = "added" if key not in before else "removed" if key not in after else "changed"
-            changes.append(RecordChange(key, "", change, fields=(FieldChange(key, old, new),), before=old,
-                                        after=new))
+            changes.append(
+                RecordChange(key, "", change, fields=(FieldChange(key, old, new),), before=old, after=new)
+            )
     return DocumentDiff(tuple(changes))

@@ -34,8 +34,17 @@ from .workspace import (
 # The predicates the relation editor suggests (a datalist). The validator accepts any non-empty
 # predicate, so this is a list of suggestions, not a Kit enum.
 RELATION_PREDICATES = (
-    "acts_on", "applied_at", "attached_to", "connected_to", "located_at", "part_of", "rests_on",
-    "pivots_about", "points_along", "lever_arm_of", "angle_between",
+    "acts_on",
+    "applied_at",
+    "attached_to",
+    "connected_to",
+    "located_at",
+    "part_of",
+    "rests_on",
+    "pivots_about",
+    "points_along",
+    "lever_arm_of",
+    "angle_between",
 )
 
 
@@ -50,55 +59,95 @@ def collection_id_prefixes() -> dict[str, str]:
     }
 
 
-def workspace_issues(*, parent: ParentProblem, images: list[ProblemImage], docs: dict[int, PassDocument],
-                     pass_no: int, document: Any) -> list[dict[str, str]]:
+def workspace_issues(
+    *,
+    parent: ParentProblem,
+    images: list[ProblemImage],
+    docs: dict[int, PassDocument],
+    pass_no: int,
+    document: Any,
+) -> list[dict[str, str]]:
     """The validator's issues for ``document`` as Pass ``pass_no``, from data already loaded."""
-    context = context_for(pass_no, problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
-                          images=[ImageRef(image_id=i.image_id, width=i.width, height=i.height) for i in images],
-                          earlier={n: doc.document for n, doc in docs.items()})
+    context = context_for(
+        pass_no,
+        problem_id=parent.problem_id,
+        stem=parent.stem,
+        query=parent.query,
+        images=[ImageRef(image_id=i.image_id, width=i.width, height=i.height) for i in images],
+        earlier={n: doc.document for n, doc in docs.items()},
+    )
     return checked_issues(pass_no, document, context)
 
 
 def _state(doc: PassDocument | None) -> dict[str, Any]:
     if doc is None:
-        return {"exists": False, "version": 0, "status": "new", "document_sha256": "", "approval_is_fresh": False,
-                "updated_by": "", "updated_at": "", "review_note": "", "approved_sha256": ""}
+        return {
+            "exists": False,
+            "version": 0,
+            "status": "new",
+            "document_sha256": "",
+            "approval_is_fresh": False,
+            "updated_by": "",
+            "updated_at": "",
+            "review_note": "",
+            "approved_sha256": "",
+        }
     return {
-        "exists": True, "version": doc.version, "status": doc.status, "document_sha256": doc.document_sha256,
-        "approval_is_fresh": doc.approval_is_fresh, "approved_sha256": doc.approved_sha256,
+        "exists": True,
+        "version": doc.version,
+        "status": doc.status,
+        "document_sha256": doc.document_sha256,
+        "approval_is_fresh": doc.approval_is_fresh,
+        "approved_sha256": doc.approved_sha256,
         "updated_by": doc.updated_by.get_username() if doc.updated_by_id else "",
-        "updated_at": doc.updated_at.isoformat() if doc.updated_at else "", "review_note": doc.review_note,
+        "updated_at": doc.updated_at.isoformat() if doc.updated_at else "",
+        "review_note": doc.review_note,
     }
 
 
-def workspace_payload(*, parent: ParentProblem, images: list[ProblemImage], docs: dict[int, PassDocument],
-                      pass_no: int, editable: bool, image_url: Callable[[ProblemImage], str],
-                      solution: str | None) -> dict[str, Any]:
+def workspace_payload(
+    *,
+    parent: ParentProblem,
+    images: list[ProblemImage],
+    docs: dict[int, PassDocument],
+    pass_no: int,
+    editable: bool,
+    image_url: Callable[[ProblemImage], str],
+    solution: str | None,
+) -> dict[str, Any]:
     doc = docs.get(pass_no)
     document = doc.document if doc is not None else empty_document(pass_no, parent.problem_id)
     earlier = {f"pass{n}": docs[n].document for n in (1, 2, 3, 4) if n < pass_no and n in docs}
     args = [parent.problem_id, pass_no]
     payload: dict[str, Any] = {
         "problem": {
-            "problem_id": parent.problem_id, "language": parent.language, "stem": parent.stem,
-            "query": parent.query, "options": [o for o in (parent.options or []) if isinstance(o, dict)],
+            "problem_id": parent.problem_id,
+            "language": parent.language,
+            "stem": parent.stem,
+            "query": parent.query,
+            "options": [o for o in (parent.options or []) if isinstance(o, dict)],
             "domain": parent.domain,
         },
-        "images": [{"image_id": i.image_id, "url": image_url(i), "width": i.width, "height": i.height}
-                   for i in images],
+        "images": [
+            {"image_id": i.image_id, "url": image_url(i), "width": i.width, "height": i.height}
+            for i in images
+        ],
         "pass_no": pass_no,
         "pass_title": PASS_TITLES[pass_no],
         "editable": editable,
         "state": _state(doc),
         "document": document,
         "earlier": earlier,
-        "issues": workspace_issues(parent=parent, images=images, docs=docs, pass_no=pass_no, document=document),
+        "issues": workspace_issues(
+            parent=parent, images=images, docs=docs, pass_no=pass_no, document=document
+        ),
         "vocab": vocabulary(),
         "id_prefixes": dict(ID_PREFIXES),
         "collection_id_prefixes": collection_id_prefixes(),
         "relation_predicates": list(RELATION_PREDICATES),
         "later_refs": later_references(
-            pass_no=pass_no, later={n: docs[n].document for n in ANNOTATION_PASSES if n > pass_no and n in docs},
+            pass_no=pass_no,
+            later={n: docs[n].document for n in ANNOTATION_PASSES if n > pass_no and n in docs},
         ),
         "urls": {
             "api": reverse("annotation-api:pass-detail", args=args),
@@ -109,8 +158,12 @@ def workspace_payload(*, parent: ParentProblem, images: list[ProblemImage], docs
     }
     if pass_no == 4:
         payload["consolidated"] = consolidate_gobs(
-            problem_id=parent.problem_id, pass1=earlier.get("pass1"), pass2=earlier.get("pass2"),
-            pass3=earlier.get("pass3"), current=document if doc is not None else None, domain_hint=parent.domain,
+            problem_id=parent.problem_id,
+            pass1=earlier.get("pass1"),
+            pass2=earlier.get("pass2"),
+            pass3=earlier.get("pass3"),
+            current=document if doc is not None else None,
+            domain_hint=parent.domain,
         )
     if pass_no == 5 and solution is not None:
         payload["solution"] = solution

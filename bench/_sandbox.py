@@ -37,12 +37,23 @@ class SandboxRefused(SystemExit):
 
 def add_sandbox_arguments(parser: argparse.ArgumentParser, *, database: str = "sqlite") -> None:
     group = parser.add_argument_group("sandbox (where the benchmark writes; never the app's data)")
-    group.add_argument("--database", choices=["sqlite", "postgres"], default=database,
-                       help=f"a temporary SQLite file or a bench_* PostgreSQL database (default {database})")
-    group.add_argument("--postgres-server", default=os.environ.get("BENCH_POSTGRES_SERVER", DEFAULT_POSTGRES_SERVER),
-                       help="server (no database name) on which the bench_* database is created")
-    group.add_argument("--keep-db", metavar="bench_NAME", default=None,
-                       help="PostgreSQL: keep this database for later runs (reused only if a benchmark made it)")
+    group.add_argument(
+        "--database",
+        choices=["sqlite", "postgres"],
+        default=database,
+        help=f"a temporary SQLite file or a bench_* PostgreSQL database (default {database})",
+    )
+    group.add_argument(
+        "--postgres-server",
+        default=os.environ.get("BENCH_POSTGRES_SERVER", DEFAULT_POSTGRES_SERVER),
+        help="server (no database name) on which the bench_* database is created",
+    )
+    group.add_argument(
+        "--keep-db",
+        metavar="bench_NAME",
+        default=None,
+        help="PostgreSQL: keep this database for later runs (reused only if a benchmark made it)",
+    )
     group.add_argument("--smoke", action="store_true", help="the smallest sizes: checks the benchmark runs")
 
 
@@ -70,8 +81,10 @@ class Sandbox:
 
         configured = str(connection.settings_dict["NAME"])
         if configured != self.database_name:
-            raise SandboxRefused(f"benchmark {self.name}: Django would use database {configured!r}, not the "
-                                 f"sandbox {self.database_name!r}; refusing to start.")
+            raise SandboxRefused(
+                f"benchmark {self.name}: Django would use database {configured!r}, not the "
+                f"sandbox {self.database_name!r}; refusing to start."
+            )
         if migrate:
             call_command("migrate", verbosity=0)
 
@@ -89,8 +102,9 @@ class Sandbox:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def open_sandbox(name: str, args: argparse.Namespace | None = None, *, redis: bool = False,
-                 debug: bool = True) -> Sandbox:
+def open_sandbox(
+    name: str, args: argparse.Namespace | None = None, *, redis: bool = False, debug: bool = True
+) -> Sandbox:
     """Create the sandbox, point this process's environment at it and register its clean-up."""
     database = getattr(args, "database", "sqlite")
     root = Path(tempfile.mkdtemp(prefix=f"physalign-bench-{name}-"))
@@ -99,10 +113,19 @@ def open_sandbox(name: str, args: argparse.Namespace | None = None, *, redis: bo
         keep_db = getattr(args, "keep_db", None)
         db_name = keep_db or f"bench_{name}_{os.getpid()}"
         if not db_name.startswith("bench_"):
-            raise SandboxRefused(f"--keep-db {db_name!r}: a benchmark database name must start with 'bench_'.")
+            raise SandboxRefused(
+                f"--keep-db {db_name!r}: a benchmark database name must start with 'bench_'."
+            )
         reused = _postgres_claim(server, db_name)
-        box = Sandbox(name=name, root=root, database_url=f"{server}/{db_name}", database_name=db_name,
-                      postgres_server=server, keep=bool(keep_db), reused=reused)
+        box = Sandbox(
+            name=name,
+            root=root,
+            database_url=f"{server}/{db_name}",
+            database_name=db_name,
+            postgres_server=server,
+            keep=bool(keep_db),
+            reused=reused,
+        )
     else:
         path = root / "bench.sqlite3"
         box = Sandbox(name=name, root=root, database_url=f"sqlite:///{path}", database_name=str(path))
@@ -123,8 +146,11 @@ def open_sandbox(name: str, args: argparse.Namespace | None = None, *, redis: bo
         env["CELERY_BROKER_URL"] = env["REDIS_URL"] = box.redis_url
     os.environ.update(env)
     box.env = env
-    where = f"PostgreSQL {box.database_name}" + (" (kept, reused)" if box.reused else "") \
-        if box.postgres_server else f"SQLite {box.database_name}"
+    where = (
+        f"PostgreSQL {box.database_name}" + (" (kept, reused)" if box.reused else "")
+        if box.postgres_server
+        else f"SQLite {box.database_name}"
+    )
     print(f"[sandbox] {name}: {where}" + (f", Redis db {box.redis_db}" if redis else "") + f", files {root}")
     return box
 
@@ -134,12 +160,15 @@ def _postgres_claim(server: str, db_name: str) -> bool:
     import psycopg
 
     with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
-                           (db_name,)).fetchone()
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db_name,)
+        ).fetchone()
         if row is not None:
             if row[0] != BENCH_MARK:
-                raise SandboxRefused(f"database {db_name!r} already exists and was not created by a benchmark; "
-                                     "refusing to write to it (drop it or pick another --keep-db name).")
+                raise SandboxRefused(
+                    f"database {db_name!r} already exists and was not created by a benchmark; "
+                    "refusing to write to it (drop it or pick another --keep-db name)."
+                )
             return True
         conn.execute(f'CREATE DATABASE "{db_name}"')
         conn.execute(f"COMMENT ON DATABASE \"{db_name}\" IS '{BENCH_MARK}'")
@@ -150,8 +179,9 @@ def _postgres_drop(server: str, db_name: str) -> None:
     import psycopg
 
     with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
-                           (db_name,)).fetchone()
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db_name,)
+        ).fetchone()
         if row is not None and row[0] == BENCH_MARK:
             conn.execute(f'DROP DATABASE "{db_name}" WITH (FORCE)')
 
@@ -164,8 +194,10 @@ def _redis_claim(server: str) -> tuple[int, str]:
         # SET NX on an empty database: two benchmarks starting at once cannot pick the same number
         if client.dbsize() == 0 and client.set(REDIS_MARKER_KEY, str(os.getpid()), nx=True):
             return number, f"{server}/{number}"
-    raise SandboxRefused(f"no empty Redis database among {list(REDIS_CANDIDATE_DBS)} on {server}; "
-                         "refusing to write into one that holds keys.")
+    raise SandboxRefused(
+        f"no empty Redis database among {list(REDIS_CANDIDATE_DBS)} on {server}; "
+        "refusing to write into one that holds keys."
+    )
 
 
 def _redis_release(url: str) -> None:

@@ -39,20 +39,26 @@ def main() -> None:
         generated = time.perf_counter()
         import_kit_workspace(workspace=Path(tmp) / "ws", dataset_root=None)
         imported = time.perf_counter()
-    print(f"setup: generate {generated - started:.1f} s, import {imported - generated:.1f} s "
-          f"({ParentProblem.objects.count()} parents)")
+    print(
+        f"setup: generate {generated - started:.1f} s, import {imported - generated:.1f} s "
+        f"({ParentProblem.objects.count()} parents)"
+    )
     run = compile_run_create(actor=None, seed=args.seed, enqueue=False)
     started = time.perf_counter()
     run = compile_run_execute(run_id=run.pk)
     wall = time.perf_counter() - started
     probes = run.counts.get("probes", 0)
     t = run.timings
-    print(f"compiled {run.counts.get('parents')} parents → {probes} probes "
-          f"(T02-single {run.counts.get('T02-single', 0)}, T03-image {run.counts.get('T03-image', 0)}, "
-          f"T03-text {run.counts.get('T03-text', 0)}), blocked groups {run.counts.get('blocked_groups', 0)}")
+    print(
+        f"compiled {run.counts.get('parents')} parents → {probes} probes "
+        f"(T02-single {run.counts.get('T02-single', 0)}, T03-image {run.counts.get('T03-image', 0)}, "
+        f"T03-text {run.counts.get('T03-text', 0)}), blocked groups {run.counts.get('blocked_groups', 0)}"
+    )
     print(f"wall {wall:.2f} s = {probes / wall:.1f} probes/s")
-    print(f"split: compile {t['compile_s']:.2f} s · render {t['render_s']:.2f} s · "
-          f"database {t['db_s']:.2f} s · source load {t['load_s']:.2f} s")
+    print(
+        f"split: compile {t['compile_s']:.2f} s · render {t['render_s']:.2f} s · "
+        f"database {t['db_s']:.2f} s · source load {t['load_s']:.2f} s"
+    )
 
 
 if __name__ == "__main__":

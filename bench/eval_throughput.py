@@ -58,7 +58,9 @@ def _ensure_probes(needed: int, seed: int) -> None:
         import_kit_workspace(workspace=Path(tmp) / "ws", dataset_root=None)
     compile_run_execute(run_id=compile_run_create(actor=None, seed=seed, enqueue=False).pk)
     have = Probe.objects.exclude(state__in=["superseded", "rejected"]).count()
-    print(f"fixture: {have} probes ({time.perf_counter() - started:.0f} s; --keep-db keeps them for later runs)")
+    print(
+        f"fixture: {have} probes ({time.perf_counter() - started:.0f} s; --keep-db keeps them for later runs)"
+    )
     if have < needed:
         raise SystemExit(f"only {have} probes after compiling; need {needed}")
 
@@ -112,17 +114,34 @@ def _start_workers(args: argparse.Namespace, env: dict[str, str], tag: str) -> l
 
     workers = []
     for i in range(args.workers):
-        command = [sys.executable, "-m", "celery", "-A", "physalign_site.celery", "worker", f"--pool={args.pool}",
-                   f"--concurrency={args.per_worker}", "-n", f"{tag}{i}@localhost", "--without-gossip",
-                   "--without-mingle", "--without-heartbeat", "--loglevel=WARNING", f"--prefetch-multiplier={args.prefetch}"]
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "physalign_site.celery",
+            "worker",
+            f"--pool={args.pool}",
+            f"--concurrency={args.per_worker}",
+            "-n",
+            f"{tag}{i}@localhost",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "--loglevel=WARNING",
+            f"--prefetch-multiplier={args.prefetch}",
+        ]
         # Worker logs go to a file: a pipe nobody reads would fill up and block the worker mid-run.
         log = open(WORKER_LOG_DIR / f"{tag}{i}.log", "w")  # noqa: SIM115 — closed when the worker exits
-        workers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                        stderr=log, text=True))
+        workers.append(
+            subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True)
+        )
     names = [f"{tag}{i}@localhost" for i in range(args.workers)]
     deadline = time.monotonic() + 90
     while True:
-        answered = {name for reply in (app.control.ping(destination=names, timeout=1.0) or []) for name in reply}
+        answered = {
+            name for reply in (app.control.ping(destination=names, timeout=1.0) or []) for name in reply
+        }
         if answered >= set(names):
             return workers
         dead = [w for w in workers if w.poll() is not None]
@@ -136,8 +155,10 @@ WORKER_LOG_DIR = Path(tempfile.mkdtemp(prefix="eval-bench-logs-"))
 
 
 def _log_tail(chars: int = 3000) -> str:
-    return "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-chars:]}"
-                     for path in sorted(WORKER_LOG_DIR.glob("*.log")))
+    return "\n".join(
+        f"--- {path.name}\n{path.read_text(errors='replace')[-chars:]}"
+        for path in sorted(WORKER_LOG_DIR.glob("*.log"))
+    )
 
 
 def _stop(workers: list[subprocess.Popen]) -> None:
@@ -179,8 +200,13 @@ def main() -> None:
 
     sandbox = open_sandbox("eval", args, redis=True, debug=False)
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production")
-    os.environ.update({"DJANGO_SECURE_SSL": "false", "CELERY_TASK_ALWAYS_EAGER": "false",
-                       "EVAL_CHUNK_THREADS": str(args.threads)})
+    os.environ.update(
+        {
+            "DJANGO_SECURE_SSL": "false",
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            "EVAL_CHUNK_THREADS": str(args.threads),
+        }
+    )
     env = dict(os.environ)
     sandbox.start_django()
     from django.db.models import Avg, Count
@@ -195,21 +221,36 @@ def main() -> None:
     names = []
     for m in range(args.models):
         name = f"bench-sim-{m}"
-        ModelConfig.objects.update_or_create(name=name, defaults={
-            "provider": "simulated", "model": "simulated-bench", "max_retries": 2, "is_active": True,
-            "requests_per_minute": None, "max_concurrency": None,
-            "extra": {"seed": 100 + m, "latency_ms": args.latency_ms}})
+        ModelConfig.objects.update_or_create(
+            name=name,
+            defaults={
+                "provider": "simulated",
+                "model": "simulated-bench",
+                "max_retries": 2,
+                "is_active": True,
+                "requests_per_minute": None,
+                "max_concurrency": None,
+                "extra": {"seed": 100 + m, "latency_ms": args.latency_ms},
+            },
+        )
         names.append(name)
-    run = eval_run_create(model_names=names, conditions=conditions, probe_filter={"limit": probes_needed},
-                          name=f"throughput {args.requests}", start=False,
-                          options={"chunk_size": args.chunk_size, "resamples": args.resamples})
+    run = eval_run_create(
+        model_names=names,
+        conditions=conditions,
+        probe_filter={"limit": probes_needed},
+        name=f"throughput {args.requests}",
+        start=False,
+        options={"chunk_size": args.chunk_size, "resamples": args.resamples},
+    )
     assert run.total == args.requests, (run.total, args.requests)
 
     app.control.purge()
     tag = f"bench{os.getpid()}-"
     workers = _start_workers(args, env, tag)
     worker_cpu = lambda: _cpu_seconds(lambda c: "celery" in c and tag in c)  # noqa: E731
-    pg_cpu = lambda: _cpu_seconds(lambda c: c.startswith("postgres:") or c.split(" ", 1)[0].endswith("/postgres"))  # noqa: E731
+    pg_cpu = lambda: _cpu_seconds(  # noqa: E731
+        lambda c: c.startswith("postgres:") or c.split(" ", 1)[0].endswith("/postgres")
+    )
     redis_cpu = lambda: _cpu_seconds(lambda c: c.startswith("redis-server") or "/redis-server" in c)  # noqa: E731
     me_cpu = time.process_time
     try:
@@ -230,8 +271,10 @@ def main() -> None:
             if any(w.poll() is not None for w in workers):
                 raise SystemExit(f"a worker exited during the run\n{_log_tail()}")
             if time.perf_counter() - last_change > 60:
-                raise SystemExit(f"no progress for 60 s at {done}/{run.total}; worker logs "
-                                 f"({WORKER_LOG_DIR}):\n{_log_tail()}")
+                raise SystemExit(
+                    f"no progress for 60 s at {done}/{run.total}; worker logs "
+                    f"({WORKER_LOG_DIR}):\n{_log_tail()}"
+                )
         executed = time.perf_counter()
         cpu1 = (worker_cpu(), pg_cpu(), redis_cpu(), me_cpu())
         busy1, all1 = _machine_busy()
@@ -253,22 +296,34 @@ def main() -> None:
     workers_s, pg_s, redis_s, me_s = (b - a for a, b in zip(cpu0, cpu1, strict=True))
     machine = (busy1 - busy0) / max(all1 - all0, 1)
 
-    print(f"eval throughput: {run.total} requests, simulated latency {args.latency_ms:.0f} ms, "
-          f"concurrency {concurrency} ({args.workers} × {args.pool} {args.per_worker} × {args.threads} threads), "
-          f"chunk {args.chunk_size}, "
-          f"{cores} cores, PostgreSQL db {sandbox.database_name}, Redis broker db {sandbox.redis_db}")
-    print(f"  execution wall {wall:.2f} s (dispatch of {len(chunk_ids(list(range(run.total)), args.chunk_size))} tasks "
-          f"{dispatched - started:.2f} s, first result after {((first_done or executed) - started):.2f} s)")
-    print(f"  achieved {rate:.1f} requests/s vs ideal {ideal:.0f} requests/s = {100 * rate / ideal:.1f}% of ideal")
+    print(
+        f"eval throughput: {run.total} requests, simulated latency {args.latency_ms:.0f} ms, "
+        f"concurrency {concurrency} ({args.workers} × {args.pool} {args.per_worker} × {args.threads} threads), "
+        f"chunk {args.chunk_size}, "
+        f"{cores} cores, PostgreSQL db {sandbox.database_name}, Redis broker db {sandbox.redis_db}"
+    )
+    print(
+        f"  execution wall {wall:.2f} s (dispatch of {len(chunk_ids(list(range(run.total)), args.chunk_size))} tasks "
+        f"{dispatched - started:.2f} s, first result after {((first_done or executed) - started):.2f} s)"
+    )
+    print(
+        f"  achieved {rate:.1f} requests/s vs ideal {ideal:.0f} requests/s = {100 * rate / ideal:.1f}% of ideal"
+    )
     print(f"  peak provider calls in flight {_peak_in_flight(run)} (limit {concurrency})")
-    print(f"  finalize (metrics, {args.resamples} resamples, snapshots) {finalized - executed:.2f} s; "
-          f"run status {run.status}; statuses {by_status}; rows claimed more than once {duplicates}")
-    print(f"  per request: {slot_ms:.1f} ms of a concurrency slot = {stats['latency'] or 0:.1f} ms provider "
-          f"latency + {slot_ms - (stats['latency'] or 0):.1f} ms overhead (claim, build, write, score, queue)")
-    print(f"  CPU over the execution window ({wall:.1f} s × {cores} cores = {wall * cores:.1f} core-s, "
-          f"machine busy {100 * machine:.0f}%): workers {workers_s:.1f} s "
-          f"({1000 * workers_s / run.total:.2f} ms/request), PostgreSQL {pg_s:.1f} s "
-          f"({1000 * pg_s / run.total:.2f} ms/request), Redis {redis_s:.1f} s, this poller {me_s:.1f} s")
+    print(
+        f"  finalize (metrics, {args.resamples} resamples, snapshots) {finalized - executed:.2f} s; "
+        f"run status {run.status}; statuses {by_status}; rows claimed more than once {duplicates}"
+    )
+    print(
+        f"  per request: {slot_ms:.1f} ms of a concurrency slot = {stats['latency'] or 0:.1f} ms provider "
+        f"latency + {slot_ms - (stats['latency'] or 0):.1f} ms overhead (claim, build, write, score, queue)"
+    )
+    print(
+        f"  CPU over the execution window ({wall:.1f} s × {cores} cores = {wall * cores:.1f} core-s, "
+        f"machine busy {100 * machine:.0f}%): workers {workers_s:.1f} s "
+        f"({1000 * workers_s / run.total:.2f} ms/request), PostgreSQL {pg_s:.1f} s "
+        f"({1000 * pg_s / run.total:.2f} ms/request), Redis {redis_s:.1f} s, this poller {me_s:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -23,19 +23,26 @@ from PIL import Image, ImageDraw  # noqa: E402
 
 from solving.debate import imaging  # noqa: E402
 
-WORDS = ("block mass ramp spring pulley charge field current resistor lens mirror wave speed force "
-         "angle height friction tension circuit magnet").split()
+WORDS = (
+    "block mass ramp spring pulley charge field current resistor lens mirror wave speed force "
+    "angle height friction tension circuit magnet"
+).split()
 
 
 def problem(rng: random.Random) -> tuple[str, Image.Image]:
-    sentence = (f"A {rng.choice(WORDS)} of {rng.randint(1, 99)}.{rng.randint(0, 9)} kg meets a "
-                f"{rng.choice(WORDS)} at {rng.randint(10, 80)} degrees. Find the {rng.choice(WORDS)}.")
+    sentence = (
+        f"A {rng.choice(WORDS)} of {rng.randint(1, 99)}.{rng.randint(0, 9)} kg meets a "
+        f"{rng.choice(WORDS)} at {rng.randint(10, 80)} degrees. Find the {rng.choice(WORDS)}."
+    )
     width, height = rng.randint(200, 500), rng.randint(150, 400)
     img = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(img)
     for _ in range(rng.randint(3, 12)):
-        draw.line([(rng.randint(10, width - 10), rng.randint(10, height - 10)) for _ in range(2)],
-                  fill="black", width=rng.randint(1, 4))
+        draw.line(
+            [(rng.randint(10, width - 10), rng.randint(10, height - 10)) for _ in range(2)],
+            fill="black",
+            width=rng.randint(1, 4),
+        )
     for _ in range(rng.randint(0, 30)):  # scanner specks for the sharpener to remove
         img.putpixel((rng.randrange(width), rng.randrange(height)), (0, 0, 0))
     return sentence, img
@@ -44,8 +51,10 @@ def problem(rng: random.Random) -> tuple[str, Image.Image]:
 def summary(name: str, seconds: list[float]) -> str:
     ordered = sorted(seconds)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-    return (f"{name:<14} median {statistics.median(ordered) * 1000:8.2f} ms   p95 {p95 * 1000:8.2f} ms   "
-            f"total {sum(ordered):7.2f} s")
+    return (
+        f"{name:<14} median {statistics.median(ordered) * 1000:8.2f} ms   p95 {p95 * 1000:8.2f} ms   "
+        f"total {sum(ordered):7.2f} s"
+    )
 
 
 def main() -> None:
@@ -84,8 +93,10 @@ def main() -> None:
     print(f"{args.n} composed image-only problems (seed {args.seed})")
     for name, seconds in timings.items():
         print(summary(name, seconds))
-    print(f"tesseract word recall {recalled}/{total_words} = {recalled / max(total_words, 1):.3f}; "
-          f"specks removed {specks}; fallback split on the right side {right_side}/{args.n}")
+    print(
+        f"tesseract word recall {recalled}/{total_words} = {recalled / max(total_words, 1):.3f}; "
+        f"specks removed {specks}; fallback split on the right side {right_side}/{args.n}"
+    )
 
 
 if __name__ == "__main__":

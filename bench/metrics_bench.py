@@ -40,17 +40,41 @@ def synthetic_items(*, models: int = 6, probes: int = 3341, parents: int = 1150,
                 if condition == "gold" and not in_p:
                     continue
                 roll = rng.random()
-                status = ("infra_missing" if roll < 0.002 else "unparseable" if roll < 0.01 else
-                          "truncated" if roll < 0.013 else "completed")
+                status = (
+                    "infra_missing"
+                    if roll < 0.002
+                    else "unparseable"
+                    if roll < 0.01
+                    else "truncated"
+                    if roll < 0.013
+                    else "completed"
+                )
                 if status == "infra_missing":
                     c = g = None
                 else:
                     g = int(status == "completed" and rng.random() < skill)
-                    c = int(status == "completed" and rng.random() < 0.8) if condition == "raw" and in_l else None
-                items.append({"model": f"model-{m}", "condition": condition, "probe_id": probe_id,
-                              "parent_id": parent, "task_id": task, "interface": interface, "pools": pools,
-                              "status": status, "C": c, "G": g, "K": k, "gold_alias_count": 1,
-                              "nearest": nearest})
+                    c = (
+                        int(status == "completed" and rng.random() < 0.8)
+                        if condition == "raw" and in_l
+                        else None
+                    )
+                items.append(
+                    {
+                        "model": f"model-{m}",
+                        "condition": condition,
+                        "probe_id": probe_id,
+                        "parent_id": parent,
+                        "task_id": task,
+                        "interface": interface,
+                        "pools": pools,
+                        "status": status,
+                        "C": c,
+                        "G": g,
+                        "K": k,
+                        "gold_alias_count": 1,
+                        "nearest": nearest,
+                    }
+                )
     return items
 
 
@@ -68,16 +92,22 @@ def main() -> None:
     from evaluation.metrics import compute_metrics, read_items
 
     items = synthetic_items(probes=200, parents=80) if args.smoke else synthetic_items()
-    print(f"items: {len(items)} (6 models × {'200' if args.smoke else '3,341'} probes × 4 conditions; gold only on P)")
+    print(
+        f"items: {len(items)} (6 models × {'200' if args.smoke else '3,341'} probes × 4 conditions; gold only on P)"
+    )
     timings = []
     for _ in range(args.repeat):
         started = time.perf_counter()
         result = compute_metrics(items, resamples=args.resamples, seed=2027)
         timings.append(time.perf_counter() - started)
-    print(f"parents: {result['bootstrap']['clusters']}, bootstrap scopes (each its own clusters): "
-          f"{len(result['bootstrap']['scopes'])}, resamples: {args.resamples}, threads: {args.threads}")
-    print(f"compute_metrics: best {min(timings):.3f} s, mean {sum(timings) / len(timings):.3f} s "
-          f"(target < 2 s) → {'PASS' if min(timings) < 2 else 'FAIL'}")
+    print(
+        f"parents: {result['bootstrap']['clusters']}, bootstrap scopes (each its own clusters): "
+        f"{len(result['bootstrap']['scopes'])}, resamples: {args.resamples}, threads: {args.threads}"
+    )
+    print(
+        f"compute_metrics: best {min(timings):.3f} s, mean {sum(timings) / len(timings):.3f} s "
+        f"(target < 2 s) → {'PASS' if min(timings) < 2 else 'FAIL'}"
+    )
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
         for item in items:
             handle.write(json.dumps(item) + "\n")
@@ -86,8 +116,10 @@ def main() -> None:
     print(f"read item file ({len(items)} lines): {time.perf_counter() - started:.3f} s")
     os.unlink(handle.name)
     gacc = result["models"]["model-0"]["GAcc"]
-    print(f"example model-0 GAcc: value={gacc['value']} ci={gacc['ci']} lower={gacc['lower']:.4f} "
-          f"upper={gacc['upper']:.4f}")
+    print(
+        f"example model-0 GAcc: value={gacc['value']} ci={gacc['ci']} lower={gacc['lower']:.4f} "
+        f"upper={gacc['upper']:.4f}"
+    )
 
 
 if __name__ == "__main__":

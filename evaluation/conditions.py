@@ -26,7 +26,7 @@ def reorder_candidates(user: str, *, seed: int, probe_id: str) -> str:
     while end < len(lines) and _ALIAS.match(lines[end]):
         end += 1
     groups: dict[str, list[str]] = {}
-    for line in lines[start + 1:end]:
+    for line in lines[start + 1 : end]:
         alias = cast(re.Match[str], _ALIAS.match(line))  # every line before ``end`` matched above
         groups.setdefault(alias.group(1), []).append(line)
     order = list(groups)
@@ -40,4 +40,4 @@ def reorder_candidates(user: str, *, seed: int, probe_id: str) -> str:
         if permuted != order:
             break
     block = [line for alias in permuted for line in groups[alias]]
-    return "\n".join(lines[:start + 1] + block + lines[end:])
+    return "\n".join(lines[: start + 1] + block + lines[end:])

@@ -40,8 +40,21 @@ import numpy as np
 CONDITIONS = ("raw", "gold", "no_image", "reordered")
 STATUSES = ("completed", "unparseable", "refusal", "truncated", "infra_missing")
 NEAREST = ("correct", "wrong", "not_applicable")
-ITEM_FIELDS = ("model", "condition", "probe_id", "parent_id", "task_id", "interface", "pools", "status", "C", "G",
-               "K", "gold_alias_count", "nearest")
+ITEM_FIELDS = (
+    "model",
+    "condition",
+    "probe_id",
+    "parent_id",
+    "task_id",
+    "interface",
+    "pools",
+    "status",
+    "C",
+    "G",
+    "K",
+    "gold_alias_count",
+    "nearest",
+)
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 2027
 CONFIDENCE = 0.95
@@ -52,6 +65,7 @@ class ItemFileError(ValueError):
 
 
 # ----------------------------------------------------------------------------------------------- loading
+
 
 def read_items(path: str) -> list[dict[str, Any]]:
     items = []
@@ -93,6 +107,7 @@ def _validate(items: Sequence[dict[str, Any]]) -> None:
 
 # ----------------------------------------------------------------------------------------------- engine
 
+
 @dataclass
 class _Agg:
     """One Agg_S: per type, a column of parent means (missing as 0) and a column of parent presence,
@@ -123,9 +138,15 @@ class Stat:
     clusters: int = 0  # parents resampled for this statistic (its scope), 0 without a scope
 
     def as_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "ci": _interval(self.reps) if self.value is not None else None,
-                "lower": self.lower, "upper": self.upper, "parents": self.parents, "probes": self.probes,
-                "clusters": self.clusters}
+        return {
+            "value": self.value,
+            "ci": _interval(self.reps) if self.value is not None else None,
+            "lower": self.lower,
+            "upper": self.upper,
+            "parents": self.parents,
+            "probes": self.probes,
+            "clusters": self.clusters,
+        }
 
 
 def _interval(reps: np.ndarray | None) -> list[float] | None:
@@ -192,8 +213,9 @@ class _Engine:
         self.n_types = n_types
         self.scopes: dict[str, _Scope] = {}
 
-    def agg(self, scope: str, parent: np.ndarray, kind: np.ndarray, values: np.ndarray,
-            probes: int | None = None) -> _Agg:
+    def agg(
+        self, scope: str, parent: np.ndarray, kind: np.ndarray, values: np.ndarray, probes: int | None = None
+    ) -> _Agg:
         """Agg over the given items; ``values`` holds NaN for infrastructure-missing items. The items'
         parents (missing ones included) join the clusters of ``scope``."""
         box = self.scopes.setdefault(scope, _Scope(self.n_parents))
@@ -218,8 +240,15 @@ class _Engine:
         box.parents |= present_any
         if not columns:
             return _Agg(scope, [], None, None, False, 0, 0)
-        return _Agg(scope, columns, float(np.mean(lo_parts)), float(np.mean(hi_parts)), bool(missing.any()),
-                    int(present_any.sum()), int(probes if probes is not None else values.size))
+        return _Agg(
+            scope,
+            columns,
+            float(np.mean(lo_parts)),
+            float(np.mean(hi_parts)),
+            bool(missing.any()),
+            int(present_any.sum()),
+            int(probes if probes is not None else values.size),
+        )
 
     def run(self, resamples: int, seed: int) -> None:
         """Kit §5.7 per scope: its clusters are its own sorted parents, drawn with a fresh
@@ -237,7 +266,7 @@ class _Engine:
             replicates = draws[rows.size] @ stacked
             offset = 0
             for box in boxes:
-                box.replicates = replicates[:, offset:offset + len(box.columns)]
+                box.replicates = replicates[:, offset : offset + len(box.columns)]
                 offset += len(box.columns)
 
     def clusters(self, scope: str) -> int:
@@ -248,16 +277,27 @@ class _Engine:
         if y is None or not agg.columns:
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
-            parts = [np.where(y[:, d] > 0, y[:, n] / np.where(y[:, d] > 0, y[:, d], 1.0), np.nan)
-                     for n, d in agg.columns]
+            parts = [
+                np.where(y[:, d] > 0, y[:, n] / np.where(y[:, d] > 0, y[:, d], 1.0), np.nan)
+                for n, d in agg.columns
+            ]
         return np.mean(parts, axis=0)
 
 
 # ----------------------------------------------------------------------------------------------- statistics
 
+
 def _simple(engine: _Engine, agg: _Agg) -> Stat:
-    return Stat(agg.value, agg.lo, agg.hi, agg.parents, agg.probes,
-                engine.reps(agg) if agg.value is not None else None, agg.scope, engine.clusters(agg.scope))
+    return Stat(
+        agg.value,
+        agg.lo,
+        agg.hi,
+        agg.parents,
+        agg.probes,
+        engine.reps(agg) if agg.value is not None else None,
+        agg.scope,
+        engine.clusters(agg.scope),
+    )
 
 
 def _same_scope(a: Stat, b: Stat) -> None:
@@ -290,9 +330,16 @@ def _ratio(a: Stat, b: Stat) -> Stat:
 
 
 def _complement(a: Stat) -> Stat:
-    return Stat(None if a.value is None else 1 - a.value, None if a.upper is None else 1 - a.upper,
-                None if a.lower is None else 1 - a.lower, a.parents, a.probes, None if a.reps is None else 1 - a.reps,
-                a.scope, a.clusters)
+    return Stat(
+        None if a.value is None else 1 - a.value,
+        None if a.upper is None else 1 - a.upper,
+        None if a.lower is None else 1 - a.lower,
+        a.parents,
+        a.probes,
+        None if a.reps is None else 1 - a.reps,
+        a.scope,
+        a.clusters,
+    )
 
 
 @dataclass
@@ -312,8 +359,13 @@ class _Items:
     nearest: np.ndarray  # 0 correct, 1 wrong, 2 not applicable
 
 
-def _arrays(items: Sequence[dict[str, Any]], models: list[str], parents: list[str], types: list[str],
-            probes: list[str]) -> _Items:
+def _arrays(
+    items: Sequence[dict[str, Any]],
+    models: list[str],
+    parents: list[str],
+    types: list[str],
+    probes: list[str],
+) -> _Items:
     model_ix = {m: i for i, m in enumerate(models)}
     parent_ix = {p: i for i, p in enumerate(parents)}
     type_ix = {t: i for i, t in enumerate(types)}
@@ -345,8 +397,9 @@ def _arrays(items: Sequence[dict[str, Any]], models: list[str], parents: list[st
 KIT_PAIRED = ("GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C", "GAcc_gold", "delta")
 
 
-def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = DEFAULT_SEED) -> dict[str, Any]:
+def compute_metrics(
+    items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> dict[str, Any]:
     """Everything of the item-file contract. Fractions in [0, 1]."""
     items = list(items)
     _validate(items)
@@ -361,8 +414,9 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
     plan: dict[str, Any] = {}
 
     def agg(scope: str, mask: np.ndarray, values: np.ndarray) -> _Agg:
-        return engine.agg(scope, a.parent[mask], a.kind[mask], values[mask],
-                          probes=int(np.unique(a.probe[mask]).size))
+        return engine.agg(
+            scope, a.parent[mask], a.kind[mask], values[mask], probes=int(np.unique(a.probe[mask]).size)
+        )
 
     # probe-level metadata and baselines over distinct probes (first occurrence of each probe)
     _, first = np.unique(a.probe, return_index=True)
@@ -370,8 +424,10 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
     unique[first] = True
     probe_parent, probe_kind, probe_in_l = a.parent[first], a.kind[first], a.in_l[first]
     correct_nearest = (a.nearest == 0).astype(np.float64)
-    plan["baselines"] = {"random": agg("baseline.random", unique & a.in_b, a.chance),
-                         "nearest": agg("baseline.nearest", unique & (a.nearest != 2), correct_nearest)}
+    plan["baselines"] = {
+        "random": agg("baseline.random", unique & a.in_b, a.chance),
+        "nearest": agg("baseline.nearest", unique & (a.nearest != 2), correct_nearest),
+    }
 
     def by_probe(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
         """One value per probe from the items of ``mask``; NaN where there is none or it is missing."""
@@ -387,9 +443,12 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
         J = C * G
         full = f"{model}.full"  # the Kit's raw_all report: every raw probe of the model
         p: dict[str, Any] = {
-            "GAcc": agg(full, raw & a.in_b, G), "CAcc": agg(full, raw & a.in_l, C), "JAcc": agg(full, raw & a.in_l, J),
+            "GAcc": agg(full, raw & a.in_b, G),
+            "CAcc": agg(full, raw & a.in_l, C),
+            "JAcc": agg(full, raw & a.in_l, J),
             "GAcc_L": agg(full, raw & a.in_l, G),
-            "q10": agg(full, raw & a.in_l, C * (1 - G)), "q01": agg(full, raw & a.in_l, (1 - C) * G),
+            "q10": agg(full, raw & a.in_l, C * (1 - G)),
+            "q01": agg(full, raw & a.in_l, (1 - C) * G),
             "q00": agg(full, raw & a.in_l, (1 - C) * (1 - G)),
         }
         # the paper's paired set P_m: probes of L∩P whose raw and gold responses were both returned
@@ -418,11 +477,17 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
             lp = in_p & probe_in_l
 
             def kit(sel: np.ndarray, values: np.ndarray, scope: str = kp) -> _Agg:
-                return engine.agg(scope, probe_parent[sel], probe_kind[sel], values[sel], probes=int(sel.sum()))
+                return engine.agg(
+                    scope, probe_parent[sel], probe_kind[sel], values[sel], probes=int(sel.sum())
+                )
 
-
-            p["kit_paired"] = {"GAcc": kit(in_p, raw_g), "CAcc": kit(lp, raw_c), "JAcc": kit(lp, raw_c * raw_g),
-                               "GAcc_L": kit(lp, raw_g), "GAcc_gold": kit(in_p, gold_g)}
+            p["kit_paired"] = {
+                "GAcc": kit(in_p, raw_g),
+                "CAcc": kit(lp, raw_c),
+                "JAcc": kit(lp, raw_c * raw_g),
+                "GAcc_L": kit(lp, raw_g),
+                "GAcc_gold": kit(in_p, gold_g),
+            }
         for cond_index, cond in ((2, "no_image"), (3, "reordered")):
             # a control and its raw reference share one scope (their parents), so their Δ is paired
             control = mine & (a.condition == cond_index) & a.in_b
@@ -454,18 +519,36 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
         hh_model, hh_rand = s(p["Hh_model"]), s(p["Hh_random"])
         cpgm = s(p["Hh_CpGm"])
         stats: dict[str, Any] = {
-            "GAcc": gacc, "CAcc": cacc, "JAcc": jacc, "GAcc_L": s(p["GAcc_L"]),
-            "GAcc_given_C": given, "GErr_given_C": _complement(given),
+            "GAcc": gacc,
+            "CAcc": cacc,
+            "JAcc": jacc,
+            "GAcc_L": s(p["GAcc_L"]),
+            "GAcc_given_C": given,
+            "GErr_given_C": _complement(given),
             "quadrants": {"q11": jacc, "q10": s(p["q10"]), "q01": s(p["q01"]), "q00": s(p["q00"])},
-            "paired": {"base": base, "gt": gt, "delta": _difference(gt, base),
-                       "repair_share": s(p["T01"]), "harm_share": s(p["T10"]),
-                       "repair_rate": _ratio(s(p["T01"]), s(p["raw_zero"])),
-                       "harm_rate": _ratio(s(p["T10"]), s(p["raw_one"]))},
+            "paired": {
+                "base": base,
+                "gt": gt,
+                "delta": _difference(gt, base),
+                "repair_share": s(p["T01"]),
+                "harm_share": s(p["T10"]),
+                "repair_rate": _ratio(s(p["T01"]), s(p["raw_zero"])),
+                "harm_rate": _ratio(s(p["T10"]), s(p["raw_one"])),
+            },
             "kit_paired": None,
-            "H": {"model": h_model, "nearest": h_near, "random": h_rand,
-                  "model_minus_nearest": _difference(h_model, h_near)},
-            "H_hard": {"model": hh_model, "random": hh_rand, "model_minus_random": _difference(hh_model, hh_rand),
-                       "CpGm_share": cpgm, "GErr_given_C": _ratio(cpgm, s(p["Hh_C"]))},
+            "H": {
+                "model": h_model,
+                "nearest": h_near,
+                "random": h_rand,
+                "model_minus_nearest": _difference(h_model, h_near),
+            },
+            "H_hard": {
+                "model": hh_model,
+                "random": hh_rand,
+                "model_minus_random": _difference(hh_model, hh_rand),
+                "CpGm_share": cpgm,
+                "GErr_given_C": _ratio(cpgm, s(p["Hh_C"])),
+            },
         }
         for cond in ("no_image", "reordered"):
             control = s(p[cond])
@@ -473,17 +556,30 @@ def compute_metrics(items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT
         if p["kit_paired"] is not None:
             k = {name: s(x) for name, x in p["kit_paired"].items()}
             k_given = _ratio(k["JAcc"], k["CAcc"])
-            stats["kit_paired"] = {**k, "GAcc_given_C": k_given, "GErr_given_C": _complement(k_given),
-                                   "delta": _difference(k["GAcc_gold"], k["GAcc"])}
+            stats["kit_paired"] = {
+                **k,
+                "GAcc_given_C": k_given,
+                "GErr_given_C": _complement(k_given),
+                "delta": _difference(k["GAcc_gold"], k["GAcc"]),
+            }
             stats["kit_paired"] = {name: stats["kit_paired"][name] for name in KIT_PAIRED}
         out_models[model] = _render(stats)
     baselines = {name: s(x).as_dict() for name, x in plan["baselines"].items()}
-    return {"models": out_models, "baselines": baselines,
-            "bootstrap": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE,
-                          "clusters": len(parents), "cluster_scope": "statistic",
-                          "scopes": {name: engine.clusters(name) for name in sorted(engine.scopes)
-                                     if engine.clusters(name)},
-                          "method": "paired_cluster_percentile_linear_interpolation"}}
+    return {
+        "models": out_models,
+        "baselines": baselines,
+        "bootstrap": {
+            "resamples": resamples,
+            "seed": seed,
+            "confidence": CONFIDENCE,
+            "clusters": len(parents),
+            "cluster_scope": "statistic",
+            "scopes": {
+                name: engine.clusters(name) for name in sorted(engine.scopes) if engine.clusters(name)
+            },
+            "method": "paired_cluster_percentile_linear_interpolation",
+        },
+    }
 
 
 def _render(value: Any) -> Any:
@@ -496,6 +592,7 @@ def _render(value: Any) -> Any:
 
 def iter_statistics(result: dict[str, Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
     """(model or "baseline", dotted metric name, statistic) for every statistic of a result."""
+
     def walk(prefix: str, node: dict[str, Any] | None) -> Iterable[tuple[str, dict[str, Any]]]:
         if node is None:  # e.g. kit_paired of a model without gold responses
             return

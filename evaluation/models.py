@@ -22,8 +22,9 @@ class EvalRun(models.Model):
         FAILED = "failed", "Failed"
 
     name = models.CharField(max_length=200, blank=True)
-    release = models.ForeignKey("probes.Release", null=True, blank=True, on_delete=models.PROTECT,
-                                related_name="eval_runs")
+    release = models.ForeignKey(
+        "probes.Release", null=True, blank=True, on_delete=models.PROTECT, related_name="eval_runs"
+    )
     model_configs = models.ManyToManyField(ModelConfig, related_name="eval_runs")
     conditions = models.JSONField(default=list)
     probe_filter = models.JSONField(default=dict, blank=True)
@@ -34,8 +35,9 @@ class EvalRun(models.Model):
     total = models.PositiveIntegerField(default=0)
     metrics = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -43,8 +45,10 @@ class EvalRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=["queued", "running", "cancelled", "scoring", "completed",
-                                                           "failed"]), name="eval_run_status_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "cancelled", "scoring", "completed", "failed"]),
+                name="eval_run_status_valid",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -75,9 +79,13 @@ class EvalRequest(ProviderCallRecord):
     class Meta:
         ordering = ["run", "pk"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "model", "probe", "condition"], name="eval_request_unique"),
-            models.CheckConstraint(condition=Q(condition__in=["raw", "gold", "no_image", "reordered"]),
-                                   name="eval_request_condition_valid"),
+            models.UniqueConstraint(
+                fields=["run", "model", "probe", "condition"], name="eval_request_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(condition__in=["raw", "gold", "no_image", "reordered"]),
+                name="eval_request_condition_valid",
+            ),
             models.CheckConstraint(condition=Q(claims__lte=3), name="eval_request_claims_bounded"),
         ]
         indexes = [models.Index(fields=["run", "status"], name="eval_request_run_status")]
@@ -99,8 +107,10 @@ class ItemScore(models.Model):
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=Q(J__isnull=True) | (Q(C__isnull=False) & Q(G__isnull=False)),
-                                   name="item_score_j_needs_c_and_g"),
+            models.CheckConstraint(
+                condition=Q(J__isnull=True) | (Q(C__isnull=False) & Q(G__isnull=False)),
+                name="item_score_j_needs_c_and_g",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -125,7 +135,9 @@ class MetricSnapshot(models.Model):
 
     class Meta:
         ordering = ["run", "subject", "metric"]
-        constraints = [models.UniqueConstraint(fields=["run", "subject", "metric"], name="metric_snapshot_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "subject", "metric"], name="metric_snapshot_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id}/{self.model_id}/{self.metric}"

@@ -59,8 +59,10 @@ def score(response: ModelResponse | str | None, key: dict[str, Any], condition: 
     if condition not in CONDITIONS:
         raise ValueError(f"unknown condition {condition!r}")
     if not isinstance(response, ModelResponse):
-        response = ModelResponse(text=response, status=OutputStatus.COMPLETED if response is not None
-                                 else OutputStatus.INFRA_MISSING)
+        response = ModelResponse(
+            text=response,
+            status=OutputStatus.COMPLETED if response is not None else OutputStatus.INFRA_MISSING,
+        )
     joint = recognition_applies(key, condition)
     if response.status in (OutputStatus.INFRA_MISSING, OutputStatus.FAILED):
         return ItemScore(status=OutputStatus.INFRA_MISSING, C=None, G=None)
@@ -73,12 +75,20 @@ def score(response: ModelResponse | str | None, key: dict[str, Any], condition: 
     valid: dict[str, bool] = {}
     G, canonical, set_f1 = _binding(obj, key, valid)
     C = _recognition(obj, key, valid) if joint else None
-    return ItemScore(status=OutputStatus.COMPLETED, C=C, G=G, object_valid=True, field_valid=valid,
-                     canonical=canonical, set_f1=set_f1)
+    return ItemScore(
+        status=OutputStatus.COMPLETED,
+        C=C,
+        G=G,
+        object_valid=True,
+        field_valid=valid,
+        canonical=canonical,
+        set_f1=set_f1,
+    )
 
 
-def _binding(obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]
-             ) -> tuple[int, tuple[str, ...] | None, float | None]:
+def _binding(
+    obj: dict[str, Any], key: dict[str, Any], valid: dict[str, bool]
+) -> tuple[int, tuple[str, ...] | None, float | None]:
     private = ProbeKeyView(key)
     name = private.binding_key
     domain = private.alias_to_entity

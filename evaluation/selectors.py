@@ -26,7 +26,9 @@ def run_list() -> QuerySet[EvalRun]:
     return EvalRun.objects.select_related("release").prefetch_related("model_configs")
 
 
-def run_requests(run: EvalRun, *, model: str = "", condition: str = "", status: str = "") -> QuerySet[EvalRequest]:
+def run_requests(
+    run: EvalRun, *, model: str = "", condition: str = "", status: str = ""
+) -> QuerySet[EvalRequest]:
     rows = run.requests.select_related("model", "probe", "score").order_by("pk")
     if model:
         rows = rows.filter(model__name=model)
@@ -46,32 +48,86 @@ def results_tables(metrics: dict[str, Any] | None) -> dict[str, Any]:
         "main": [(m, [stats[k] for k in TABLE2]) for m, stats in models.items()],
         "quadrants": [(m, [stats["quadrants"][k] for k in QUADRANTS]) for m, stats in models.items()],
         "paired": [(m, [stats["paired"][k] for k in PAIRED]) for m, stats in models.items()],
-        "conditions": [(m, [stats["no_image"]["GAcc"], stats["no_image"]["delta"], stats["reordered"]["GAcc"],
-                            stats["reordered"]["delta"]]) for m, stats in models.items()],
-        "heuristics": [(m, [stats["H"]["model"], stats["H"]["nearest"], stats["H"]["model_minus_nearest"],
-                            stats["H_hard"]["model"], stats["H_hard"]["random"], stats["H_hard"]["model_minus_random"],
-                            stats["H_hard"]["CpGm_share"], stats["H_hard"]["GErr_given_C"]])
-                       for m, stats in models.items()],
+        "conditions": [
+            (
+                m,
+                [
+                    stats["no_image"]["GAcc"],
+                    stats["no_image"]["delta"],
+                    stats["reordered"]["GAcc"],
+                    stats["reordered"]["delta"],
+                ],
+            )
+            for m, stats in models.items()
+        ],
+        "heuristics": [
+            (
+                m,
+                [
+                    stats["H"]["model"],
+                    stats["H"]["nearest"],
+                    stats["H"]["model_minus_nearest"],
+                    stats["H_hard"]["model"],
+                    stats["H_hard"]["random"],
+                    stats["H_hard"]["model_minus_random"],
+                    stats["H_hard"]["CpGm_share"],
+                    stats["H_hard"]["GErr_given_C"],
+                ],
+            )
+            for m, stats in models.items()
+        ],
         "baselines": metrics["baselines"],
         "bootstrap": metrics.get("bootstrap", {}),
         # Paper tables, each row with the support (N parents / n probes) of its pool
-        "h_same_support": [(m, [stats["H"]["model"], stats["H"]["nearest"], stats["H"]["random"],
-                                stats["H"]["model_minus_nearest"]], _support(stats["H"]["model"]))
-                           for m, stats in models.items()],
-        "h_hard": [(m, [stats["H_hard"]["model"], stats["H_hard"]["random"], stats["H_hard"]["model_minus_random"]],
-                    _support(stats["H_hard"]["model"])) for m, stats in models.items()],
-        "l_h_hard": [(m, [stats["H_hard"]["CpGm_share"], stats["H_hard"]["GErr_given_C"]],
-                      _support(stats["H_hard"]["CpGm_share"])) for m, stats in models.items()],
+        "h_same_support": [
+            (
+                m,
+                [
+                    stats["H"]["model"],
+                    stats["H"]["nearest"],
+                    stats["H"]["random"],
+                    stats["H"]["model_minus_nearest"],
+                ],
+                _support(stats["H"]["model"]),
+            )
+            for m, stats in models.items()
+        ],
+        "h_hard": [
+            (
+                m,
+                [stats["H_hard"]["model"], stats["H_hard"]["random"], stats["H_hard"]["model_minus_random"]],
+                _support(stats["H_hard"]["model"]),
+            )
+            for m, stats in models.items()
+        ],
+        "l_h_hard": [
+            (
+                m,
+                [stats["H_hard"]["CpGm_share"], stats["H_hard"]["GErr_given_C"]],
+                _support(stats["H_hard"]["CpGm_share"]),
+            )
+            for m, stats in models.items()
+        ],
         "paired_support": {m: _support(stats["paired"]["base"]) for m, stats in models.items()},
         # the Kit's paired report (every P probe, missing responses as bounds); absent in metrics stored
         # before it existed, and null for a model without +GT responses
-        "kit_paired": [(m, [stats["kit_paired"][k] for k in KIT_PAIRED], _support(stats["kit_paired"]["GAcc"]))
-                       for m, stats in models.items() if stats.get("kit_paired")],
-        "coverage": [(m, _support(stats["GAcc"]), _support(stats["CAcc"]), _support(stats["paired"]["base"]))
-                     for m, stats in models.items()],
-        "baseline_rows": [("Uniform chance (B)", metrics["baselines"]["random"], _support(metrics["baselines"]["random"])),
-                          ("Nearest region (H)", metrics["baselines"]["nearest"],
-                           _support(metrics["baselines"]["nearest"]))],
+        "kit_paired": [
+            (m, [stats["kit_paired"][k] for k in KIT_PAIRED], _support(stats["kit_paired"]["GAcc"]))
+            for m, stats in models.items()
+            if stats.get("kit_paired")
+        ],
+        "coverage": [
+            (m, _support(stats["GAcc"]), _support(stats["CAcc"]), _support(stats["paired"]["base"]))
+            for m, stats in models.items()
+        ],
+        "baseline_rows": [
+            ("Uniform chance (B)", metrics["baselines"]["random"], _support(metrics["baselines"]["random"])),
+            (
+                "Nearest region (H)",
+                metrics["baselines"]["nearest"],
+                _support(metrics["baselines"]["nearest"]),
+            ),
+        ],
     }
 
 
@@ -87,30 +143,76 @@ def chart_data(metrics: dict[str, Any] | None) -> dict[str, Any]:
     series = []
     for key in ("GAcc", "CAcc", "JAcc", "GAcc_given_C"):
         stats = [metrics["models"][m][key] for m in models]
-        series.append({"label": SERIES_LABELS[key], "values": [s["value"] for s in stats], "ci": [s["ci"] for s in stats],
-                       "lower": [s["lower"] for s in stats], "upper": [s["upper"] for s in stats]})
-    quadrants = [{"label": q, "values": [metrics["models"][m]["quadrants"][q]["value"] for m in models]}
-                 for q in QUADRANTS]
-    return {"models": models, "series": series, "quadrants": quadrants,
-            "baselines": {k: v["value"] for k, v in metrics["baselines"].items()}}
+        series.append(
+            {
+                "label": SERIES_LABELS[key],
+                "values": [s["value"] for s in stats],
+                "ci": [s["ci"] for s in stats],
+                "lower": [s["lower"] for s in stats],
+                "upper": [s["upper"] for s in stats],
+            }
+        )
+    quadrants = [
+        {"label": q, "values": [metrics["models"][m]["quadrants"][q]["value"] for m in models]}
+        for q in QUADRANTS
+    ]
+    return {
+        "models": models,
+        "series": series,
+        "quadrants": quadrants,
+        "baselines": {k: v["value"] for k, v in metrics["baselines"].items()},
+    }
 
 
 def snapshots_csv(run: EvalRun) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["run", "subject", "pool", "metric", "value", "ci_low", "ci_high", "lower", "upper",
-                     "support_parents", "support_probes", "undefined_reason"])
+    writer.writerow(
+        [
+            "run",
+            "subject",
+            "pool",
+            "metric",
+            "value",
+            "ci_low",
+            "ci_high",
+            "lower",
+            "upper",
+            "support_parents",
+            "support_probes",
+            "undefined_reason",
+        ]
+    )
     for s in run.snapshots.order_by("subject", "metric"):
-        writer.writerow([run.pk, s.subject, s.pool, s.metric, s.value, s.ci_low, s.ci_high, s.lower, s.upper,
-                         s.support_parents, s.support_probes, s.undefined_reason])
+        writer.writerow(
+            [
+                run.pk,
+                s.subject,
+                s.pool,
+                s.metric,
+                s.value,
+                s.ci_low,
+                s.ci_high,
+                s.lower,
+                s.upper,
+                s.support_parents,
+                s.support_probes,
+                s.undefined_reason,
+            ]
+        )
     return out.getvalue()
 
 
 def l_grounding_items(run: EvalRun, model_id: int) -> list[tuple[str, int | None]]:
     """``(parent_id, G)`` of a model's raw-condition responses on the run's L probes (G None = infra-missing)."""
-    rows = (run.requests.filter(model_id=model_id, condition="raw")
-            .values_list("pools", "probe__parent__problem_id", "score__G", "status"))
-    return [(parent, None if status == "infra_missing" else g) for pools, parent, g, status in rows if "L" in pools]
+    rows = run.requests.filter(model_id=model_id, condition="raw").values_list(
+        "pools", "probe__parent__problem_id", "score__G", "status"
+    )
+    return [
+        (parent, None if status == "infra_missing" else g)
+        for pools, parent, g, status in rows
+        if "L" in pools
+    ]
 
 
 def solving_section(run: EvalRun, chosen_ids: list[int]) -> dict[str, Any]:
@@ -131,7 +233,10 @@ def solving_section(run: EvalRun, chosen_ids: list[int]) -> dict[str, Any]:
         correct = dict(solve_run.responses.values_list("parent__problem_id", "correct"))
         link = solve_link(l_grounding_items(run, solve_run.model_id), correct)
         rows.append({"model": solve_run.model.name, "solve_run": solve_run, "summary": summary, "link": link})
-    chart = {"models": [r["model"] for r in rows],
-             "g_wrong": [r["link"].g_wrong for r in rows], "g_correct": [r["link"].g_correct for r in rows],
-             "delta": [r["link"].delta for r in rows]}
+    chart = {
+        "models": [r["model"] for r in rows],
+        "g_wrong": [r["link"].g_wrong for r in rows],
+        "g_correct": [r["link"].g_correct for r in rows],
+        "delta": [r["link"].delta for r in rows],
+    }
     return {"available": available, "chosen_ids": [r.pk for r in chosen], "rows": rows, "chart": chart}

@@ -33,16 +33,25 @@ def run_list(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         probe_filter = {k: data[k] for k in ("interface", "limit") if data.get(k)}
         try:
-            run = eval_run_create(model_names=[m.name for m in data["models"]], conditions=data["conditions"],
-                                  release=data["release"], probe_filter=probe_filter, name=data["name"],
-                                  actor=request.user, options={"resamples": data["resamples"]})
+            run = eval_run_create(
+                model_names=[m.name for m in data["models"]],
+                conditions=data["conditions"],
+                release=data["release"],
+                probe_filter=probe_filter,
+                name=data["name"],
+                actor=request.user,
+                options={"resamples": data["resamples"]},
+            )
         except ApplicationError as exc:
             error = exc.message
         else:
             return redirect("evaluation:run_detail", pk=run.pk)
     runs = [(r, run_progress(r)) for r in selectors.run_list()[:50]]
-    return TemplateResponse(request, "evaluation/run_list.html",
-                            {"runs": runs, "form": form, "error": error, "nav_section": "runs"})
+    return TemplateResponse(
+        request,
+        "evaluation/run_list.html",
+        {"runs": runs, "form": form, "error": error, "nav_section": "runs"},
+    )
 
 
 @login_required
@@ -51,10 +60,15 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
     run = get_object_or_404(EvalRun.objects.select_related("release"), pk=pk)
     chosen = int_list_param(request.GET.getlist("solve"), name="solve")
-    context = {"run": run, "progress": run_progress(run), "tables": selectors.results_tables(run.metrics),
-               "chart": selectors.chart_data(run.metrics), "nav_section": "runs",
-               "solving": selectors.solving_section(run, chosen),
-               "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True)}
+    context = {
+        "run": run,
+        "progress": run_progress(run),
+        "tables": selectors.results_tables(run.metrics),
+        "chart": selectors.chart_data(run.metrics),
+        "nav_section": "runs",
+        "solving": selectors.solving_section(run, chosen),
+        "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True),
+    }
     return TemplateResponse(request, "evaluation/run_detail.html", context)
 
 
@@ -65,8 +79,9 @@ def run_progress_fragment(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(EvalRun, pk=pk)
     if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED) and request.htmx:
         return HttpResponseClientRefresh()  # show the results once, then stop polling
-    return TemplateResponse(request, "evaluation/run_detail.html#progress",
-                            {"run": run, "progress": run_progress(run)})
+    return TemplateResponse(
+        request, "evaluation/run_detail.html#progress", {"run": run, "progress": run_progress(run)}
+    )
 
 
 @login_required
@@ -93,10 +108,19 @@ def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
     run = get_object_or_404(EvalRun, pk=pk)
     filters = {k: request.GET.get(k, "") for k in ("model", "condition", "status")}
     page = Paginator(selectors.run_requests(run, **filters), 50).get_page(request.GET.get("page"))
-    return TemplateResponse(request, "evaluation/run_items.html",
-                            {"run": run, "page": page, "filters": filters, "nav_section": "runs",
-                             "models": run.model_configs.all(), "statuses": EvalRequest.Status.choices,
-                             "conditions": run.conditions})
+    return TemplateResponse(
+        request,
+        "evaluation/run_items.html",
+        {
+            "run": run,
+            "page": page,
+            "filters": filters,
+            "nav_section": "runs",
+            "models": run.model_configs.all(),
+            "statuses": EvalRequest.Status.choices,
+            "conditions": run.conditions,
+        },
+    )
 
 
 @login_required
@@ -104,19 +128,34 @@ def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
 @require(can_run_evaluations)
 def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
     row = get_object_or_404(EvalRequest.objects.select_related("run", "model", "probe", "score"), pk=pk)
-    other = {r.condition: r for r in EvalRequest.objects.filter(run=row.run, model=row.model, probe=row.probe)
-             .select_related("score")}
+    other = {
+        r.condition: r
+        for r in EvalRequest.objects.filter(run=row.run, model=row.model, probe=row.probe).select_related(
+            "score"
+        )
+    }
     raw, gold = other.get("raw"), other.get("gold")
     transition = None
     if raw and gold and getattr(raw, "score", None) and getattr(gold, "score", None):
         transition = (raw.score.G, gold.score.G)
     messages = row.probe.gold_messages if row.condition == "gold" else row.probe.raw_messages
     sent = build_request(row, row.run.seed)
-    return TemplateResponse(request, "evaluation/request_detail.html", {
-        "row": row, "score": getattr(row, "score", None), "others": other, "transition": transition,
-        "system_message": messages["system"], "user_message": sent.user, "images_sent": len(sent.images),
-        "attachment_ids": [] if row.condition == "no_image" else row.probe.attachment_ids,
-        "attempts_json": json.dumps(row.attempts, indent=1), "nav_section": "runs"})
+    return TemplateResponse(
+        request,
+        "evaluation/request_detail.html",
+        {
+            "row": row,
+            "score": getattr(row, "score", None),
+            "others": other,
+            "transition": transition,
+            "system_message": messages["system"],
+            "user_message": sent.user,
+            "images_sent": len(sent.images),
+            "attachment_ids": [] if row.condition == "no_image" else row.probe.attachment_ids,
+            "attempts_json": json.dumps(row.attempts, indent=1),
+            "nav_section": "runs",
+        },
+    )
 
 
 @login_required
@@ -130,8 +169,9 @@ def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
         response = HttpResponse(selectors.snapshots_csv(run), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-metrics.csv"'
     elif fmt == "json":
-        response = JsonResponse({"run": run.pk, "manifest": run.manifest, "metrics": run.metrics},
-                                json_dumps_params={"indent": 1})
+        response = JsonResponse(
+            {"run": run.pk, "manifest": run.manifest, "metrics": run.metrics}, json_dumps_params={"indent": 1}
+        )
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-metrics.json"'
     else:
         body = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in run_items(run))

@@ -32,22 +32,31 @@ def nearest_region(view: dict[str, Any], image_sizes: dict[str, tuple[int, int]]
     cx, cy = (x0 + x1) * width, (y0 + y1) * height
     distances: dict[str, Any] = {}
     for candidate in view["candidates"]:
-        parts = [loc for loc in candidate.get("locators", [])
-                 if loc["kind"] == "visual" and loc["image_id"] == image]
+        parts = [
+            loc
+            for loc in candidate.get("locators", [])
+            if loc["kind"] == "visual" and loc["image_id"] == image
+        ]
         if any(loc["geometry"]["type"] != "bbox" for loc in parts):
             return {"status": "not_applicable", "reason": "unsupported_candidate_geometry"}
         if not parts:
             return {"status": "not_applicable", "reason": "cross_image_candidate_distance_undefined"}
-        distances[candidate["alias"]] = min(_distance2(cx, cy, loc["geometry"]["bbox_1000"], width, height)
-                                            for loc in parts)
+        distances[candidate["alias"]] = min(
+            _distance2(cx, cy, loc["geometry"]["bbox_1000"], width, height) for loc in parts
+        )
     if not distances:
         raise ValueError("NEAREST_EMPTY_CANDIDATES: the view has no candidates")
     best = min(distances.values())
     nearest = sorted(alias for alias, d in distances.items() if d == best)
     tie = len(nearest) > 1
-    return {"status": "tie" if tie else "predicted", "predicted_alias": None if tie else nearest[0],
-            "tied_aliases": nearest if tie else [], "squared_distance_numerators": distances,
-            "distance_denominator": DISTANCE_DENOMINATOR, "policy_id": NEAREST_POLICY}
+    return {
+        "status": "tie" if tie else "predicted",
+        "predicted_alias": None if tie else nearest[0],
+        "tied_aliases": nearest if tie else [],
+        "squared_distance_numerators": distances,
+        "distance_denominator": DISTANCE_DENOMINATOR,
+        "policy_id": NEAREST_POLICY,
+    }
 
 
 def _distance2(cx: Any, cy: Any, box: list[Any], width: int, height: int) -> Any:
@@ -57,8 +66,9 @@ def _distance2(cx: Any, cy: Any, box: list[Any], width: int, height: int) -> Any
     return dx * dx + dy * dy
 
 
-def with_outcome(nearest: dict[str, Any], candidate_map: dict[str, Any],
-                 gold_targets: list[dict[str, Any]]) -> dict[str, Any]:
+def with_outcome(
+    nearest: dict[str, Any], candidate_map: dict[str, Any], gold_targets: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The prediction plus ``outcome``: ``correct``/``wrong`` for a unique prediction, otherwise the
     status itself (``tie``, ``not_applicable``). Attached only after the public-only prediction."""
     outcome = nearest["status"]

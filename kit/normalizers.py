@@ -15,8 +15,30 @@ LITERAL = "ocr_literal_v2_1"
 LABEL = "ocr_label_v2_1"
 PROFILES = (LITERAL, LABEL)
 
-UNITS = ("kg", "g", "mg", "m", "cm", "mm", "km", "s", "ms", "A", "mA", "V", "mV", "N", "J", "W", "C", "T",
-         "Hz", "K", "Pa", "Ω")
+UNITS = (
+    "kg",
+    "g",
+    "mg",
+    "m",
+    "cm",
+    "mm",
+    "km",
+    "s",
+    "ms",
+    "A",
+    "mA",
+    "V",
+    "mV",
+    "N",
+    "J",
+    "W",
+    "C",
+    "T",
+    "Hz",
+    "K",
+    "Pa",
+    "Ω",
+)
 NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"
 _UNIT_ALTERNATIVES = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
 _NUMBER_UNIT = re.compile(rf"({NUMBER})[ \t\u00a0\u202f]*({_UNIT_ALTERNATIVES})")
@@ -32,7 +54,8 @@ class UnsupportedGoldReading(ValueError):
 def meaningful_text(value: Any) -> bool:
     """A string with at least one character that is neither whitespace nor a control/format/separator."""
     return isinstance(value, str) and any(
-        not ch.isspace() and unicodedata.category(ch)[0] not in ("C", "Z") for ch in value)
+        not ch.isspace() and unicodedata.category(ch)[0] not in ("C", "Z") for ch in value
+    )
 
 
 def normalize(value: Any, profile: str) -> str | None:
@@ -48,7 +71,7 @@ def normalize(value: Any, profile: str) -> str | None:
             # one complete outer delimiter pair, and only the first that matches
             if not text.endswith(closer) or len(text) <= len(opener) + len(closer):
                 return None
-            text = text[len(opener):-len(closer)].strip()
+            text = text[len(opener) : -len(closer)].strip()
             break
     if "$" in text:
         return None

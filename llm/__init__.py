@@ -8,5 +8,16 @@ from .client import Backoff, generate
 from .errors import ErrorKind, ProviderError
 from .types import ROW_TERMINAL, ImageInput, LLMRequest, LLMResult, OutputStatus, ProviderConfig, Usage
 
-__all__ = ["Backoff", "ErrorKind", "ImageInput", "LLMRequest", "LLMResult", "ProviderConfig", "ProviderError",
-           "OutputStatus", "ROW_TERMINAL", "Usage", "generate"]
+__all__ = [
+    "Backoff",
+    "ErrorKind",
+    "ImageInput",
+    "LLMRequest",
+    "LLMResult",
+    "ProviderConfig",
+    "ProviderError",
+    "OutputStatus",
+    "ROW_TERMINAL",
+    "Usage",
+    "generate",
+]

@@ -19,19 +19,19 @@ from .errors import ErrorKind, ProviderError
 
 class Reasoning:
     NONE = "none"
-    OPENAI_EFFORT = "openai_effort"            # reasoning_effort: minimal|low|medium|high
-    ANTHROPIC_BUDGET = "anthropic_budget"      # thinking={type: enabled, budget_tokens>=1024}
+    OPENAI_EFFORT = "openai_effort"  # reasoning_effort: minimal|low|medium|high
+    ANTHROPIC_BUDGET = "anthropic_budget"  # thinking={type: enabled, budget_tokens>=1024}
     ANTHROPIC_ADAPTIVE = "anthropic_adaptive"  # thinking={type: adaptive}, output_config={effort}
-    GEMINI_BUDGET = "gemini_budget"            # thinking_config.thinking_budget (int, -1 = dynamic)
-    GEMINI_LEVEL = "gemini_level"              # thinking_config.thinking_level (low|high…)
+    GEMINI_BUDGET = "gemini_budget"  # thinking_config.thinking_budget (int, -1 = dynamic)
+    GEMINI_LEVEL = "gemini_level"  # thinking_config.thinking_level (low|high…)
 
 
 @dataclass(frozen=True)
 class Capabilities:
     family: str
-    token_cap_param: str            # max_tokens | max_completion_tokens | max_output_tokens
+    token_cap_param: str  # max_tokens | max_completion_tokens | max_output_tokens
     reasoning: str = Reasoning.NONE
-    temperature: bool = True        # False: only the default temperature is accepted
+    temperature: bool = True  # False: only the default temperature is accepted
     temperature_with_reasoning: bool = True
     images: bool = True
     max_images: int | None = None
@@ -42,26 +42,86 @@ class Capabilities:
 
 # (provider, model-name regex, capabilities) — first match wins.
 TABLE: tuple[tuple[str, str, Capabilities], ...] = (
-    ("openai", r"^(o\d|gpt-5)", Capabilities(
-        "openai-reasoning", "max_completion_tokens", Reasoning.OPENAI_EFFORT, temperature=False,
-        temperature_with_reasoning=False, max_images=500, max_image_bytes=50 * 2**20,
-        efforts=("minimal", "low", "medium", "high"))),
-    ("openai", r"^(gpt-4o|gpt-4\.1|chatgpt-4o)", Capabilities(
-        "openai-gpt4", "max_tokens", max_images=500, max_image_bytes=50 * 2**20)),
-    ("anthropic", r"^claude-(opus|sonnet|haiku)-4-[6-9]|^claude-(opus|sonnet|haiku)-[5-9]", Capabilities(
-        "anthropic-adaptive", "max_tokens", Reasoning.ANTHROPIC_ADAPTIVE, temperature_with_reasoning=False,
-        max_images=100, max_image_bytes=5 * 2**20, default_max_output_tokens=8192,
-        efforts=("low", "medium", "high", "xhigh", "max"))),
-    ("anthropic", r"^claude-(3-7|(opus|sonnet|haiku)-4)", Capabilities(
-        "anthropic-budget", "max_tokens", Reasoning.ANTHROPIC_BUDGET, temperature_with_reasoning=False,
-        max_images=100, max_image_bytes=5 * 2**20, default_max_output_tokens=8192)),
-    ("anthropic", r"^claude-3", Capabilities(
-        "anthropic-3", "max_tokens", max_images=100, max_image_bytes=5 * 2**20, default_max_output_tokens=4096)),
-    ("google", r"^gemini-3", Capabilities(
-        "gemini-3", "max_output_tokens", Reasoning.GEMINI_LEVEL, max_images=3000, max_image_bytes=20 * 2**20,
-        efforts=("minimal", "low", "medium", "high"))),
-    ("google", r"^gemini-2\.5", Capabilities(
-        "gemini-2.5", "max_output_tokens", Reasoning.GEMINI_BUDGET, max_images=3000, max_image_bytes=20 * 2**20)),
+    (
+        "openai",
+        r"^(o\d|gpt-5)",
+        Capabilities(
+            "openai-reasoning",
+            "max_completion_tokens",
+            Reasoning.OPENAI_EFFORT,
+            temperature=False,
+            temperature_with_reasoning=False,
+            max_images=500,
+            max_image_bytes=50 * 2**20,
+            efforts=("minimal", "low", "medium", "high"),
+        ),
+    ),
+    (
+        "openai",
+        r"^(gpt-4o|gpt-4\.1|chatgpt-4o)",
+        Capabilities("openai-gpt4", "max_tokens", max_images=500, max_image_bytes=50 * 2**20),
+    ),
+    (
+        "anthropic",
+        r"^claude-(opus|sonnet|haiku)-4-[6-9]|^claude-(opus|sonnet|haiku)-[5-9]",
+        Capabilities(
+            "anthropic-adaptive",
+            "max_tokens",
+            Reasoning.ANTHROPIC_ADAPTIVE,
+            temperature_with_reasoning=False,
+            max_images=100,
+            max_image_bytes=5 * 2**20,
+            default_max_output_tokens=8192,
+            efforts=("low", "medium", "high", "xhigh", "max"),
+        ),
+    ),
+    (
+        "anthropic",
+        r"^claude-(3-7|(opus|sonnet|haiku)-4)",
+        Capabilities(
+            "anthropic-budget",
+            "max_tokens",
+            Reasoning.ANTHROPIC_BUDGET,
+            temperature_with_reasoning=False,
+            max_images=100,
+            max_image_bytes=5 * 2**20,
+            default_max_output_tokens=8192,
+        ),
+    ),
+    (
+        "anthropic",
+        r"^claude-3",
+        Capabilities(
+            "anthropic-3",
+            "max_tokens",
+            max_images=100,
+            max_image_bytes=5 * 2**20,
+            default_max_output_tokens=4096,
+        ),
+    ),
+    (
+        "google",
+        r"^gemini-3",
+        Capabilities(
+            "gemini-3",
+            "max_output_tokens",
+            Reasoning.GEMINI_LEVEL,
+            max_images=3000,
+            max_image_bytes=20 * 2**20,
+            efforts=("minimal", "low", "medium", "high"),
+        ),
+    ),
+    (
+        "google",
+        r"^gemini-2\.5",
+        Capabilities(
+            "gemini-2.5",
+            "max_output_tokens",
+            Reasoning.GEMINI_BUDGET,
+            max_images=3000,
+            max_image_bytes=20 * 2**20,
+        ),
+    ),
 )
 
 DEFAULTS: dict[str, Capabilities] = {
@@ -110,7 +170,9 @@ def check_reasoning(caps: Capabilities, reasoning: dict[str, Any]) -> dict[str, 
     }[caps.reasoning]
     unknown = set(reasoning) - allowed
     if unknown:
-        raise _config_error(f"{caps.family} does not accept reasoning keys {sorted(unknown)}; use {sorted(allowed)}.")
+        raise _config_error(
+            f"{caps.family} does not accept reasoning keys {sorted(unknown)}; use {sorted(allowed)}."
+        )
     if "effort" in reasoning and caps.efforts and reasoning["effort"] not in caps.efforts:
         raise _config_error(f"{caps.family} effort must be one of {list(caps.efforts)}.")
     if caps.reasoning == Reasoning.ANTHROPIC_BUDGET and int(reasoning["budget_tokens"]) < 1024:
@@ -133,6 +195,8 @@ def check_images(caps: Capabilities, count: int, sizes: list[int]) -> None:
     if count and not caps.images:
         raise _config_error(f"{caps.family} does not accept images.")
     if caps.max_images is not None and count > caps.max_images:
-        raise _config_error(f"{caps.family} accepts at most {caps.max_images} images; the request has {count}.")
+        raise _config_error(
+            f"{caps.family} accepts at most {caps.max_images} images; the request has {count}."
+        )
     if caps.max_image_bytes is not None and any(size > caps.max_image_bytes for size in sizes):
         raise _config_error(f"An image exceeds {caps.family}'s limit of {caps.max_image_bytes} bytes.")

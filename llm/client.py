@@ -21,9 +21,13 @@ from .providers import Provider, provider_for
 from .ratelimit import Limits, NoRateLimiter, RateLimiter
 from .types import Attempt, LLMRequest, LLMResult, OutputStatus, ProviderConfig, Usage
 
-STATUS_FOR_FINISH = {"stop": OutputStatus.COMPLETED, "other": OutputStatus.COMPLETED,
-                     "length": OutputStatus.TRUNCATED, "refusal": OutputStatus.REFUSAL,
-                     "content_filter": OutputStatus.REFUSAL}
+STATUS_FOR_FINISH = {
+    "stop": OutputStatus.COMPLETED,
+    "other": OutputStatus.COMPLETED,
+    "length": OutputStatus.TRUNCATED,
+    "refusal": OutputStatus.REFUSAL,
+    "content_filter": OutputStatus.REFUSAL,
+}
 
 
 @dataclass(frozen=True)
@@ -43,16 +47,26 @@ class Backoff:
 
 
 def limits_for(config: ProviderConfig) -> Limits:
-    return Limits(requests_per_window=config.requests_per_minute,
-                  window_seconds=float(config.extra.get("rate_window_seconds", 60.0)),
-                  max_concurrency=config.max_concurrency,
-                  lease_seconds=max(config.timeout_seconds * 2, 30.0))
+    return Limits(
+        requests_per_window=config.requests_per_minute,
+        window_seconds=float(config.extra.get("rate_window_seconds", 60.0)),
+        max_concurrency=config.max_concurrency,
+        lease_seconds=max(config.timeout_seconds * 2, 30.0),
+    )
 
 
-def generate(request: LLMRequest, config: ProviderConfig, *, limiter: RateLimiter | None = None,
-             http_client: Any = None, sleep: Callable[[float], None] = time.sleep,
-             rng: random.Random | None = None, backoff: Backoff | None = None,
-             provider: Provider | None = None, clock: Callable[[], float] = time.monotonic) -> LLMResult:
+def generate(
+    request: LLMRequest,
+    config: ProviderConfig,
+    *,
+    limiter: RateLimiter | None = None,
+    http_client: Any = None,
+    sleep: Callable[[float], None] = time.sleep,
+    rng: random.Random | None = None,
+    backoff: Backoff | None = None,
+    provider: Provider | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> LLMResult:
     if not config.send_images and request.images:
         request = replace(request, images=())
     limiter = limiter or NoRateLimiter()
@@ -73,19 +87,38 @@ def generate(request: LLMRequest, config: ProviderConfig, *, limiter: RateLimite
             try:
                 reply = provider.call(request, config, http_client=http_client, attempt=number)
             except ProviderError as exc:
-                attempt = Attempt(number=number, started_at=wall, latency_ms=_ms(clock() - t0), outcome="error",
-                                  error_kind=exc.kind, status_code=exc.status_code, retryable=exc.retryable,
-                                  retry_after_s=exc.retry_after, message=exc.message[:500])
+                attempt = Attempt(
+                    number=number,
+                    started_at=wall,
+                    latency_ms=_ms(clock() - t0),
+                    outcome="error",
+                    error_kind=exc.kind,
+                    status_code=exc.status_code,
+                    retryable=exc.retryable,
+                    retry_after_s=exc.retry_after,
+                    message=exc.message[:500],
+                )
                 attempts.append(attempt)
                 error = exc
             else:
-                attempts.append(Attempt(number=number, started_at=wall, latency_ms=_ms(clock() - t0), outcome="ok"))
+                attempts.append(
+                    Attempt(number=number, started_at=wall, latency_ms=_ms(clock() - t0), outcome="ok")
+                )
                 status = STATUS_FOR_FINISH.get(reply.finish_reason, OutputStatus.COMPLETED)
-                return LLMResult(text=reply.text, finish_reason=reply.finish_reason, status=status,
-                                 usage=reply.usage, latency_ms=_ms(clock() - started),
-                                 cost_usd=usage_cost(reply.usage, price_in_per_mtok=config.price_in_per_mtok,
-                                                     price_out_per_mtok=config.price_out_per_mtok),
-                                 raw=reply.raw, attempts=attempts)
+                return LLMResult(
+                    text=reply.text,
+                    finish_reason=reply.finish_reason,
+                    status=status,
+                    usage=reply.usage,
+                    latency_ms=_ms(clock() - started),
+                    cost_usd=usage_cost(
+                        reply.usage,
+                        price_in_per_mtok=config.price_in_per_mtok,
+                        price_out_per_mtok=config.price_out_per_mtok,
+                    ),
+                    raw=reply.raw,
+                    attempts=attempts,
+                )
         if not error.retryable or number == max_attempts:
             return _failed(error, attempts, started, clock)
         pause = backoff.delay(number, error.retry_after, rng)
@@ -98,9 +131,18 @@ def _ms(seconds: float) -> int:
     return max(int(round(seconds * 1000)), 0)
 
 
-def _failed(error: ProviderError, attempts: list[Attempt], started: float, clock: Callable[[], float]) -> LLMResult:
-    return LLMResult(text="", finish_reason="error", status=OutputStatus.FAILED, usage=Usage(),
-                     latency_ms=_ms(clock() - started),
-                     cost_usd=usage_cost(Usage(), price_in_per_mtok=Decimal(0),
-                                         price_out_per_mtok=Decimal(0)),
-                     raw={}, attempts=attempts, error=error.message, error_kind=error.kind or ErrorKind.OTHER)
+def _failed(
+    error: ProviderError, attempts: list[Attempt], started: float, clock: Callable[[], float]
+) -> LLMResult:
+    return LLMResult(
+        text="",
+        finish_reason="error",
+        status=OutputStatus.FAILED,
+        usage=Usage(),
+        latency_ms=_ms(clock() - started),
+        cost_usd=usage_cost(Usage(), price_in_per_mtok=Decimal(0), price_out_per_mtok=Decimal(0)),
+        raw={},
+        attempts=attempts,
+        error=error.message,
+        error_kind=error.kind or ErrorKind.OTHER,
+    )

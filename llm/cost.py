@@ -14,6 +14,8 @@ def usage_cost(usage: Usage, *, price_in_per_mtok: Decimal, price_out_per_mtok: 
     """Reasoning tokens are billed as output tokens; providers that report them inside
     ``output_tokens`` already (OpenAI) are not counted twice — see each adapter's ``Usage``."""
     billed_out = usage.output_tokens + usage.reasoning_tokens
-    cost = (Decimal(usage.input_tokens) * Decimal(price_in_per_mtok)
-            + Decimal(billed_out) * Decimal(price_out_per_mtok)) / MILLION
+    cost = (
+        Decimal(usage.input_tokens) * Decimal(price_in_per_mtok)
+        + Decimal(billed_out) * Decimal(price_out_per_mtok)
+    ) / MILLION
     return cost.quantize(QUANTUM, rounding=ROUND_HALF_UP)

@@ -30,7 +30,15 @@ from urllib.parse import urlsplit
 from .errors import ErrorKind, ProviderError
 
 DEFAULT_KEY_ENV_PATTERN = r"[A-Z][A-Z0-9_]*_API_KEY"
-DEFAULT_RESERVED_ENV_PREFIXES = ("DJANGO_", "CELERY_", "POSTGRES_", "PHYSALIGN_", "DATABASE_", "DB_", "REDIS_")
+DEFAULT_RESERVED_ENV_PREFIXES = (
+    "DJANGO_",
+    "CELERY_",
+    "POSTGRES_",
+    "PHYSALIGN_",
+    "DATABASE_",
+    "DB_",
+    "REDIS_",
+)
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SCHEMES = ("http", "https")
 # Refused even when private URLs are allowed: nothing a model server legitimately listens on.
@@ -59,8 +67,9 @@ class EndpointPolicy:
     allow_private_urls: bool = False
 
 
-def check_endpoint(*, base_url: str, api_key_env: str, policy: EndpointPolicy,
-                   resolve: Resolver | None = None) -> None:
+def check_endpoint(
+    *, base_url: str, api_key_env: str, policy: EndpointPolicy, resolve: Resolver | None = None
+) -> None:
     """Both rules for one config. An empty value means no key / the SDK's default endpoint."""
     check_api_key_env(api_key_env, policy)
     if base_url:
@@ -72,20 +81,32 @@ def check_api_key_env(name: str, policy: EndpointPolicy) -> None:
     if not name:
         return
     if not ENV_NAME.fullmatch(name):
-        raise EndpointRefused("api_key_env must be an environment variable name, not a key.",
-                              code="api_key_env_invalid", field="api_key_env")
+        raise EndpointRefused(
+            "api_key_env must be an environment variable name, not a key.",
+            code="api_key_env_invalid",
+            field="api_key_env",
+        )
     upper = name.upper()  # reserved names compare case-insensitively: fail closed on any platform
-    if upper in {n.upper() for n in policy.reserved_env_names} or upper.startswith(policy.reserved_env_prefixes):
-        raise EndpointRefused(f"api_key_env {name} is one of the application's own variables; a model config "
-                              f"may only name a provider key variable.", code="api_key_env_not_allowed",
-                              field="api_key_env")
+    if upper in {n.upper() for n in policy.reserved_env_names} or upper.startswith(
+        policy.reserved_env_prefixes
+    ):
+        raise EndpointRefused(
+            f"api_key_env {name} is one of the application's own variables; a model config "
+            f"may only name a provider key variable.",
+            code="api_key_env_not_allowed",
+            field="api_key_env",
+        )
     try:
         allowed = re.fullmatch(policy.key_env_pattern, name) is not None
     except re.error:
         allowed = False  # a broken PHYSALIGN_MODEL_KEY_ENV_PATTERN allows nothing
     if not allowed:
-        raise EndpointRefused(f"api_key_env {name} is not an allowed key variable (allowed names match "
-                              f"{policy.key_env_pattern!r}).", code="api_key_env_not_allowed", field="api_key_env")
+        raise EndpointRefused(
+            f"api_key_env {name} is not an allowed key variable (allowed names match "
+            f"{policy.key_env_pattern!r}).",
+            code="api_key_env_not_allowed",
+            field="api_key_env",
+        )
 
 
 def check_base_url(url: str, *, allow_private: bool = False, resolve: Resolver | None = None) -> None:
@@ -94,22 +115,36 @@ def check_base_url(url: str, *, allow_private: bool = False, resolve: Resolver |
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
-        raise EndpointRefused(f"base_url is not a valid URL: {exc}.", code="base_url_invalid",
-                              field="base_url") from exc
+        raise EndpointRefused(
+            f"base_url is not a valid URL: {exc}.", code="base_url_invalid", field="base_url"
+        ) from exc
     if parts.scheme.lower() not in SCHEMES or not parts.hostname:
-        raise EndpointRefused("base_url must be an http:// or https:// URL with a host.", code="base_url_invalid",
-                              field="base_url")
+        raise EndpointRefused(
+            "base_url must be an http:// or https:// URL with a host.",
+            code="base_url_invalid",
+            field="base_url",
+        )
     if "@" in parts.netloc:
-        raise EndpointRefused("base_url may not carry credentials; name the key in api_key_env.",
-                              code="base_url_invalid", field="base_url")
+        raise EndpointRefused(
+            "base_url may not carry credentials; name the key in api_key_env.",
+            code="base_url_invalid",
+            field="base_url",
+        )
     host = parts.hostname
     for address in _addresses(host, port, resolve):
         reason = address_class(address)
         if reason and (reason in ALWAYS_REFUSED or not allow_private):
             shown = host if host == address else f"{host} (resolves to {address})"
-            hint = "" if reason in ALWAYS_REFUSED else "; PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS allows loopback and private"
-            raise EndpointRefused(f"base_url host {shown} is not a public address ({reason}{hint}).",
-                                  code="base_url_not_allowed", field="base_url")
+            hint = (
+                ""
+                if reason in ALWAYS_REFUSED
+                else "; PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS allows loopback and private"
+            )
+            raise EndpointRefused(
+                f"base_url host {shown} is not a public address ({reason}{hint}).",
+                code="base_url_not_allowed",
+                field="base_url",
+            )
 
 
 def address_class(address: str) -> str:
@@ -119,9 +154,15 @@ def address_class(address: str) -> str:
         embedded = ip.ipv4_mapped or ip.sixtofour
         if embedded is not None:
             return address_class(str(embedded))
-    checks = (("unspecified", ip.is_unspecified), ("link-local", ip.is_link_local), ("multicast", ip.is_multicast),
-              ("loopback", ip.is_loopback), ("reserved", ip.is_reserved), ("private", ip.is_private),
-              ("non-global", not ip.is_global))
+    checks = (
+        ("unspecified", ip.is_unspecified),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("loopback", ip.is_loopback),
+        ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
+        ("non-global", not ip.is_global),
+    )
     return next((name for name, hit in checks if hit), "")
 
 
@@ -138,8 +179,12 @@ def _addresses(host: str, port: int, resolve: Resolver | None) -> list[str]:
     else:
         detail = ""
     if not found:
-        raise EndpointRefused(f"base_url host {host} cannot be resolved{detail}.", code="base_url_unresolvable",
-                              field="base_url", kind=ErrorKind.CONNECTION)
+        raise EndpointRefused(
+            f"base_url host {host} cannot be resolved{detail}.",
+            code="base_url_unresolvable",
+            field="base_url",
+            kind=ErrorKind.CONNECTION,
+        )
     return [str(ipaddress.ip_address(a.split("%", 1)[0])) for a in found]
 
 

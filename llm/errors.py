@@ -31,14 +31,22 @@ class ErrorKind:
 class ProviderError(Exception):
     """One failed provider call. ``retryable`` decides whether our retry loop tries again."""
 
-    def __init__(self, message: str, *, kind: str, status_code: int | None = None, retryable: bool | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        status_code: int | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
         self.status_code = status_code
-        self.retryable = classify(kind=kind, status_code=status_code, message=message) if retryable is None \
-            else retryable
+        self.retryable = (
+            classify(kind=kind, status_code=status_code, message=message) if retryable is None else retryable
+        )
         self.retry_after = retry_after
 
 

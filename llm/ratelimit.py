@@ -70,8 +70,14 @@ return {1, 0}
 
 
 class RedisRateLimiter:
-    def __init__(self, client: Any, *, prefix: str = "physalign:ratelimit", sleep: Callable[[float], None] = time.sleep,
-                 poll_cap: float = 0.25) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        prefix: str = "physalign:ratelimit",
+        sleep: Callable[[float], None] = time.sleep,
+        poll_cap: float = 0.25,
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.sleep = sleep
@@ -86,8 +92,13 @@ class RedisRateLimiter:
             return
         token = uuid.uuid4().hex
         keys = [f"{self.prefix}:{key}:window", f"{self.prefix}:{key}:concurrency"]
-        args = [limits.requests_per_window or 0, limits.window_seconds, limits.max_concurrency or 0,
-                limits.lease_seconds, token]
+        args = [
+            limits.requests_per_window or 0,
+            limits.window_seconds,
+            limits.max_concurrency or 0,
+            limits.lease_seconds,
+            token,
+        ]
         waited = 0.0
         while True:
             granted, wait_ms = self._acquire(keys=keys, args=args)
@@ -106,7 +117,9 @@ class RedisRateLimiter:
 class LocalRateLimiter:
     """The same rules within one process (threads share it)."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self, *, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         self.clock = clock
         self.sleep = sleep
         self._lock = threading.Lock()

@@ -48,7 +48,9 @@ class LLMRequest:
             "request_id": self.request_id,
             "system": self.system,
             "user": self.user,
-            "images": [{"sha256": i.sha256, "media_type": i.media_type, "bytes": len(i.data)} for i in self.images],
+            "images": [
+                {"sha256": i.sha256, "media_type": i.media_type, "bytes": len(i.data)} for i in self.images
+            ],
             "fingerprint": self.fingerprint(),
         }
 
@@ -141,8 +143,13 @@ class OutputStatus(StrEnum):
 
 
 # A stored row with one of these has its answer (or its final lack of one): never claimed or written again.
-ROW_TERMINAL: tuple[OutputStatus, ...] = (OutputStatus.COMPLETED, OutputStatus.UNPARSEABLE, OutputStatus.REFUSAL,
-                                          OutputStatus.TRUNCATED, OutputStatus.INFRA_MISSING)
+ROW_TERMINAL: tuple[OutputStatus, ...] = (
+    OutputStatus.COMPLETED,
+    OutputStatus.UNPARSEABLE,
+    OutputStatus.REFUSAL,
+    OutputStatus.TRUNCATED,
+    OutputStatus.INFRA_MISSING,
+)
 
 
 @dataclass

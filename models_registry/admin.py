@@ -13,9 +13,25 @@ class ModelConfigForm(forms.ModelForm):
 
     class Meta:
         model = ModelConfig
-        fields = ("name", "provider", "model", "base_url", "api_key_env", "is_active", "max_output_tokens",
-                  "temperature", "reasoning", "image_policy", "extra", "price_in_per_mtok", "price_out_per_mtok",
-                  "requests_per_minute", "max_concurrency", "timeout_seconds", "max_retries")
+        fields = (
+            "name",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "is_active",
+            "max_output_tokens",
+            "temperature",
+            "reasoning",
+            "image_policy",
+            "extra",
+            "price_in_per_mtok",
+            "price_out_per_mtok",
+            "requests_per_minute",
+            "max_concurrency",
+            "timeout_seconds",
+            "max_retries",
+        )
 
     def _post_clean(self) -> None:
         super()._post_clean()
@@ -28,15 +44,37 @@ class ModelConfigForm(forms.ModelForm):
 @admin.register(ModelConfig)
 class ModelConfigAdmin(admin.ModelAdmin):
     form = ModelConfigForm
-    list_display = ("name", "provider", "model", "price_in_per_mtok", "price_out_per_mtok", "requests_per_minute",
-                    "max_concurrency", "is_active")
+    list_display = (
+        "name",
+        "provider",
+        "model",
+        "price_in_per_mtok",
+        "price_out_per_mtok",
+        "requests_per_minute",
+        "max_concurrency",
+        "is_active",
+    )
     list_filter = ("provider", "is_active", "image_policy")
     search_fields = ("name", "model", "base_url")
     readonly_fields = ("created_at", "updated_at")
     fieldsets = (
         (None, {"fields": ("name", "provider", "model", "base_url", "api_key_env", "is_active")}),
-        ("Generation", {"fields": ("max_output_tokens", "temperature", "reasoning", "image_policy", "extra")}),
-        ("Cost and limits", {"fields": ("price_in_per_mtok", "price_out_per_mtok", "requests_per_minute",
-                                        "max_concurrency", "timeout_seconds", "max_retries")}),
+        (
+            "Generation",
+            {"fields": ("max_output_tokens", "temperature", "reasoning", "image_policy", "extra")},
+        ),
+        (
+            "Cost and limits",
+            {
+                "fields": (
+                    "price_in_per_mtok",
+                    "price_out_per_mtok",
+                    "requests_per_minute",
+                    "max_concurrency",
+                    "timeout_seconds",
+                    "max_retries",
+                )
+            },
+        ),
         ("Record", {"fields": ("created_at", "updated_at")}),
     )

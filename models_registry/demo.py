@@ -5,11 +5,20 @@ from __future__ import annotations
 from .models import ModelConfig
 
 DEMO_MODELS = (
-    {"name": "simulated", "provider": ModelConfig.Provider.SIMULATED, "model": "simulated-drafter-1",
-     "extra": {"seed": 2027, "latency_ms": [50, 150], "faults": {"429": 0.05, "malformed": 0.03}},
-     "requests_per_minute": 600, "max_concurrency": 4},
-    {"name": "baseline-ocr-nearest", "provider": ModelConfig.Provider.BASELINE_OCR_NEAREST,
-     "model": "tesseract-nearest-region", "max_retries": 0},
+    {
+        "name": "simulated",
+        "provider": ModelConfig.Provider.SIMULATED,
+        "model": "simulated-drafter-1",
+        "extra": {"seed": 2027, "latency_ms": [50, 150], "faults": {"429": 0.05, "malformed": 0.03}},
+        "requests_per_minute": 600,
+        "max_concurrency": 4,
+    },
+    {
+        "name": "baseline-ocr-nearest",
+        "provider": ModelConfig.Provider.BASELINE_OCR_NEAREST,
+        "model": "tesseract-nearest-region",
+        "max_retries": 0,
+    },
 )
 
 

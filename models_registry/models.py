@@ -33,7 +33,9 @@ class ModelConfig(models.Model):
     api_key_env = models.CharField(max_length=100, blank=True)
     max_output_tokens = models.PositiveIntegerField(null=True, blank=True)
     temperature = models.FloatField(null=True, blank=True)
-    reasoning = models.JSONField(default=dict, blank=True)  # e.g. {"effort": "low"} or {"budget_tokens": 2048}
+    reasoning = models.JSONField(
+        default=dict, blank=True
+    )  # e.g. {"effort": "low"} or {"budget_tokens": 2048}
     image_policy = models.CharField(max_length=10, choices=ImagePolicy.choices, default=ImagePolicy.SEND)
     price_in_per_mtok = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     price_out_per_mtok = models.DecimalField(max_digits=12, decimal_places=6, default=0)
@@ -50,13 +52,26 @@ class ModelConfig(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(provider__in=["openai", "anthropic", "google", "openai_compatible", "simulated",
-                                          "scripted", "baseline-ocr-nearest"]),
+                condition=Q(
+                    provider__in=[
+                        "openai",
+                        "anthropic",
+                        "google",
+                        "openai_compatible",
+                        "simulated",
+                        "scripted",
+                        "baseline-ocr-nearest",
+                    ]
+                ),
                 name="model_provider_valid",
             ),
-            models.CheckConstraint(condition=Q(image_policy__in=["send", "none"]), name="model_image_policy_valid"),
-            models.CheckConstraint(condition=Q(price_in_per_mtok__gte=0) & Q(price_out_per_mtok__gte=0),
-                                   name="model_prices_non_negative"),
+            models.CheckConstraint(
+                condition=Q(image_policy__in=["send", "none"]), name="model_image_policy_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(price_in_per_mtok__gte=0) & Q(price_out_per_mtok__gte=0),
+                name="model_prices_non_negative",
+            ),
             models.CheckConstraint(condition=Q(max_retries__lte=10), name="model_retries_bounded"),
         ]
 

@@ -28,15 +28,21 @@ _limiters: dict[str, RateLimiter] = {}
 
 def provider_config_for(model_config: ModelConfig) -> ProviderConfig:
     return ProviderConfig(
-        name=model_config.name, provider=model_config.provider, model=model_config.model,
-        base_url=model_config.base_url, api_key_env=model_config.api_key_env,
-        max_output_tokens=model_config.max_output_tokens, temperature=model_config.temperature,
+        name=model_config.name,
+        provider=model_config.provider,
+        model=model_config.model,
+        base_url=model_config.base_url,
+        api_key_env=model_config.api_key_env,
+        max_output_tokens=model_config.max_output_tokens,
+        temperature=model_config.temperature,
         reasoning=dict(model_config.reasoning or {}),
         send_images=model_config.image_policy == ModelConfig.ImagePolicy.SEND,
         price_in_per_mtok=Decimal(model_config.price_in_per_mtok),
         price_out_per_mtok=Decimal(model_config.price_out_per_mtok),
-        requests_per_minute=model_config.requests_per_minute, max_concurrency=model_config.max_concurrency,
-        timeout_seconds=float(model_config.timeout_seconds), max_retries=int(model_config.max_retries),
+        requests_per_minute=model_config.requests_per_minute,
+        max_concurrency=model_config.max_concurrency,
+        timeout_seconds=float(model_config.timeout_seconds),
+        max_retries=int(model_config.max_retries),
         extra=dict(model_config.extra or {}),
         endpoint_policy=endpoint_policy(),
     )
@@ -63,7 +69,9 @@ def app_env_names(example: Path) -> frozenset[str]:
     for line in lines:
         if heading := re.match(r"#\s*---\s*(.+?)\s*---", line):
             section = heading.group(1)
-        elif (name := re.match(r"#?\s*([A-Z][A-Z0-9_]*)=", line)) and not section.startswith("Model providers"):
+        elif (name := re.match(r"#?\s*([A-Z][A-Z0-9_]*)=", line)) and not section.startswith(
+            "Model providers"
+        ):
             names.add(name.group(1))
     return frozenset(names)
 

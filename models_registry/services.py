@@ -19,17 +19,35 @@ from physalign_site.errors import ApplicationError
 from .models import ModelConfig
 
 EDITABLE_FIELDS = (
-    "provider", "model", "base_url", "api_key_env", "max_output_tokens", "temperature", "reasoning",
-    "image_policy", "price_in_per_mtok", "price_out_per_mtok", "requests_per_minute", "max_concurrency",
-    "timeout_seconds", "max_retries", "extra", "is_active",
+    "provider",
+    "model",
+    "base_url",
+    "api_key_env",
+    "max_output_tokens",
+    "temperature",
+    "reasoning",
+    "image_policy",
+    "price_in_per_mtok",
+    "price_out_per_mtok",
+    "requests_per_minute",
+    "max_concurrency",
+    "timeout_seconds",
+    "max_retries",
+    "extra",
+    "is_active",
 )
 JSON_OBJECT_FIELDS = ("reasoning", "extra")
 # Inclusive (lowest, highest) per numeric setting, None leaving a side open. A null value (no limit,
 # the provider's default) always passes; 0 rpm or concurrency means no limit, as in the limiter.
 NUMBER_BOUNDS: dict[str, tuple[float | None, float | None]] = {
-    "price_in_per_mtok": (0, None), "price_out_per_mtok": (0, None), "requests_per_minute": (0, None),
-    "max_concurrency": (0, None), "max_output_tokens": (1, None), "temperature": (0, 2),
-    "timeout_seconds": (0.1, None), "max_retries": (0, 10),
+    "price_in_per_mtok": (0, None),
+    "price_out_per_mtok": (0, None),
+    "requests_per_minute": (0, None),
+    "max_concurrency": (0, None),
+    "max_output_tokens": (1, None),
+    "temperature": (0, 2),
+    "timeout_seconds": (0.1, None),
+    "max_retries": (0, 10),
 }
 
 
@@ -37,19 +55,27 @@ def model_config_check(config: ModelConfig) -> None:
     """Every rule a saved configuration obeys. The key-variable and base-URL rules are the provider
     layer's own (``llm.endpoint_policy``), which checks them again before every call."""
     if config.provider not in ModelConfig.Provider.values:
-        raise ApplicationError(f"Unknown provider {config.provider!r}.", code="provider_invalid",
-                               extra={"choices": list(ModelConfig.Provider.values)})
+        raise ApplicationError(
+            f"Unknown provider {config.provider!r}.",
+            code="provider_invalid",
+            extra={"choices": list(ModelConfig.Provider.values)},
+        )
     if config.provider == ModelConfig.Provider.OPENAI_COMPATIBLE and not config.base_url:
         raise ApplicationError("An OpenAI-compatible model needs a base URL.", code="base_url_required")
     for field in JSON_OBJECT_FIELDS:
         if not isinstance(getattr(config, field), dict):
-            raise ApplicationError(f"{field} must be a JSON object (an empty object for none).",
-                                   code=f"{field}_invalid", extra={"field": field})
+            raise ApplicationError(
+                f"{field} must be a JSON object (an empty object for none).",
+                code=f"{field}_invalid",
+                extra={"field": field},
+            )
     for field, (lowest, highest) in NUMBER_BOUNDS.items():
         value = getattr(config, field)
         if value is not None and not _within(value, lowest, highest):
             bounds = f"at least {lowest}" if highest is None else f"between {lowest} and {highest}"
-            raise ApplicationError(f"{field} must be {bounds}.", code="value_out_of_range", extra={"field": field})
+            raise ApplicationError(
+                f"{field} must be {bounds}.", code="value_out_of_range", extra={"field": field}
+            )
     try:
         check_endpoint(base_url=config.base_url, api_key_env=config.api_key_env, policy=endpoint_policy())
     except EndpointRefused as exc:
@@ -61,8 +87,9 @@ def model_config_check(config: ModelConfig) -> None:
     try:
         config.full_clean(exclude=list(JSON_OBJECT_FIELDS), validate_unique=False)
     except ValidationError as exc:
-        raise ApplicationError("The model configuration is invalid.", code="validation_error",
-                               extra={"fields": exc.message_dict}) from exc
+        raise ApplicationError(
+            "The model configuration is invalid.", code="validation_error", extra={"fields": exc.message_dict}
+        ) from exc
 
 
 def _within(value: Any, lowest: float | None, highest: float | None) -> bool:
@@ -70,8 +97,11 @@ def _within(value: Any, lowest: float | None, highest: float | None) -> bool:
         number = Decimal(str(value))
     except ArithmeticError:
         return False
-    return number.is_finite() and (lowest is None or number >= Decimal(str(lowest))) and \
-        (highest is None or number <= Decimal(str(highest)))
+    return (
+        number.is_finite()
+        and (lowest is None or number >= Decimal(str(lowest)))
+        and (highest is None or number <= Decimal(str(highest)))
+    )
 
 
 @transaction.atomic
@@ -111,8 +141,16 @@ def _refuse_unknown(fields: dict[str, Any]) -> None:
 
 
 def _state(config: ModelConfig) -> dict[str, Any]:
-    return {"name": config.name, "provider": config.provider, "model": config.model,
-            "base_url": config.base_url, "api_key_env": config.api_key_env, "reasoning": config.reasoning,
-            "price_in_per_mtok": str(config.price_in_per_mtok), "price_out_per_mtok": str(config.price_out_per_mtok),
-            "requests_per_minute": config.requests_per_minute, "max_concurrency": config.max_concurrency,
-            "is_active": config.is_active}
+    return {
+        "name": config.name,
+        "provider": config.provider,
+        "model": config.model,
+        "base_url": config.base_url,
+        "api_key_env": config.api_key_env,
+        "reasoning": config.reasoning,
+        "price_in_per_mtok": str(config.price_in_per_mtok),
+        "price_out_per_mtok": str(config.price_out_per_mtok),
+        "requests_per_minute": config.requests_per_minute,
+        "max_concurrency": config.max_concurrency,
+        "is_active": config.is_active,
+    }

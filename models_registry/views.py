@@ -17,5 +17,8 @@ from .permissions import can_manage_models
 def model_list(request: HttpRequest) -> TemplateResponse:
     if not can_manage_models(request.user):
         raise PermissionDenied
-    return TemplateResponse(request, "models_registry/model_list.html",
-                            {"configs": ModelConfig.objects.all(), "nav_section": "models"})
+    return TemplateResponse(
+        request,
+        "models_registry/model_list.html",
+        {"configs": ModelConfig.objects.all(), "nav_section": "models"},
+    )

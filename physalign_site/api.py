@@ -17,9 +17,15 @@ from rest_framework.views import APIView
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
-def role_permission(check: Callable[..., bool] | None = None, *, unsafe: Callable[..., bool] | None = None,
-                    kwargs: Iterable[str] = (), on_object: Callable[[Any, Any], bool] | None = None,
-                    message: str | None = None, name: str = "RolePermission") -> type[BasePermission]:
+def role_permission(
+    check: Callable[..., bool] | None = None,
+    *,
+    unsafe: Callable[..., bool] | None = None,
+    kwargs: Iterable[str] = (),
+    on_object: Callable[[Any, Any], bool] | None = None,
+    message: str | None = None,
+    name: str = "RolePermission",
+) -> type[BasePermission]:
     """A DRF permission wrapping the role checks of an app's ``permissions`` module.
 
     ``check(user)`` decides reads and writes, ``unsafe(user)`` (when given) decides writes; without either
@@ -43,7 +49,10 @@ def role_permission(check: Callable[..., bool] | None = None, *, unsafe: Callabl
     def has_object_permission(self: BasePermission, request: Request, view: APIView, obj: Any) -> bool:
         return on_object is None or on_object(request.user, obj)
 
-    attributes: dict[str, Any] = {"has_permission": has_permission, "has_object_permission": has_object_permission}
+    attributes: dict[str, Any] = {
+        "has_permission": has_permission,
+        "has_object_permission": has_object_permission,
+    }
     if message is not None:
         attributes["message"] = message
     return type(name, (BasePermission,), attributes)
@@ -93,7 +102,9 @@ def json_object(description: str = "", **kwargs: Any) -> serializers.JSONField:
     return json_value(schema, **kwargs)
 
 
-def json_list(items: dict[str, Any] | None = None, description: str = "", **kwargs: Any) -> serializers.JSONField:
+def json_list(
+    items: dict[str, Any] | None = None, description: str = "", **kwargs: Any
+) -> serializers.JSONField:
     """A JSON array rendered as stored (``items`` types its elements; open when omitted)."""
     schema: dict[str, Any] = {"type": "array", "items": items or {}}
     if description:
@@ -110,7 +121,9 @@ def number(description: str = "", **kwargs: Any) -> serializers.JSONField:
     return json_value(schema, **kwargs)
 
 
-def choice_input(choices: Iterable[Any], *, as_pattern: bool = False, **kwargs: Any) -> serializers.ChoiceField:
+def choice_input(
+    choices: Iterable[Any], *, as_pattern: bool = False, **kwargs: Any
+) -> serializers.ChoiceField:
     """A ChoiceField (the same validation and messages) documented as a string enum. ``as_pattern`` states
     the choices as an anchored pattern instead, for a name that already carries another choice set in the
     schema (``status``): spectacular turns every enum into a component named after its field and renames

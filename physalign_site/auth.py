@@ -26,22 +26,32 @@ def client_ip(request: HttpRequest) -> str | None:
 
 def lockout_message() -> str:
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
-    return (f"Too many failed logins for this account from your address: logins are refused for {minutes} "
-            f"minutes after the last try. Wait, or ask an administrator to unlock the account.")
+    return (
+        f"Too many failed logins for this account from your address: logins are refused for {minutes} "
+        f"minutes after the last try. Wait, or ask an administrator to unlock the account."
+    )
 
 
-def lockout_response(request: HttpRequest, original_response: HttpResponse | None,
-                     credentials: dict[str, Any] | None) -> HttpResponse:
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: dict[str, Any] | None
+) -> HttpResponse:
     """``AXES_LOCKOUT_CALLABLE``: 429 with the message, as JSON on the API and as the login page's
     locked-out variant elsewhere."""
     seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
     headers = {"Retry-After": str(seconds)}
     if request.path.startswith("/api/"):
-        return JsonResponse({"message": lockout_message(), "code": "locked_out",
-                             "extra": {"failure_limit": settings.AXES_FAILURE_LIMIT, "retry_after_seconds": seconds}},
-                            status=429, headers=headers)
-    response = TemplateResponse(request, "registration/locked_out.html", {"message": lockout_message()},
-                                status=429, headers=headers)
+        return JsonResponse(
+            {
+                "message": lockout_message(),
+                "code": "locked_out",
+                "extra": {"failure_limit": settings.AXES_FAILURE_LIMIT, "retry_after_seconds": seconds},
+            },
+            status=429,
+            headers=headers,
+        )
+    response = TemplateResponse(
+        request, "registration/locked_out.html", {"message": lockout_message()}, status=429, headers=headers
+    )
     return response.render()
 
 

@@ -45,8 +45,15 @@ def _details(fields: dict[str, object]) -> str:
 
 
 class _PlainProgress:
-    def __init__(self, write: Callable[[str], Any], total: int | None, description: str, *, interval: float,
-                 heartbeat: float) -> None:
+    def __init__(
+        self,
+        write: Callable[[str], Any],
+        total: int | None,
+        description: str,
+        *,
+        interval: float,
+        heartbeat: float,
+    ) -> None:
         self._write, self._total, self._description = write, total, _printable(description)
         self._interval, self._heartbeat = interval, heartbeat
         self._shown: tuple[int, int | None] | None = None  # (done, total) of the last line printed
@@ -84,8 +91,13 @@ class _RichProgress:
     def __init__(self, console: Console, total: int | None, description: str) -> None:
         # markup=False: statuses and details are data ("[0.2, 0.9]"), never rich markup
         self._progress = Progress(
-            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[details]}", markup=False), TimeElapsedColumn(), console=console)
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[details]}", markup=False),
+            TimeElapsedColumn(),
+            console=console,
+        )
         self._task = self._progress.add_task(description, total=total, details="")
         self._progress.start()
 
@@ -97,8 +109,14 @@ class _RichProgress:
 
 
 @contextmanager
-def progress(command: BaseCommand, total: int | None, description: str, *, interval: float = 5.0,
-             heartbeat: float = 60.0) -> Iterator[ProgressDisplay]:
+def progress(
+    command: BaseCommand,
+    total: int | None,
+    description: str,
+    *,
+    interval: float = 5.0,
+    heartbeat: float = 60.0,
+) -> Iterator[ProgressDisplay]:
     """A progress display on ``command.stdout`` for the duration of the block (see the module docstring).
 
     ``total`` may be None until the first ``update(done, total=…)``. The display ends its own lines: what
@@ -112,8 +130,9 @@ def progress(command: BaseCommand, total: int | None, description: str, *, inter
     if command.stdout.isatty() and console.is_interactive:
         display = _RichProgress(console, total, description)
     else:
-        display = _PlainProgress(command.stdout.write, total, description, interval=interval,
-                                 heartbeat=heartbeat)
+        display = _PlainProgress(
+            command.stdout.write, total, description, interval=interval, heartbeat=heartbeat
+        )
     try:
         yield display
     finally:
@@ -122,9 +141,13 @@ def progress(command: BaseCommand, total: int | None, description: str, *, inter
 
 def add_worker_timeout_argument(parser: CommandParser) -> None:
     parser.add_argument(
-        "--worker-timeout", type=float, default=DEFAULT_WORKER_TIMEOUT, metavar="SECONDS",
+        "--worker-timeout",
+        type=float,
+        default=DEFAULT_WORKER_TIMEOUT,
+        metavar="SECONDS",
         help=f"seconds to wait for a Celery worker to answer before following the run (default "
-             f"{DEFAULT_WORKER_TIMEOUT:g}; 0 follows without asking, e.g. for a busy --pool=solo worker)")
+        f"{DEFAULT_WORKER_TIMEOUT:g}; 0 follows without asking, e.g. for a busy --pool=solo worker)",
+    )
 
 
 def _broadcast_unreliable(connection: Any) -> bool:
@@ -174,4 +197,5 @@ def require_worker(*, queued: str, follow: str, timeout: float = DEFAULT_WORKER_
         "  make run                                            (the app and a worker), or\n"
         "  .venv/bin/celery -A physalign_site worker -l info\n"
         f"and follow it at {follow}\n"
-        "(--no-wait queues without following; --worker-timeout 0 follows without this check.)")
+        "(--no-wait queues without following; --worker-timeout 0 follows without this check.)"
+    )

@@ -26,7 +26,9 @@ def demo_users_ensure() -> list[tuple[str, str]]:
         user.groups.set([Group.objects.get(name=role)])
         logins.append((role, password))
     # a second probe reviewer, so two independent reviewers can take the demo probes (Kit §6.5)
-    second, _ = User.objects.get_or_create(username="probe_reviewer2", defaults={"email": "probe_reviewer2@demo.invalid"})
+    second, _ = User.objects.get_or_create(
+        username="probe_reviewer2", defaults={"email": "probe_reviewer2@demo.invalid"}
+    )
     second.set_password("probe_reviewer2" + DEMO_PASSWORD_SUFFIX)
     second.is_staff = second.is_superuser = False
     second.is_active = True

@@ -38,7 +38,9 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_string: int | No
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
-        raise JSONRejected(f"The JSON is nested more than {max_depth} levels deep.", code="json_too_deep") from None
+        raise JSONRejected(
+            f"The JSON is nested more than {max_depth} levels deep.", code="json_too_deep"
+        ) from None
     check(value, max_depth=max_depth, max_string=max_string)
     return value
 
@@ -49,23 +51,40 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def _where(path: tuple[str | int, ...]) -> str:
     """``$.visual_nodes[0].text``; a key that is not a plain name is quoted ASCII-only JSON
     (``$["a\\u0000"]``), so the path itself is always storable and printable."""
-    parts = (f"[{part}]" if isinstance(part, int) else f".{part}" if _NAME.fullmatch(part) else f"[{json.dumps(part)}]"
-             for part in path)
+    parts = (
+        f"[{part}]"
+        if isinstance(part, int)
+        else f".{part}"
+        if _NAME.fullmatch(part)
+        else f"[{json.dumps(part)}]"
+        for part in path
+    )
     return "$" + "".join(parts)
 
 
 def _check_string(text: str, path: tuple[str | int, ...], max_string: int | None = None) -> None:
     if max_string is not None and len(text) > max_string:
-        raise JSONRejected(f"A text of {len(text):,} characters is longer than the limit of {max_string:,} "
-                           f"(at {_where(path)}).", code="json_text_too_long", path=_where(path))
+        raise JSONRejected(
+            f"A text of {len(text):,} characters is longer than the limit of {max_string:,} "
+            f"(at {_where(path)}).",
+            code="json_text_too_long",
+            path=_where(path),
+        )
     bad = _UNSTORABLE.search(text)
     if bad is None:
         return
     if bad.group() == "\x00":
-        raise JSONRejected(f"JSON strings may not contain the NUL character \\u0000 (at {_where(path)}).",
-                           code="json_nul_character", path=_where(path))
-    raise JSONRejected(f"JSON strings may not contain an unpaired surrogate such as \\u{ord(bad.group()):04x} "
-                       f"(at {_where(path)}).", code="json_lone_surrogate", path=_where(path))
+        raise JSONRejected(
+            f"JSON strings may not contain the NUL character \\u0000 (at {_where(path)}).",
+            code="json_nul_character",
+            path=_where(path),
+        )
+    raise JSONRejected(
+        f"JSON strings may not contain an unpaired surrogate such as \\u{ord(bad.group()):04x} "
+        f"(at {_where(path)}).",
+        code="json_lone_surrogate",
+        path=_where(path),
+    )
 
 
 def check(value: Any, *, max_depth: int = MAX_DEPTH, max_string: int | None = None) -> None:
@@ -79,12 +98,18 @@ def check(value: Any, *, max_depth: int = MAX_DEPTH, max_string: int | None = No
             _check_string(node, path, max_string)
         elif isinstance(node, float):
             if not math.isfinite(node):
-                raise JSONRejected(f"JSON numbers must be finite (at {_where(path)}).",
-                                   code="json_number_not_finite", path=_where(path))
+                raise JSONRejected(
+                    f"JSON numbers must be finite (at {_where(path)}).",
+                    code="json_number_not_finite",
+                    path=_where(path),
+                )
         elif isinstance(node, dict | list):
             if depth >= max_depth:
-                raise JSONRejected(f"The JSON is nested more than {max_depth} levels deep (at {_where(path)}).",
-                                   code="json_too_deep", path=_where(path))
+                raise JSONRejected(
+                    f"The JSON is nested more than {max_depth} levels deep (at {_where(path)}).",
+                    code="json_too_deep",
+                    path=_where(path),
+                )
             if isinstance(node, dict):
                 for key, item in node.items():
                     if isinstance(key, str):

@@ -17,7 +17,13 @@ class ClientErrorsOneLine(logging.Filter):
             return True
         exc = record.exc_info[1]
         line = copy.copy(record)  # other handlers (tests' caplog, Sentry) still get the original record
-        reason = "" if exc is None else f" ({type(exc).__name__}: {exc})" if str(exc) else f" ({type(exc).__name__})"
+        reason = (
+            ""
+            if exc is None
+            else f" ({type(exc).__name__}: {exc})"
+            if str(exc)
+            else f" ({type(exc).__name__})"
+        )
         line.msg = record.getMessage() + reason
         line.args = ()
         line.exc_info = None

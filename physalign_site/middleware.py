@@ -24,7 +24,10 @@ class ApplicationErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, ApplicationError):
             return None
-        response = TemplateResponse(request, "physalign_site/error.html",
-                                    {"error": exception, "status": exception.status_code},
-                                    status=exception.status_code)
+        response = TemplateResponse(
+            request,
+            "physalign_site/error.html",
+            {"error": exception, "status": exception.status_code},
+            status=exception.status_code,
+        )
         return response.render()

@@ -19,5 +19,7 @@ def move_content_type(model: str, *, from_app: str, to_app: str) -> migrations.R
             row.app_label = new
             row.save(update_fields=["app_label"])
 
-    return migrations.RunPython(lambda apps, schema_editor: relabel(apps, from_app, to_app),
-                                lambda apps, schema_editor: relabel(apps, to_app, from_app))
+    return migrations.RunPython(
+        lambda apps, schema_editor: relabel(apps, from_app, to_app),
+        lambda apps, schema_editor: relabel(apps, to_app, from_app),
+    )

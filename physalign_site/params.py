@@ -26,8 +26,11 @@ def int_param(value: str | None, *, name: str) -> int | None:
     if not text:
         return None
     if _DIGITS.fullmatch(text) is None or int(text) > MAX_INT:
-        raise ApplicationError(f"{name} must be a whole number between 0 and {MAX_INT}.",
-                               code="invalid_parameter", extra={"parameter": name})
+        raise ApplicationError(
+            f"{name} must be a whole number between 0 and {MAX_INT}.",
+            code="invalid_parameter",
+            extra={"parameter": name},
+        )
     return int(text)
 
 

@@ -44,7 +44,9 @@ def read_limited(stream: Any, *, parser_context: dict[str, Any]) -> bytes:
 
 
 class JSONParser(parsers.JSONParser):
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(
+        self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None
+    ) -> Any:
         parser_context = parser_context or {}
         encoding = parsers.get_encoding(parser_context)
         body = read_limited(stream, parser_context=parser_context)
@@ -67,7 +69,9 @@ class JSONParser(parsers.JSONParser):
 class FormParser(parsers.FormParser):
     """DRF's form parser with Django's own body limit (DRF reads the stream past ``request.body``'s check)."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(
+        self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None
+    ) -> Any:
         parser_context = parser_context or {}
         encoding = parsers.get_encoding(parser_context)
         return QueryDict(read_limited(stream, parser_context=parser_context), encoding=encoding)

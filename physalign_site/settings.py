@@ -272,7 +272,9 @@ EVAL_CHUNK_THREADS = env.int("EVAL_CHUNK_THREADS", default=8)
 # (exact names work too: "OPENAI_API_KEY|VLLM_TOKEN") and is never one of the app's own variables
 # (every name .env.example documents outside its "Model providers" section, and the DJANGO_, CELERY_,
 # POSTGRES_, PHYSALIGN_, DATABASE_, DB_ and REDIS_ prefixes: models_registry.providers.endpoint_policy).
-PHYSALIGN_MODEL_KEY_ENV_PATTERN = env.str("PHYSALIGN_MODEL_KEY_ENV_PATTERN", default=r"[A-Z][A-Z0-9_]*_API_KEY")
+PHYSALIGN_MODEL_KEY_ENV_PATTERN = env.str(
+    "PHYSALIGN_MODEL_KEY_ENV_PATTERN", default=r"[A-Z][A-Z0-9_]*_API_KEY"
+)
 # Base URLs on loopback or private networks (a local vLLM or Ollama) only when on. Link-local (cloud
 # metadata), unspecified, multicast and reserved addresses are refused regardless.
 PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = env.bool("PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS", default=False)
@@ -286,8 +288,13 @@ LOGGING = {
     # A refused request (4xx: PermissionDenied, a SuspiciousOperation, an ApplicationError) is one line;
     # tracebacks are for server errors.
     "filters": {"client_errors_one_line": {"()": "physalign_site.logfilters.ClientErrorsOneLine"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain",
-                             "filters": ["client_errors_one_line"]}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["client_errors_one_line"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"axes": {"level": "WARNING"}},  # failures and lockouts; not every successful login
 }

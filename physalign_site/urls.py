@@ -10,9 +10,15 @@ from .auth import ObtainAuthTokenApi
 api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # A page for people: anonymous visitors go to the login page; the template gives the init script the CSP nonce.
-    path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api:schema",
-                                                                template_name="physalign_site/swagger_ui.html")),
-         name="docs"),
+    path(
+        "docs/",
+        login_required(
+            SpectacularSwaggerView.as_view(
+                url_name="api:schema", template_name="physalign_site/swagger_ui.html"
+            )
+        ),
+        name="docs",
+    ),
     path("auth/token/", ObtainAuthTokenApi.as_view(), name="token"),
     path("me/", views.MeView.as_view(), name="me"),
 ]

@@ -19,7 +19,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 class MeView(APIView):
-    @extend_schema(responses=inline_serializer("Me", {"username": serializers.CharField(),
-                                                      "roles": serializers.ListField(child=serializers.CharField())}))
+    @extend_schema(
+        responses=inline_serializer(
+            "Me",
+            {
+                "username": serializers.CharField(),
+                "roles": serializers.ListField(child=serializers.CharField()),
+            },
+        )
+    )
     def get(self, request: Request) -> Response:
         return Response({"username": request.user.get_username(), "roles": sorted(user_roles(request.user))})

@@ -52,14 +52,23 @@ class AttachmentIndex:
         self._views = {
             (probe_id, view_id): Attachment(view_id, sha, VIEW_MEDIA_TYPE, ".png", width, height, view_pk=pk)
             for pk, probe_id, view_id, sha, width, height in RenderedView.objects.filter(
-                probe_id__in=[p.pk for p in probes]).values_list(
-                "pk", "probe_id", "view_id", "bytes_sha256", "width", "height")}
+                probe_id__in=[p.pk for p in probes]
+            ).values_list("pk", "probe_id", "view_id", "bytes_sha256", "width", "height")
+        }
         self._originals = {
-            (img.parent_id, img.image_id): Attachment(img.image_id, img.sha256, img.media_type,
-                                                      Path(img.file.name).suffix.lower(), img.width, img.height,
-                                                      image=img)
+            (img.parent_id, img.image_id): Attachment(
+                img.image_id,
+                img.sha256,
+                img.media_type,
+                Path(img.file.name).suffix.lower(),
+                img.width,
+                img.height,
+                image=img,
+            )
             for img in ProblemImage.objects.filter(parent_id__in={p.parent_id for p in probes}).only(
-                "parent_id", "image_id", "file", "sha256", "media_type", "width", "height")}
+                "parent_id", "image_id", "file", "sha256", "media_type", "width", "height"
+            )
+        }
 
     def get(self, probe: Probe, asset_id: str) -> Attachment | None:
         """The attachment ``asset_id`` of ``probe``, or None if it is not one of the probe's attachments."""
@@ -73,7 +82,9 @@ class AttachmentIndex:
         for asset_id in probe.attachment_ids:
             attachment = self.get(probe, asset_id)
             if attachment is None:
-                raise AttachmentMissing(f"{probe.logical_probe_id}: attachment {asset_id} has no view or image")
+                raise AttachmentMissing(
+                    f"{probe.logical_probe_id}: attachment {asset_id} has no view or image"
+                )
             found.append(attachment)
         return tuple(found)
 
@@ -84,4 +95,7 @@ def attachment_of(probe: Probe, asset_id: str) -> Attachment | None:
 
 def view_bytes(view_pks: Iterable[int]) -> dict[int, bytes]:
     """The PNGs of these views in one query."""
-    return {pk: bytes(png) for pk, png in RenderedView.objects.filter(pk__in=list(view_pks)).values_list("pk", "png")}
+    return {
+        pk: bytes(png)
+        for pk, png in RenderedView.objects.filter(pk__in=list(view_pks)).values_list("pk", "png")
+    }

@@ -28,8 +28,11 @@ class PromptTemplateSet(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["is_active"], condition=Q(is_active=True),
-                                               name="one_active_prompt_set")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_active"], condition=Q(is_active=True), name="one_active_prompt_set"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.template_version})"
@@ -52,8 +55,9 @@ class CompileRun(models.Model):
     counts = models.JSONField(default=dict, blank=True)
     timings = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -113,14 +117,21 @@ class Probe(models.Model):
 
     class Meta:
         ordering = ["parent__problem_id", "logical_probe_id"]
-        indexes = [models.Index(fields=["interface"]), models.Index(fields=["state"]),
-                   models.Index(fields=["split"])]
+        indexes = [
+            models.Index(fields=["interface"]),
+            models.Index(fields=["state"]),
+            models.Index(fields=["split"]),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(task_id__in=["T02", "T03"]), name="probe_task_core"),
-            models.CheckConstraint(condition=Q(interface__in=["T02-single", "T03-image", "T03-text"]),
-                                   name="probe_interface_valid"),
-            models.CheckConstraint(condition=Q(in_p=False) | Q(packet_state="approved_nonempty"),
-                                   name="probe_p_needs_approved_packet"),
+            models.CheckConstraint(
+                condition=Q(interface__in=["T02-single", "T03-image", "T03-text"]),
+                name="probe_interface_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(in_p=False) | Q(packet_state="approved_nonempty"),
+                name="probe_p_needs_approved_packet",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -174,7 +185,9 @@ class RenderedView(models.Model):
 
 class CompileIssue(models.Model):
     run = models.ForeignKey(CompileRun, on_delete=models.CASCADE, related_name="issues")
-    parent = models.ForeignKey("annotation.ParentProblem", on_delete=models.CASCADE, related_name="compile_issues")
+    parent = models.ForeignKey(
+        "annotation.ParentProblem", on_delete=models.CASCADE, related_name="compile_issues"
+    )
     task_id = models.CharField(max_length=10)
     code = models.CharField(max_length=80)
     reasons = models.JSONField(default=list)
@@ -193,7 +206,9 @@ class CompileIssue(models.Model):
 class Membership(models.Model):
     """Per-parent membership (Kit §2.12): identity, exact dedup group and split."""
 
-    parent = models.OneToOneField("annotation.ParentProblem", on_delete=models.CASCADE, related_name="membership")
+    parent = models.OneToOneField(
+        "annotation.ParentProblem", on_delete=models.CASCADE, related_name="membership"
+    )
     source_identity = models.CharField(max_length=64)
     content_group_hint = models.CharField(max_length=64)
     dedup_group = models.CharField(max_length=200)
@@ -224,8 +239,9 @@ class Release(models.Model):
     zip_status = models.CharField(max_length=10, default="none")  # none|queued|running|ready|failed
     zip_progress = models.PositiveSmallIntegerField(default=0)
     zip_path = models.CharField(max_length=500, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -248,7 +264,9 @@ class ReleaseItem(models.Model):
 
     class Meta:
         ordering = ["release", "logical_probe_id"]
-        constraints = [models.UniqueConstraint(fields=["release", "logical_probe_id"], name="release_item_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "logical_probe_id"], name="release_item_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.release_id}/{self.logical_probe_id}"

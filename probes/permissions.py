@@ -16,7 +16,9 @@ def can_manage_probes(user: Any) -> bool:
 
 def can_view_private_mapping(user: Any) -> bool:
     """The scorer permission: the admin role *and* the Django permission ``probes.view_private_mapping``."""
-    return is_admin(user) and bool(getattr(user, "has_perm", None)) and user.has_perm(PRIVATE_MAPPING_PERMISSION)
+    return (
+        is_admin(user) and bool(getattr(user, "has_perm", None)) and user.has_perm(PRIVATE_MAPPING_PERMISSION)
+    )
 
 
 def can_read_public_release(user: Any) -> bool:

@@ -61,9 +61,22 @@ BLOCKING = ("systemic", "information", "unresolved")
 SIGNED_MODES = ("individual", "batch")
 UNSIGNED_MODES = ("synthetic_example", "admin_override")
 REVIEW_ROLES = ("individual", "primary", "secondary", "adjudication")
-FINAL_ROLES = ("adjudication", "primary", "individual")  # the final decision of a probe: the first role present
-DECISION_FIELDS = ("logical_probe_id", "review_target_root", "status", "reviewer", "blind_answer", "confirmations",
-                   "note", "severity", "sequence")
+FINAL_ROLES = (
+    "adjudication",
+    "primary",
+    "individual",
+)  # the final decision of a probe: the first role present
+DECISION_FIELDS = (
+    "logical_probe_id",
+    "review_target_root",
+    "status",
+    "reviewer",
+    "blind_answer",
+    "confirmations",
+    "note",
+    "severity",
+    "sequence",
+)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif")
 SCHEMA_DIR = Path(__file__).resolve().parent / "release_schemas"
 PUBLIC_FILES = ("qa_raw.json", "qa_gold.json")
@@ -91,7 +104,11 @@ def _text(value: Any) -> bool:
 # Versions ------------------------------------------------------------------------------------------------------
 def implementation_hashes() -> dict[str, str]:
     """What the release rules are made of: this module and our contract schemas (a changed rule is a new version)."""
-    files = [Path(__file__).resolve(), Path(kit_review.__file__).resolve(), *sorted(SCHEMA_DIR.glob("*.json"))]
+    files = [
+        Path(__file__).resolve(),
+        Path(kit_review.__file__).resolve(),
+        *sorted(SCHEMA_DIR.glob("*.json")),
+    ]
     return {p.name: bytes_digest(p.read_bytes()) for p in files}
 
 
@@ -103,8 +120,10 @@ def _schema_errors(schema_name: str, value: Any) -> list[str]:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema_bundle()[schema_name])
-    return [f"{schema_name}: {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
-            for e in validator.iter_errors(value)]
+    return [
+        f"{schema_name}: {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
+        for e in validator.iter_errors(value)
+    ]
 
 
 # Trees of files -------------------------------------------------------------------------------------------------
@@ -122,8 +141,11 @@ def seal_tree(tree: Tree) -> Tree:
 def directory_manifest(root: Path) -> dict[str, str]:
     """``{relative path: sha256}`` of every file but the directory's own FILE_MANIFEST.json (Kit §2.0)."""
     files = (p for p in sorted(root.rglob("*")) if p.is_file())
-    return {rel: hashlib.sha256((root / rel).read_bytes()).hexdigest()
-            for rel in (p.relative_to(root).as_posix() for p in files) if rel != "FILE_MANIFEST.json"}
+    return {
+        rel: hashlib.sha256((root / rel).read_bytes()).hexdigest()
+        for rel in (p.relative_to(root).as_posix() for p in files)
+        if rel != "FILE_MANIFEST.json"
+    }
 
 
 def read_tree(root: Path) -> Tree:
@@ -133,7 +155,9 @@ def read_tree(root: Path) -> Tree:
         require(not path.is_symlink(), "REPARSE_POINT_NOT_ALLOWED", path.name)
     sealed = _load(root / "FILE_MANIFEST.json")
     require(sealed == directory_manifest(root), "FILE_MANIFEST_MISMATCH", root.name)
-    return {rel: (root / rel).read_bytes() for rel in sealed} | {"FILE_MANIFEST.json": (root / "FILE_MANIFEST.json").read_bytes()}
+    return {rel: (root / rel).read_bytes() for rel in sealed} | {
+        "FILE_MANIFEST.json": (root / "FILE_MANIFEST.json").read_bytes()
+    }
 
 
 def _load(path: Path) -> Any:
@@ -162,8 +186,12 @@ class ProjectProbe:
     assets: dict[str, tuple[str, bytes, int, int]]  # asset_id -> (suffix, bytes, width, height)
 
 
-def build_project(probes: list[ProjectProbe], membership: dict[str, Any], source_private: dict[str, Any],
-                  source_implementation: dict[str, str]) -> tuple[Tree, dict[str, Any], dict[str, Any]]:
+def build_project(
+    probes: list[ProjectProbe],
+    membership: dict[str, Any],
+    source_private: dict[str, Any],
+    source_implementation: dict[str, str],
+) -> tuple[Tree, dict[str, Any], dict[str, Any]]:
     """(files of private/project, project.json, the catalog). Images are stored once, named by their hash."""
     source: Tree = {}
     items = []
@@ -174,22 +202,40 @@ def build_project(probes: list[ProjectProbe], membership: dict[str, Any], source
             require(suffix in IMAGE_SUFFIXES, "UNSUPPORTED_PUBLIC_IMAGE_EXTENSION", f"{asset_id}{suffix}")
             sha = bytes_digest(data)
             source[f"assets/{sha}{suffix}"] = data
-            assets[asset_id] = {"relative_path": f"{sha}{suffix}", "bytes_sha256": sha, "width": width, "height": height}
-        draft = {"schema_version": DRAFT_VERSION, "logical_probe_id": qid, **probe.draft, "assets": assets,
-                 "review_target_root": probe.item["review_target_root"]}
+            assets[asset_id] = {
+                "relative_path": f"{sha}{suffix}",
+                "bytes_sha256": sha,
+                "width": width,
+                "height": height,
+            }
+        draft = {
+            "schema_version": DRAFT_VERSION,
+            "logical_probe_id": qid,
+            **probe.draft,
+            "assets": assets,
+            "review_target_root": probe.item["review_target_root"],
+        }
         source[f"probes/{qid}.json"] = write_json_bytes(draft)
         items.append({**probe.item, "draft": f"probes/{qid}.json", "asset_root": "assets"})
     membership = {**membership, "membership_root": digest(membership)}
-    catalog = {"schema_version": CATALOG_VERSION, "native_profile": NATIVE_PROFILE,
-               "implementation_hashes": source_implementation, "membership_root": membership["membership_root"],
-               "probes": items}
+    catalog = {
+        "schema_version": CATALOG_VERSION,
+        "native_profile": NATIVE_PROFILE,
+        "implementation_hashes": source_implementation,
+        "membership_root": membership["membership_root"],
+        "probes": items,
+    }
     source["catalog.PRIVATE.json"] = write_json_bytes(catalog)
     source["membership.json"] = write_json_bytes(membership)
     source["source_private.json"] = write_json_bytes(source_private)
     source = seal_tree(source)
-    project = {"schema_version": PROJECT_VERSION, "release_tools_version": RELEASE_VERSION,
-               "release_implementation": implementation_hashes(), "source_catalog_root": digest(catalog),
-               "source_manifest_root": digest(parse_json(source["FILE_MANIFEST.json"]))}
+    project = {
+        "schema_version": PROJECT_VERSION,
+        "release_tools_version": RELEASE_VERSION,
+        "release_implementation": implementation_hashes(),
+        "source_catalog_root": digest(catalog),
+        "source_manifest_root": digest(parse_json(source["FILE_MANIFEST.json"])),
+    }
     project["project_id"] = "NRP-" + digest(project)
     tree = {f"source/{k}": v for k, v in source.items()} | {"project.json": write_json_bytes(project)}
     return seal_tree(tree), project, catalog
@@ -214,27 +260,41 @@ def load_project(root: Path) -> LoadedProject:
     source = read_tree(root / "source")
     project = _json(tree, "project.json")
     require(isinstance(project, dict) and project.get("schema_version") == PROJECT_VERSION, "PROJECT_SCHEMA")
-    require(project.get("project_id") == "NRP-" + digest({k: v for k, v in project.items() if k != "project_id"}),
-            "PROJECT_ROOT_CHANGED")
+    require(
+        project.get("project_id") == "NRP-" + digest({k: v for k, v in project.items() if k != "project_id"}),
+        "PROJECT_ROOT_CHANGED",
+    )
     require(project.get("release_implementation") == implementation_hashes(), "RELEASE_TOOLS_VERSION_CHANGED")
     catalog = _json(source, "catalog.PRIVATE.json")
     require(project["source_catalog_root"] == digest(catalog), "PROJECT_SOURCE_CATALOG_CHANGED")
-    require(project["source_manifest_root"] == digest(_json(source, "FILE_MANIFEST.json")),
-            "PROJECT_SOURCE_BYTES_CHANGED")
+    require(
+        project["source_manifest_root"] == digest(_json(source, "FILE_MANIFEST.json")),
+        "PROJECT_SOURCE_BYTES_CHANGED",
+    )
     require(catalog.get("native_profile") == NATIVE_PROFILE, "NATIVE_SOURCE_REQUIRED")
     membership = _json(source, "membership.json")
-    require(catalog.get("membership_root") == membership.get("membership_root")
-            == digest({k: v for k, v in membership.items() if k != "membership_root"}), "SOURCE_MEMBERSHIP_CHANGED")
+    require(
+        catalog.get("membership_root")
+        == membership.get("membership_root")
+        == digest({k: v for k, v in membership.items() if k != "membership_root"}),
+        "SOURCE_MEMBERSHIP_CHANGED",
+    )
     drafts = {}
     for item in catalog["probes"]:
         draft = _json(source, item["draft"])
-        require(draft.get("logical_probe_id") == item["logical_probe_id"]
-                and draft.get("review_target_root") == item["review_target_root"], "DRAFT_DESCRIPTOR_MISMATCH",
-                item["logical_probe_id"])
+        require(
+            draft.get("logical_probe_id") == item["logical_probe_id"]
+            and draft.get("review_target_root") == item["review_target_root"],
+            "DRAFT_DESCRIPTOR_MISMATCH",
+            item["logical_probe_id"],
+        )
         for asset_id, asset in draft["assets"].items():
             data = source.get(f"assets/{asset['relative_path']}")
-            require(data is not None and bytes_digest(data) == asset["bytes_sha256"], "PUBLIC_IMAGE_SOURCE_CHANGED",
-                    asset_id)
+            require(
+                data is not None and bytes_digest(data) == asset["bytes_sha256"],
+                "PUBLIC_IMAGE_SOURCE_CHANGED",
+                asset_id,
+            )
         drafts[item["logical_probe_id"]] = draft
     return LoadedProject(project, catalog, membership, drafts, source, _json(source, "source_private.json"))
 
@@ -265,40 +325,84 @@ class ReleaseAuthorization:
     result: dict[str, Any] | None = None
 
 
-def _document(catalog: dict[str, Any], context_root: str, role: str, decisions: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"schema_version": REVIEWS_VERSION, "catalog_root": digest(catalog), "context_root": context_root,
-            "role": role, "decisions": sorted(decisions, key=lambda d: d["logical_probe_id"])}
+def _document(
+    catalog: dict[str, Any], context_root: str, role: str, decisions: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "schema_version": REVIEWS_VERSION,
+        "catalog_root": digest(catalog),
+        "context_root": context_root,
+        "role": role,
+        "decisions": sorted(decisions, key=lambda d: d["logical_probe_id"]),
+    }
 
 
-def build_proof(mode: str, project: dict[str, Any], catalog: dict[str, Any], *,
-                authorization: ReleaseAuthorization | None, selected: list[str], exported_by: str) -> dict[str, Any]:
+def build_proof(
+    mode: str,
+    project: dict[str, Any],
+    catalog: dict[str, Any],
+    *,
+    authorization: ReleaseAuthorization | None,
+    selected: list[str],
+    exported_by: str,
+) -> dict[str, Any]:
     """The review proof of a request: a receipt (individual), an assessment (batch), or an unsigned statement."""
     if mode in UNSIGNED_MODES:
         require(authorization is None, "CHOOSE_SIGNED_OR_UNSIGNED_EXPORT")
-        proof = {"schema_version": UNSIGNED_PROOF_VERSION, "project_id": project["project_id"], "mode": mode,
-                 "catalog_root": digest(catalog), "selected_mothers": sorted(selected), "exported_by": exported_by,
-                 "statement": "no review signoff: not a reviewed release"}
+        proof = {
+            "schema_version": UNSIGNED_PROOF_VERSION,
+            "project_id": project["project_id"],
+            "mode": mode,
+            "catalog_root": digest(catalog),
+            "selected_mothers": sorted(selected),
+            "exported_by": exported_by,
+            "statement": "no review signoff: not a reviewed release",
+        }
         proof["proof_id"] = "NUP-" + digest(proof)
         return proof
     if authorization is None or authorization.mode != mode:
         raise ReleaseError("RELEASE_AUTHORIZATION_REQUIRED", "")
-    context = (project["project_id"] if mode == "individual"
-               else cast(dict[str, Any], authorization.plan)["audit_id"])  # a batch authorization has a plan
+    context = (
+        project["project_id"]
+        if mode == "individual"
+        else cast(dict[str, Any], authorization.plan)["audit_id"]
+    )  # a batch authorization has a plan
     in_catalog = {item["logical_probe_id"] for item in catalog["probes"]}
-    documents = [_document(catalog, context, role, [d for d in authorization.documents[role]
-                                                    if d["logical_probe_id"] in in_catalog])
-                 for role in REVIEW_ROLES if authorization.documents.get(role)]
-    decisions = {qid: authorization.decisions[qid] for qid in sorted(authorization.decisions) if qid in in_catalog}
+    documents = [
+        _document(
+            catalog,
+            context,
+            role,
+            [d for d in authorization.documents[role] if d["logical_probe_id"] in in_catalog],
+        )
+        for role in REVIEW_ROLES
+        if authorization.documents.get(role)
+    ]
+    decisions = {
+        qid: authorization.decisions[qid] for qid in sorted(authorization.decisions) if qid in in_catalog
+    }
     if mode == "individual":
-        proof = {"schema_version": RECEIPT_VERSION, "project_id": project["project_id"],
-                 "original_documents": documents, "decisions": decisions,
-                 "summary": review_summary(catalog, decisions), "review_state_root": authorization.review_state_root}
+        proof = {
+            "schema_version": RECEIPT_VERSION,
+            "project_id": project["project_id"],
+            "original_documents": documents,
+            "decisions": decisions,
+            "summary": review_summary(catalog, decisions),
+            "review_state_root": authorization.review_state_root,
+        }
         proof["receipt_id"] = "NRI-" + digest(proof)
         return proof
-    proof = {"schema_version": ASSESSMENT_VERSION, "project_id": project["project_id"],
-             "catalog_root": digest(catalog), "plan": authorization.plan, "original_documents": documents,
-             "decisions": decisions, "summary": review_summary(catalog, decisions), "result": authorization.result,
-             "review_state_root": authorization.review_state_root}
+    proof = {
+        "schema_version": ASSESSMENT_VERSION,
+        "project_id": project["project_id"],
+        "catalog_root": digest(catalog),
+        "plan": authorization.plan,
+        "original_documents": documents,
+        "decisions": decisions,
+        "summary": review_summary(catalog, decisions),
+        "result": authorization.result,
+        "review_state_root": authorization.review_state_root,
+    }
     proof["assessment_id"] = "NAA-" + digest(proof)
     return proof
 
@@ -310,7 +414,11 @@ def normalize_decision(decision: Any, catalog_roots: dict[str, str], *, role: st
     require(qid in catalog_roots, "UNKNOWN_OR_DUPLICATE_REVIEW", str(qid))
     require(decision["review_target_root"] == catalog_roots[qid], "REVIEW_TARGET_STALE", qid)
     require(decision["status"] in ("pending", "approved", "rejected"), "REVIEW_STATUS_INVALID", qid)
-    require(all(isinstance(decision[k], str) for k in ("reviewer", "blind_answer", "note")), "REVIEW_TEXT_REQUIRED", qid)
+    require(
+        all(isinstance(decision[k], str) for k in ("reviewer", "blind_answer", "note")),
+        "REVIEW_TEXT_REQUIRED",
+        qid,
+    )
     _exact(decision["confirmations"], CONFIRMATIONS, "REVIEW_CONFIRMATIONS_FIELDS", qid)
     require(all(type(v) is bool for v in decision["confirmations"].values()), "REVIEW_BOOLEAN_REQUIRED", qid)
     require(decision["severity"] in SEVERITIES, "REVIEW_SEVERITY_INVALID", qid)
@@ -321,8 +429,11 @@ def normalize_decision(decision: Any, catalog_roots: dict[str, str], *, role: st
         require(_text(decision["blind_answer"]), "BLIND_ANSWER_REQUIRED", qid)
         require(role == "individual" or sequence is not None, "REVIEW_SEQUENCE_REQUIRED", qid)
     if decision["status"] == "approved":
-        require(decision["severity"] in ("none", "minor") and all(decision["confirmations"].values()),
-                "APPROVAL_CHECKS_REQUIRED", qid)
+        require(
+            decision["severity"] in ("none", "minor") and all(decision["confirmations"].values()),
+            "APPROVAL_CHECKS_REQUIRED",
+            qid,
+        )
     elif decision["status"] == "rejected":
         require(decision["severity"] not in ("none", "minor"), "REJECTION_NEEDS_DEFECT_CLASS", qid)
         require(_text(decision["note"]), "REJECTION_NOTE_REQUIRED", qid)
@@ -332,43 +443,77 @@ def normalize_decision(decision: Any, catalog_roots: dict[str, str], *, role: st
 def review_summary(catalog: dict[str, Any], decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Kit ``review_summary``: parents whose every probe is approved, severities of rejections, status counts."""
     groups = mother_groups(catalog)
-    complete = [pid for pid, ids in groups.items() if all(decisions.get(q, {}).get("status") == "approved" for q in ids)]
-    defects = {pid: sorted({decisions[q]["severity"] for q in ids if decisions.get(q, {}).get("status") == "rejected"})
-               for pid, ids in groups.items()}
-    counts = Counter(decisions.get(item["logical_probe_id"], {}).get("status", "pending") for item in catalog["probes"])
-    return {"approved_complete_mothers": complete,
-            "defective_or_unresolved_mothers": {pid: v for pid, v in defects.items() if v},
-            "status_counts": dict(sorted(counts.items()))}
+    complete = [
+        pid
+        for pid, ids in groups.items()
+        if all(decisions.get(q, {}).get("status") == "approved" for q in ids)
+    ]
+    defects = {
+        pid: sorted(
+            {decisions[q]["severity"] for q in ids if decisions.get(q, {}).get("status") == "rejected"}
+        )
+        for pid, ids in groups.items()
+    }
+    counts = Counter(
+        decisions.get(item["logical_probe_id"], {}).get("status", "pending") for item in catalog["probes"]
+    )
+    return {
+        "approved_complete_mothers": complete,
+        "defective_or_unresolved_mothers": {pid: v for pid, v in defects.items() if v},
+        "status_counts": dict(sorted(counts.items())),
+    }
 
 
 def check_proof(proof: Any, mode: str, project: dict[str, Any], catalog: dict[str, Any]) -> set[str]:
     """Recompute what a proof establishes; returns the parents it admits (before the split rule)."""
-    require(isinstance(proof, dict) and proof.get("project_id") == project["project_id"], "RECEIPT_PROJECT_STALE")
+    require(
+        isinstance(proof, dict) and proof.get("project_id") == project["project_id"], "RECEIPT_PROJECT_STALE"
+    )
     roots = {item["logical_probe_id"]: item["review_target_root"] for item in catalog["probes"]}
     if mode in UNSIGNED_MODES:
-        require(proof.get("schema_version") == UNSIGNED_PROOF_VERSION and proof.get("mode") == mode,
-                "PROOF_MODE_MISMATCH")
-        require(proof["proof_id"] == "NUP-" + digest({k: v for k, v in proof.items() if k != "proof_id"}),
-                "PROOF_CHANGED")
+        require(
+            proof.get("schema_version") == UNSIGNED_PROOF_VERSION and proof.get("mode") == mode,
+            "PROOF_MODE_MISMATCH",
+        )
+        require(
+            proof["proof_id"] == "NUP-" + digest({k: v for k, v in proof.items() if k != "proof_id"}),
+            "PROOF_CHANGED",
+        )
         require(proof["catalog_root"] == digest(catalog), "REVIEW_CATALOG_STALE")
         return set(proof["selected_mothers"])
-    version, id_key, prefix = ((RECEIPT_VERSION, "receipt_id", "NRI-") if mode == "individual"
-                               else (ASSESSMENT_VERSION, "assessment_id", "NAA-"))
+    version, id_key, prefix = (
+        (RECEIPT_VERSION, "receipt_id", "NRI-")
+        if mode == "individual"
+        else (ASSESSMENT_VERSION, "assessment_id", "NAA-")
+    )
     require(proof.get("schema_version") == version, "PROOF_MODE_MISMATCH", mode)
-    require(proof.get(id_key) == prefix + digest({k: v for k, v in proof.items() if k != id_key}),
-            "RECEIPT_CHANGED" if mode == "individual" else "AUDIT_ASSESSMENT_CHANGED")
+    require(
+        proof.get(id_key) == prefix + digest({k: v for k, v in proof.items() if k != id_key}),
+        "RECEIPT_CHANGED" if mode == "individual" else "AUDIT_ASSESSMENT_CHANGED",
+    )
     context = project["project_id"] if mode == "individual" else proof["plan"]["audit_id"]
     evidence: dict[str, dict[str, dict[str, Any]]] = {}
     for document in proof["original_documents"]:
-        _exact(document, ("schema_version", "catalog_root", "context_root", "role", "decisions"), "REVIEW_FILE_FIELDS")
-        require(document["schema_version"] == REVIEWS_VERSION and document["context_root"] == context
-                and document["role"] in REVIEW_ROLES, "REVIEW_CONTEXT_OR_ROLE_MISMATCH")
+        _exact(
+            document,
+            ("schema_version", "catalog_root", "context_root", "role", "decisions"),
+            "REVIEW_FILE_FIELDS",
+        )
+        require(
+            document["schema_version"] == REVIEWS_VERSION
+            and document["context_root"] == context
+            and document["role"] in REVIEW_ROLES,
+            "REVIEW_CONTEXT_OR_ROLE_MISMATCH",
+        )
         require(document["catalog_root"] == digest(catalog), "REVIEW_CATALOG_STALE")
         found = evidence.setdefault(document["role"], {})
         for decision in document["decisions"]:
             normalize_decision(decision, roots, role=document["role"])
-            require(decision["logical_probe_id"] not in found, "UNKNOWN_OR_DUPLICATE_REVIEW",
-                    decision["logical_probe_id"])
+            require(
+                decision["logical_probe_id"] not in found,
+                "UNKNOWN_OR_DUPLICATE_REVIEW",
+                decision["logical_probe_id"],
+            )
             found[decision["logical_probe_id"]] = decision
     decisions = proof["decisions"]
     for qid, decision in decisions.items():
@@ -378,8 +523,12 @@ def check_proof(proof: Any, mode: str, project: dict[str, Any], catalog: dict[st
         require(final == decision, "FINAL_DECISION_WITHOUT_EVIDENCE", qid)
     summary = review_summary(catalog, decisions)
     require(proof["summary"] == summary, "RECEIPT_RECOMPUTATION_FAILED")
-    require(not any(s in BLOCKING for values in summary["defective_or_unresolved_mothers"].values() for s in values),
-            "UNRESOLVED_OR_SYSTEMIC_REVIEW_BLOCKS_EXPORT")
+    require(
+        not any(
+            s in BLOCKING for values in summary["defective_or_unresolved_mothers"].values() for s in values
+        ),
+        "UNRESOLVED_OR_SYSTEMIC_REVIEW_BLOCKS_EXPORT",
+    )
     complete = set(summary["approved_complete_mothers"])
     if mode == "individual":
         return complete
@@ -402,43 +551,75 @@ def selection_plan(loaded: LoadedProject, proof: dict[str, Any], *, mode: str, s
     selected = check_proof(proof, mode, project, catalog) & allowed
     require(selected, "NO_COMPLETE_APPROVED_MOTHERS_IN_REQUESTED_SPLIT")
     members = {m["problem_id"]: m for m in membership["members"]}
-    if mode in UNSIGNED_MODES:  # never a release (no signoff); the compiler already keeps duplicates out of splits
+    if (
+        mode in UNSIGNED_MODES
+    ):  # never a release (no signoff); the compiler already keeps duplicates out of splits
         members = {pid: {"dedup_state": "representative", "content_group_hint": pid} for pid in selected}
-    require(all(members.get(pid, {}).get("dedup_state") == "representative" for pid in selected),
-            "NONREPRESENTATIVE_MEMBER")
-    require(len({members[pid]["content_group_hint"] for pid in selected}) == len(selected), "DUPLICATE_RELEASE_MOTHER")
-    return {"schema_version": REQUEST_VERSION, "project_id": project["project_id"], "mode": mode, "split": split,
-            "release_implementation": implementation_hashes(), "proof_root": digest(proof),
-            "previous_assessment_root": None, "selected_mothers": sorted(selected),
-            "probe_ids": sorted(q for pid in selected for q in groups[pid]),
-            "excluded_mothers": sorted(set(groups) - selected),
-            "development_reserved_mothers": sorted(development),
-            "packet_policy": "gold_only_for_approved_nonempty_packet; raw_for_every_B",
-            "coverage_limit": ("finite_population_batch_audit" if mode == "batch"
-                               else "selected_fully_reviewed_mothers_not_population_audit"),
-            "near_duplicate_policy": "explicit_team_signoff_required_not_automatically_solved"}
+    require(
+        all(members.get(pid, {}).get("dedup_state") == "representative" for pid in selected),
+        "NONREPRESENTATIVE_MEMBER",
+    )
+    require(
+        len({members[pid]["content_group_hint"] for pid in selected}) == len(selected),
+        "DUPLICATE_RELEASE_MOTHER",
+    )
+    return {
+        "schema_version": REQUEST_VERSION,
+        "project_id": project["project_id"],
+        "mode": mode,
+        "split": split,
+        "release_implementation": implementation_hashes(),
+        "proof_root": digest(proof),
+        "previous_assessment_root": None,
+        "selected_mothers": sorted(selected),
+        "probe_ids": sorted(q for pid in selected for q in groups[pid]),
+        "excluded_mothers": sorted(set(groups) - selected),
+        "development_reserved_mothers": sorted(development),
+        "packet_policy": "gold_only_for_approved_nonempty_packet; raw_for_every_B",
+        "coverage_limit": (
+            "finite_population_batch_audit"
+            if mode == "batch"
+            else "selected_fully_reviewed_mothers_not_population_audit"
+        ),
+        "near_duplicate_policy": "explicit_team_signoff_required_not_automatically_solved",
+    }
 
 
 # Signoff -----------------------------------------------------------------------------------------------------------
 def approval_template(target: str) -> dict[str, Any]:
-    return {"schema_version": SIGNOFF_VERSION, "target_root": target, "status": "pending", "reviewer": "",
-            "evidence_ref": "", "confirmations": {k: False for k in SIGNOFF_CHECKS}}
+    return {
+        "schema_version": SIGNOFF_VERSION,
+        "target_root": target,
+        "status": "pending",
+        "reviewer": "",
+        "evidence_ref": "",
+        "confirmations": {k: False for k in SIGNOFF_CHECKS},
+    }
 
 
 def signoff_record(request: dict[str, Any], signoff: dict[str, Any]) -> dict[str, Any]:
-    record = {**approval_template(digest(request)), "status": "approved", "reviewer": signoff["reviewer"],
-              "evidence_ref": signoff["evidence_ref"],
-              "confirmations": {k: signoff["confirmations"].get(k) is True for k in SIGNOFF_CHECKS}}
+    record = {
+        **approval_template(digest(request)),
+        "status": "approved",
+        "reviewer": signoff["reviewer"],
+        "evidence_ref": signoff["evidence_ref"],
+        "confirmations": {k: signoff["confirmations"].get(k) is True for k in SIGNOFF_CHECKS},
+    }
     check_signoff(record, digest(request))
     return record
 
 
 def check_signoff(record: Any, target: str) -> None:
     """Kit ``check_signoff``: exact fields, the request's root, approved, a reviewer, evidence, six true checks."""
-    _exact(record, ("schema_version", "target_root", "status", "reviewer", "evidence_ref", "confirmations"),
-           "SIGNOFF_FIELDS")
-    require(record["schema_version"] == SIGNOFF_VERSION and record["target_root"] == target,
-            "SIGNOFF_WRONG_VERSION_OR_TARGET")
+    _exact(
+        record,
+        ("schema_version", "target_root", "status", "reviewer", "evidence_ref", "confirmations"),
+        "SIGNOFF_FIELDS",
+    )
+    require(
+        record["schema_version"] == SIGNOFF_VERSION and record["target_root"] == target,
+        "SIGNOFF_WRONG_VERSION_OR_TARGET",
+    )
     require(record["status"] == "approved", "EXPLICIT_SIGNOFF_REQUIRED")
     require(_text(record["reviewer"]), "SIGNOFF_REVIEWER_REQUIRED")
     require(_text(record["evidence_ref"]), "SIGNOFF_EVIDENCE_REQUIRED")
@@ -447,42 +628,76 @@ def check_signoff(record: Any, target: str) -> None:
 
 
 # Freeze and the public records -------------------------------------------------------------------------------------
-def authorization_for(item: dict[str, Any], request: dict[str, Any], proof: dict[str, Any],
-                      signoff: dict[str, Any] | None) -> dict[str, Any]:
+def authorization_for(
+    item: dict[str, Any], request: dict[str, Any], proof: dict[str, Any], signoff: dict[str, Any] | None
+) -> dict[str, Any]:
     qid, mode = item["logical_probe_id"], request["mode"]
     if mode == "individual":
         evidence, human = [proof["decisions"][qid]], "approved_individual"
     elif mode == "batch":
-        evidence = [d for doc in proof["original_documents"] for d in doc["decisions"]
-                    if d["logical_probe_id"] == qid and d["status"] != "pending"]
+        evidence = [
+            d
+            for doc in proof["original_documents"]
+            for d in doc["decisions"]
+            if d["logical_probe_id"] == qid and d["status"] != "pending"
+        ]
         human = "approved_sampled" if evidence else "not_sampled"
     else:
         evidence, human = [], "not_sampled"
-    return {"schema_version": AUTHORIZATION_VERSION, "mode": mode, "request_root": digest(request),
-            "proof_root": digest(proof), "signoff_root": digest(signoff) if signoff is not None else None,
-            "review_target_root": item["review_target_root"], "human_item_review": human,
-            "review_evidence": evidence,
-            "release_approver": signoff["reviewer"] if signoff is not None else proof.get("exported_by", "")}
+    return {
+        "schema_version": AUTHORIZATION_VERSION,
+        "mode": mode,
+        "request_root": digest(request),
+        "proof_root": digest(proof),
+        "signoff_root": digest(signoff) if signoff is not None else None,
+        "review_target_root": item["review_target_root"],
+        "human_item_review": human,
+        "review_evidence": evidence,
+        "release_approver": signoff["reviewer"] if signoff is not None else proof.get("exported_by", ""),
+    }
 
 
 def freeze(draft: dict[str, Any], authorization: dict[str, Any]) -> dict[str, Any]:
     """``{envelope, private, core, authorization}``; content_root = digest(core); instance_id binds both."""
     key = draft["key"]
-    require(key["packet_plan"]["state"] in ("approved_nonempty", "approved_empty"), "PACKET_NOT_APPROVED",
-            key["logical_probe_id"])
+    require(
+        key["packet_plan"]["state"] in ("approved_nonempty", "approved_empty"),
+        "PACKET_NOT_APPROVED",
+        key["logical_probe_id"],
+    )
     packet = key["packet_plan"]["state"] == "approved_nonempty"
     public_raw = {"messages": draft["raw_messages"], "attachment_ids": draft["attachment_ids"]}
-    public_gold = {"messages": draft["gold_messages"], "attachment_ids": draft["attachment_ids"]} if packet else None
-    core = {"private_core": key, "raw_view": draft["raw_view"], "gold_view": draft["gold_view"],
-            "public_raw": public_raw, "public_gold": public_gold, "assets": draft["assets"],
-            "displays": draft["displays"]}
+    public_gold = (
+        {"messages": draft["gold_messages"], "attachment_ids": draft["attachment_ids"]} if packet else None
+    )
+    core = {
+        "private_core": key,
+        "raw_view": draft["raw_view"],
+        "gold_view": draft["gold_view"],
+        "public_raw": public_raw,
+        "public_gold": public_gold,
+        "assets": draft["assets"],
+        "displays": draft["displays"],
+    }
     content_root = digest(core)
     instance_id = "PAI-" + digest({"content_root": content_root, "authorization": authorization})
-    private = {**key, "content_root": content_root, "instance_id": instance_id, "instance_review_refs": ["qa-instance"]}
-    envelope = {"schema_version": ENVELOPE_VERSION, "logical_probe_id": key["logical_probe_id"],
-                "variant_id": key["variant_id"], "instance_id": instance_id, "language": key["language"],
-                "content_root": content_root, "public_raw_hash": digest(public_raw),
-                "public_gold_hash": digest(public_gold), "private_hash": digest(private)}
+    private = {
+        **key,
+        "content_root": content_root,
+        "instance_id": instance_id,
+        "instance_review_refs": ["qa-instance"],
+    }
+    envelope = {
+        "schema_version": ENVELOPE_VERSION,
+        "logical_probe_id": key["logical_probe_id"],
+        "variant_id": key["variant_id"],
+        "instance_id": instance_id,
+        "language": key["language"],
+        "content_root": content_root,
+        "public_raw_hash": digest(public_raw),
+        "public_gold_hash": digest(public_gold),
+        "private_hash": digest(private),
+    }
     return {"envelope": envelope, "private": private, "core": core, "authorization": authorization}
 
 
@@ -495,14 +710,29 @@ def public_record(item: dict[str, Any], frozen: dict[str, Any], condition: str, 
         asset = assets[asset_id]
         suffix = Path(asset["relative_path"]).suffix.lower()
         require(suffix in IMAGE_SUFFIXES, "UNSUPPORTED_PUBLIC_IMAGE_EXTENSION", asset_id)
-        attachments.append({"asset_id": asset_id, "path": f"images/{asset['bytes_sha256']}{suffix}",
-                            "sha256": asset["bytes_sha256"], "width": asset["width"], "height": asset["height"]})
-    return {"schema_version": PUBLIC_SCHEMA, "instance_id": frozen["envelope"]["instance_id"],
-            "logical_probe_id": item["logical_probe_id"], "task_id": item["task_id"],
-            "interface": item["metadata"]["interface"], "language": item["language"], "split": split,
-            "condition": condition, "input": {"messages": {"system": public["messages"]["system"],
-                                                            "user": public["messages"]["user"]},
-                                              "attachments": attachments}}
+        attachments.append(
+            {
+                "asset_id": asset_id,
+                "path": f"images/{asset['bytes_sha256']}{suffix}",
+                "sha256": asset["bytes_sha256"],
+                "width": asset["width"],
+                "height": asset["height"],
+            }
+        )
+    return {
+        "schema_version": PUBLIC_SCHEMA,
+        "instance_id": frozen["envelope"]["instance_id"],
+        "logical_probe_id": item["logical_probe_id"],
+        "task_id": item["task_id"],
+        "interface": item["metadata"]["interface"],
+        "language": item["language"],
+        "split": split,
+        "condition": condition,
+        "input": {
+            "messages": {"system": public["messages"]["system"], "user": public["messages"]["user"]},
+            "attachments": attachments,
+        },
+    }
 
 
 @dataclass
@@ -513,8 +743,9 @@ class Payload:
     pools: dict[str, Any] = field(default_factory=dict)
 
 
-def release_payload(loaded: LoadedProject, request: dict[str, Any], proof: dict[str, Any],
-                    signoff: dict[str, Any] | None) -> Payload:
+def release_payload(
+    loaded: LoadedProject, request: dict[str, Any], proof: dict[str, Any], signoff: dict[str, Any] | None
+) -> Payload:
     """Kit ``release_payload``: freeze the requested probes, their public rows, membership and pools."""
     payload = Payload()
     wanted = set(request["probe_ids"])
@@ -524,36 +755,72 @@ def release_payload(loaded: LoadedProject, request: dict[str, Any], proof: dict[
         payload.frozen.append(frozen)
         packet = frozen["private"]["packet_plan"]["state"] == "approved_nonempty"
         joint = bool(frozen["private"]["read_targets"])
-        require(packet == item["metadata"]["packet_nonempty_candidate"] and joint == item["metadata"]["L_candidate"],
-                "B_L_P_MEMBERSHIP_CHANGED", item["logical_probe_id"])
-        require(item["metadata"]["interface"] != "T03-text" or not (packet or joint),
-                "TEXT_BRANCH_HAS_IMAGE_READ_OR_PACKET", item["logical_probe_id"])
+        require(
+            packet == item["metadata"]["packet_nonempty_candidate"]
+            and joint == item["metadata"]["L_candidate"],
+            "B_L_P_MEMBERSHIP_CHANGED",
+            item["logical_probe_id"],
+        )
+        require(
+            item["metadata"]["interface"] != "T03-text" or not (packet or joint),
+            "TEXT_BRANCH_HAS_IMAGE_READ_OR_PACKET",
+            item["logical_probe_id"],
+        )
         for condition in ("raw", "gold") if packet else ("raw",):
             payload.rows[condition].append(public_record(item, frozen, condition, request["split"]))
         human = authorization["human_item_review"]
-        payload.members.append({
-            "logical_probe_id": item["logical_probe_id"], "instance_id": frozen["envelope"]["instance_id"],
-            "problem_id": item["problem_id"], "group_id": item["group_id"],
-            "content_group_hint": item["content_group_hint"], "interface": item["metadata"]["interface"],
-            "split": request["split"], "B": True, "L": joint, "P": packet, "human_item_review": human,
-            "metadata": {**item["metadata"], "P_approved": packet, "benchmark_QA_approval": "approved_" + request["mode"],
-                         "packet_state": frozen["private"]["packet_plan"]["state"], "human_item_review": human}})
-    payload.pools = {pool: {"probe_ids": [m["logical_probe_id"] for m in payload.members if m[pool]],
-                            "mother_ids": sorted({m["problem_id"] for m in payload.members if m[pool]})}
-                     for pool in ("B", "L", "P")}
+        payload.members.append(
+            {
+                "logical_probe_id": item["logical_probe_id"],
+                "instance_id": frozen["envelope"]["instance_id"],
+                "problem_id": item["problem_id"],
+                "group_id": item["group_id"],
+                "content_group_hint": item["content_group_hint"],
+                "interface": item["metadata"]["interface"],
+                "split": request["split"],
+                "B": True,
+                "L": joint,
+                "P": packet,
+                "human_item_review": human,
+                "metadata": {
+                    **item["metadata"],
+                    "P_approved": packet,
+                    "benchmark_QA_approval": "approved_" + request["mode"],
+                    "packet_state": frozen["private"]["packet_plan"]["state"],
+                    "human_item_review": human,
+                },
+            }
+        )
+    payload.pools = {
+        pool: {
+            "probe_ids": [m["logical_probe_id"] for m in payload.members if m[pool]],
+            "mother_ids": sorted({m["problem_id"] for m in payload.members if m[pool]}),
+        }
+        for pool in ("B", "L", "P")
+    }
     return payload
 
 
 def is_synthetic_source(problem_id: str, namespace: str, flagged: bool = False) -> bool:
     """The Kit's synthetic rule: a problem id or namespace starting with SYNTHETIC, or a source marked so."""
-    return flagged or str(problem_id).upper().startswith("SYNTHETIC") or str(namespace).upper().startswith("SYNTHETIC")
+    return (
+        flagged
+        or str(problem_id).upper().startswith("SYNTHETIC")
+        or str(namespace).upper().startswith("SYNTHETIC")
+    )
 
 
 def synthetic_flags(loaded: LoadedProject, request: dict[str, Any]) -> list[bool]:
     selected = set(request["selected_mothers"])
-    return [is_synthetic_source(item["problem_id"], item["metadata"].get("source_namespace", ""),
-                                bool(item["metadata"].get("source_is_synthetic")))
-            for item in loaded.catalog["probes"] if item["problem_id"] in selected]
+    return [
+        is_synthetic_source(
+            item["problem_id"],
+            item["metadata"].get("source_namespace", ""),
+            bool(item["metadata"].get("source_is_synthetic")),
+        )
+        for item in loaded.catalog["probes"]
+        if item["problem_id"] in selected
+    ]
 
 
 def synthetic_guard(loaded: LoadedProject, request: dict[str, Any], synthetic: bool) -> None:
@@ -565,21 +832,36 @@ def synthetic_guard(loaded: LoadedProject, request: dict[str, Any], synthetic: b
 
 
 def counts_of(pools: dict[str, Any]) -> dict[str, Any]:
-    return {pool: {"probes": len(v["probe_ids"]), "mothers": len(v["mother_ids"])} for pool, v in pools.items()}
+    return {
+        pool: {"probes": len(v["probe_ids"]), "mothers": len(v["mother_ids"])} for pool, v in pools.items()
+    }
 
 
-def build_manifest(loaded: LoadedProject, request: dict[str, Any], signoff: dict[str, Any] | None, payload: Payload,
-                   synthetic: bool) -> dict[str, Any]:
-    manifest = {"schema_version": RELEASE_VERSION, "artifact_mode": SYNTHETIC if synthetic else REVIEWED,
-                "project_id": loaded.project["project_id"], "request_root": digest(request),
-                "signoff_root": digest(signoff) if signoff is not None else None,
-                "release_implementation": implementation_hashes(),
-                "source_implementation": loaded.catalog["implementation_hashes"],
-                "split": request["split"], "approval_mode": request["mode"], "counts": counts_of(payload.pools),
-                "public_root": "public", "attachment_paths_relative_to": "public",
-                "private_files_not_for_model": True, "model_runner_or_scorer_included": False,
-                "research_controls_and_measurement_validation": "external_not_certified_by_data_export",
-                "coverage_limit": request["coverage_limit"]}
+def build_manifest(
+    loaded: LoadedProject,
+    request: dict[str, Any],
+    signoff: dict[str, Any] | None,
+    payload: Payload,
+    synthetic: bool,
+) -> dict[str, Any]:
+    manifest = {
+        "schema_version": RELEASE_VERSION,
+        "artifact_mode": SYNTHETIC if synthetic else REVIEWED,
+        "project_id": loaded.project["project_id"],
+        "request_root": digest(request),
+        "signoff_root": digest(signoff) if signoff is not None else None,
+        "release_implementation": implementation_hashes(),
+        "source_implementation": loaded.catalog["implementation_hashes"],
+        "split": request["split"],
+        "approval_mode": request["mode"],
+        "counts": counts_of(payload.pools),
+        "public_root": "public",
+        "attachment_paths_relative_to": "public",
+        "private_files_not_for_model": True,
+        "model_runner_or_scorer_included": False,
+        "research_controls_and_measurement_validation": "external_not_certified_by_data_export",
+        "coverage_limit": request["coverage_limit"],
+    }
     manifest["release_id"] = release_id_for(manifest, payload.members, payload.rows)
     return manifest
 
@@ -590,12 +872,23 @@ def release_id_for(manifest: dict[str, Any], members: list[Any], rows: dict[str,
 
 
 def request_tree(request: dict[str, Any], proof: dict[str, Any]) -> Tree:
-    return seal_tree({"request.json": write_json_bytes(request), "review_proof.PRIVATE.json": write_json_bytes(proof),
-                      "approval.TEMPLATE.json": write_json_bytes(approval_template(digest(request)))})
+    return seal_tree(
+        {
+            "request.json": write_json_bytes(request),
+            "review_proof.PRIVATE.json": write_json_bytes(proof),
+            "approval.TEMPLATE.json": write_json_bytes(approval_template(digest(request))),
+        }
+    )
 
 
-def release_tree(loaded: LoadedProject, project_tree: Tree, request: dict[str, Any], proof: dict[str, Any],
-                 signoff: dict[str, Any] | None, synthetic: bool) -> tuple[Tree, dict[str, Any], Payload]:
+def release_tree(
+    loaded: LoadedProject,
+    project_tree: Tree,
+    request: dict[str, Any],
+    proof: dict[str, Any],
+    signoff: dict[str, Any] | None,
+    synthetic: bool,
+) -> tuple[Tree, dict[str, Any], Payload]:
     """Every file of the release but the root FILE_MANIFEST.json, and its release.json."""
     payload = release_payload(loaded, request, proof, signoff)
     tree: Tree = {f"private/project/{k}": v for k, v in project_tree.items()}
@@ -609,7 +902,11 @@ def release_tree(loaded: LoadedProject, project_tree: Tree, request: dict[str, A
             draft = loaded.drafts[row["logical_probe_id"]]
             for attachment in row["input"]["attachments"]:
                 data = loaded.asset_bytes(draft, attachment["asset_id"])
-                require(bytes_digest(data) == attachment["sha256"], "PUBLIC_IMAGE_SOURCE_CHANGED", attachment["path"])
+                require(
+                    bytes_digest(data) == attachment["sha256"],
+                    "PUBLIC_IMAGE_SOURCE_CHANGED",
+                    attachment["path"],
+                )
                 tree[f"public/{attachment['path']}"] = data
         tree[f"public/qa_{condition}.json"] = write_json_bytes(rows)
     tree["private/membership.json"] = write_json_bytes(payload.members)
@@ -624,17 +921,24 @@ def release_tree(loaded: LoadedProject, project_tree: Tree, request: dict[str, A
 
 
 def readme(manifest: dict[str, Any]) -> str:
-    synthetic = "SYNTHETIC EXAMPLE ONLY: NOT BENCHMARK DATA.\n\n" if manifest["artifact_mode"] == SYNTHETIC else ""
-    unsigned = ("NO REVIEW SIGNOFF: exported by an admin override; this is not a reviewed release.\n\n"
-                if manifest["signoff_root"] is None else "")
-    return (f"# PhysAlign Studio release {manifest['release_id']}\n\n{synthetic}{unsigned}"
-            f"Split: {manifest['split']}. Approval: {manifest['approval_mode']}.\n\n"
-            "A model may be given `public/qa_raw.json` (every probe, pool B) and `public/qa_gold.json` (the +GT "
-            "condition, pool P), with the image files their attachment paths name, read relative to `public/`. "
-            "Run every probe and condition in a fresh context.\n\n"
-            "Nothing under `private/` (keys, membership, the review project, the request, the signoff) and none of "
-            "release.json or this file may reach a model. `manage.py validate_release DIR` rebuilds the public part "
-            "from `private/` and refuses any difference.\n")
+    synthetic = (
+        "SYNTHETIC EXAMPLE ONLY: NOT BENCHMARK DATA.\n\n" if manifest["artifact_mode"] == SYNTHETIC else ""
+    )
+    unsigned = (
+        "NO REVIEW SIGNOFF: exported by an admin override; this is not a reviewed release.\n\n"
+        if manifest["signoff_root"] is None
+        else ""
+    )
+    return (
+        f"# PhysAlign Studio release {manifest['release_id']}\n\n{synthetic}{unsigned}"
+        f"Split: {manifest['split']}. Approval: {manifest['approval_mode']}.\n\n"
+        "A model may be given `public/qa_raw.json` (every probe, pool B) and `public/qa_gold.json` (the +GT "
+        "condition, pool P), with the image files their attachment paths name, read relative to `public/`. "
+        "Run every probe and condition in a fresh context.\n\n"
+        "Nothing under `private/` (keys, membership, the review project, the request, the signoff) and none of "
+        "release.json or this file may reach a model. `manage.py validate_release DIR` rebuilds the public part "
+        "from `private/` and refuses any difference.\n"
+    )
 
 
 # Validation ---------------------------------------------------------------------------------------------------------
@@ -679,15 +983,24 @@ def validate_release(path: Path) -> ValidationReport:
         if signoff_path.exists():
             signoff = _load(signoff_path)
             check_signoff(signoff, digest(request))
-        report.check(request["mode"] in SIGNED_MODES, "EXPLICIT_SIGNOFF_REQUIRED",
-                     f"{request['mode']}: exported without a review signoff")
+        report.check(
+            request["mode"] in SIGNED_MODES,
+            "EXPLICIT_SIGNOFF_REQUIRED",
+            f"{request['mode']}: exported without a review signoff",
+        )
         require(manifest.get("artifact_mode") in (SYNTHETIC, REVIEWED), "RELEASE_MODE_INVALID")
         try:
             synthetic_guard(loaded, request, manifest["artifact_mode"] == SYNTHETIC)
         except ReleaseError as error:
             report.add(error.code, error.detail)
-        tree, rebuilt, payload = release_tree(loaded, read_tree(root / "private" / "project"), request, proof, signoff,
-                                              manifest["artifact_mode"] == SYNTHETIC)
+        tree, rebuilt, payload = release_tree(
+            loaded,
+            read_tree(root / "private" / "project"),
+            request,
+            proof,
+            signoff,
+            manifest["artifact_mode"] == SYNTHETIC,
+        )
     except ReleaseError as error:
         report.add(error.code, error.detail)
         return report
@@ -697,15 +1010,22 @@ def validate_release(path: Path) -> ValidationReport:
         for problem in _schema_errors("public_qa_record.schema.json", record):
             report.add("CONTRACT_SCHEMA_VIOLATION", problem)
     for frozen in payload.frozen:
-        for name, value in (("frozen_record.schema.json", frozen), ("instance_envelope.schema.json", frozen["envelope"]),
-                            ("private_mapping.schema.json", frozen["private"])):
+        for name, value in (
+            ("frozen_record.schema.json", frozen),
+            ("instance_envelope.schema.json", frozen["envelope"]),
+            ("private_mapping.schema.json", frozen["private"]),
+        ):
             for problem in _schema_errors(name, value):
                 report.add("CONTRACT_SCHEMA_VIOLATION", problem)
     for decision in proof.get("decisions", {}).values() if request["mode"] in SIGNED_MODES else ():
         for problem in _schema_errors("review_decision.schema.json", decision):
             report.add("CONTRACT_SCHEMA_VIOLATION", problem)
-    for name, value in (("release_manifest.schema.json", manifest), ("release_request.schema.json", request),
-                        ("review_project.schema.json", loaded.project), ("release_signoff.schema.json", signoff)):
+    for name, value in (
+        ("release_manifest.schema.json", manifest),
+        ("release_request.schema.json", request),
+        ("review_project.schema.json", loaded.project),
+        ("release_signoff.schema.json", signoff),
+    ):
         if value is None:
             continue  # an unsigned export: already refused above
         for problem in _schema_errors(name, value):
@@ -714,33 +1034,55 @@ def validate_release(path: Path) -> ValidationReport:
     return report
 
 
-def _compare(root: Path, tree: Tree, manifest: dict[str, Any], rebuilt: dict[str, Any], report: ValidationReport) -> None:
+def _compare(
+    root: Path, tree: Tree, manifest: dict[str, Any], rebuilt: dict[str, Any], report: ValidationReport
+) -> None:
     report.check(manifest == rebuilt, "RELEASE_MANIFEST_REBUILD_MISMATCH")
-    report.check(manifest.get("release_implementation") == implementation_hashes(), "RELEASE_CODE_VERSION_CHANGED")
-    codes = {"private/membership.json": "RELEASE_MEMBERSHIP_OR_POOLS_CHANGED",
-             "private/pools.json": "RELEASE_MEMBERSHIP_OR_POOLS_CHANGED",
-             "private/mappings.json": "PRIVATE_MAPPINGS_CHANGED", "private/signoff.json": "SIGNOFF_CHANGED",
-             "public/qa_raw.json": "PUBLIC_QA_REBUILD_MISMATCH", "public/qa_gold.json": "PUBLIC_QA_REBUILD_MISMATCH",
-             "README.md": "README_REBUILD_MISMATCH"}
+    report.check(
+        manifest.get("release_implementation") == implementation_hashes(), "RELEASE_CODE_VERSION_CHANGED"
+    )
+    codes = {
+        "private/membership.json": "RELEASE_MEMBERSHIP_OR_POOLS_CHANGED",
+        "private/pools.json": "RELEASE_MEMBERSHIP_OR_POOLS_CHANGED",
+        "private/mappings.json": "PRIVATE_MAPPINGS_CHANGED",
+        "private/signoff.json": "SIGNOFF_CHANGED",
+        "public/qa_raw.json": "PUBLIC_QA_REBUILD_MISMATCH",
+        "public/qa_gold.json": "PUBLIC_QA_REBUILD_MISMATCH",
+        "README.md": "README_REBUILD_MISMATCH",
+    }
     for rel, data in sorted(tree.items()):
-        if rel.startswith("public/images/") or rel.startswith("private/project/") or rel.startswith("private/request/"):
+        if (
+            rel.startswith("public/images/")
+            or rel.startswith("private/project/")
+            or rel.startswith("private/request/")
+        ):
             continue  # images: by hash below; project and request: read back and checked above
-        code = codes.get(rel) or ("FROZEN_REBUILD_MISMATCH" if rel.startswith("private/frozen/")
-                                  else "SCHEMA_BUNDLE_CHANGED" if rel.startswith("private/contract_schemas/")
-                                  else "RELEASE_MANIFEST_REBUILD_MISMATCH")
+        code = codes.get(rel) or (
+            "FROZEN_REBUILD_MISMATCH"
+            if rel.startswith("private/frozen/")
+            else "SCHEMA_BUNDLE_CHANGED"
+            if rel.startswith("private/contract_schemas/")
+            else "RELEASE_MANIFEST_REBUILD_MISMATCH"
+        )
         path = root / rel
         report.check(path.is_file() and path.read_bytes() == data, code, rel)
     frozen_dir = root / "private" / "frozen"
     expected_frozen = {rel.split("/")[-1] for rel in tree if rel.startswith("private/frozen/")}
     actual_frozen = {p.name for p in frozen_dir.glob("*")} if frozen_dir.is_dir() else set()
-    report.check(actual_frozen == expected_frozen, "FROZEN_REBUILD_MISMATCH", "unexpected or missing frozen records")
+    report.check(
+        actual_frozen == expected_frozen, "FROZEN_REBUILD_MISMATCH", "unexpected or missing frozen records"
+    )
 
 
 def _check_public_files(root: Path, tree: Tree, report: ValidationReport) -> None:
     """Exactly qa_raw.json, qa_gold.json and the declared images, each image with its declared bytes."""
     public = root / "public"
     allowed = {rel.removeprefix("public/"): data for rel, data in tree.items() if rel.startswith("public/")}
-    present = {p.relative_to(public).as_posix() for p in public.rglob("*") if p.is_file()} if public.is_dir() else set()
+    present = (
+        {p.relative_to(public).as_posix() for p in public.rglob("*") if p.is_file()}
+        if public.is_dir()
+        else set()
+    )
     for rel in sorted(present - set(allowed)):
         report.add("UNDECLARED_PUBLIC_FILE_POSSIBLE_PRIVATE_LEAK", rel)
     for rel, data in sorted(allowed.items()):
@@ -767,8 +1109,11 @@ def _probe_tokens(item: dict[str, Any], private_strings: dict[str, Any]) -> list
     key = item["private"]
     gold = {g["id"] for g in key["gold_targets"]}
     binding = key["response_contract"]["binding_key"]
-    tokens = [(f'"{binding}": "{alias}"', "gold answer") for alias, t in key["candidate_map"].items()
-              if t["id"] in gold]
+    tokens = [
+        (f'"{binding}": "{alias}"', "gold answer")
+        for alias, t in key["candidate_map"].items()
+        if t["id"] in gold
+    ]
     source = private_strings.get(key["problem_id"], {})
     context = item["core"]["raw_view"]["context"]
     public_text = "\n".join([context["stem"], context["query"], *(o["text"] for o in context["options"])])
@@ -776,7 +1121,9 @@ def _probe_tokens(item: dict[str, Any], private_strings: dict[str, Any]) -> list
         value = (source.get(name) or "").strip()
         if len(value) >= 4 and value not in public_text:
             tokens.append((value, name))
-    tokens.extend((n, "entity name") for n in source.get("entity_names", []) if len(n) >= 3 and n not in public_text)
+    tokens.extend(
+        (n, "entity name") for n in source.get("entity_names", []) if len(n) >= 3 and n not in public_text
+    )
     return tokens
 
 
@@ -787,13 +1134,18 @@ def _generated_text(record: dict[str, Any], context: dict[str, Any]) -> str:
     for text in sorted((context["stem"], context["query"], options), key=len, reverse=True):
         if text:
             user = user.replace(text, "")
-    return "\n".join([user, record["input"]["messages"]["system"], json.dumps(record["input"]["attachments"])])
+    return "\n".join(
+        [user, record["input"]["messages"]["system"], json.dumps(record["input"]["attachments"])]
+    )
 
 
-def leakage_scan(root: Path, frozen: list[dict[str, Any]], private_strings: dict[str, Any],
-                 report: ValidationReport) -> None:
-    files = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8", errors="replace")
-             for p in (root / "public").rglob("*.json")}
+def leakage_scan(
+    root: Path, frozen: list[dict[str, Any]], private_strings: dict[str, Any], report: ValidationReport
+) -> None:
+    files = {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8", errors="replace")
+        for p in (root / "public").rglob("*.json")
+    }
     for item in frozen:
         for token, reason in _global_tokens(item):
             for name, text in files.items():
@@ -808,14 +1160,21 @@ def leakage_scan(root: Path, frozen: list[dict[str, Any]], private_strings: dict
         for record in records if isinstance(records, list) else []:
             frozen_item = by_id.get(record.get("logical_probe_id")) if isinstance(record, dict) else None
             if frozen_item is None or "input" not in record:
-                report.add("PUBLIC_RECORD_WITHOUT_FROZEN_ITEM", str(record.get("logical_probe_id", "?"))
-                           if isinstance(record, dict) else "?")
+                report.add(
+                    "PUBLIC_RECORD_WITHOUT_FROZEN_ITEM",
+                    str(record.get("logical_probe_id", "?")) if isinstance(record, dict) else "?",
+                )
                 continue
             _scan_record(record, frozen_item, private_strings, name, report)
 
 
-def _scan_record(record: dict[str, Any], item: dict[str, Any], private_strings: dict[str, Any], name: str,
-                 report: ValidationReport) -> None:
+def _scan_record(
+    record: dict[str, Any],
+    item: dict[str, Any],
+    private_strings: dict[str, Any],
+    name: str,
+    report: ValidationReport,
+) -> None:
     try:
         generated = _generated_text(record, item["core"]["raw_view"]["context"])
     except (KeyError, TypeError):

@@ -19,8 +19,11 @@ from .models import CompileIssue, CompileRun, Probe, Release
 def release_by_reference(reference: str) -> Release:
     """A release named by its id (``NREL-…``) or its row number, as the commands and forms accept it."""
     text = reference.strip()
-    release = (Release.objects.filter(release_id=text).first() if text.startswith("NREL-")
-               else Release.objects.filter(pk=int_param(text, name="release")).first())
+    release = (
+        Release.objects.filter(release_id=text).first()
+        if text.startswith("NREL-")
+        else Release.objects.filter(pk=int_param(text, name="release")).first()
+    )
     if release is None:
         raise ApplicationError(f"No release {text!r}.", code="release_not_found", status=404)
     return release
@@ -28,9 +31,13 @@ def release_by_reference(reference: str) -> Release:
 
 def compilable_parents() -> QuerySet[ParentProblem]:
     """Parents whose Passes 1–4 are all approved (freshness is re-checked per parent)."""
-    return (ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED)
-            .filter(passes__pass_no__lte=4, passes__status=PassDocument.Status.APPROVED)
-            .annotate(approved=Count("passes")).filter(approved=4).order_by("problem_id"))
+    return (
+        ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED)
+        .filter(passes__pass_no__lte=4, passes__status=PassDocument.Status.APPROVED)
+        .annotate(approved=Count("passes"))
+        .filter(approved=4)
+        .order_by("problem_id")
+    )
 
 
 def parent_source_for(parent: ParentProblem) -> ParentSource:
@@ -53,12 +60,27 @@ def parent_source_for(parent: ParentProblem) -> ParentSource:
     for image in parent.images.all():
         with image.file.open("rb") as handle:
             data = handle.read()
-        images.append(SourceImage(image.image_id, data, image.width, image.height,
-                                  PurePosixPath(image.file.name).suffix.lower() or ".png"))
+        images.append(
+            SourceImage(
+                image.image_id,
+                data,
+                image.width,
+                image.height,
+                PurePosixPath(image.file.name).suffix.lower() or ".png",
+            )
+        )
     return ParentSource(
-        problem_id=parent.problem_id, source_dataset=parent.source.name, source_split=parent.source_split,
-        source_sample_id=parent.source_sample_id, language=parent.language, stem=parent.stem, query=parent.query,
-        options=list(parent.options), images=images, passes=documents, pass4_reviewer=reviewer,
+        problem_id=parent.problem_id,
+        source_dataset=parent.source.name,
+        source_split=parent.source_split,
+        source_sample_id=parent.source_sample_id,
+        language=parent.language,
+        stem=parent.stem,
+        query=parent.query,
+        options=list(parent.options),
+        images=images,
+        passes=documents,
+        pass4_reviewer=reviewer,
         span_rule_approved=bool(parent.meta.get("span_rule_approved", False)),
         source_file_hashes=kit_source_hashes(parent=parent, passes=passes),
     )
@@ -78,7 +100,7 @@ def probe_list(*, interface: str = "", state: str = "", split: str = "", parent:
 
 
 def issues_by_code(run: CompileRun) -> list[dict[str, Any]]:
-    rows = (CompileIssue.objects.filter(run=run).values("code").annotate(n=Count("id")).order_by("-n", "code"))
+    rows = CompileIssue.objects.filter(run=run).values("code").annotate(n=Count("id")).order_by("-n", "code")
     grouped = []
     for row in rows:
         examples = list(CompileIssue.objects.filter(run=run, code=row["code"]).select_related("parent")[:20])

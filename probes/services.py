@@ -41,23 +41,41 @@ def prompt_set_active() -> tuple[PromptTemplateSet, PromptSet]:
 
 
 @transaction.atomic
-def prompt_set_import(*, prompts: Any, tasks: Any, name: str = "imported", normalizers: Any = None,
-                      protocol: Any = None, activate: bool = True) -> PromptTemplateSet:
+def prompt_set_import(
+    *,
+    prompts: Any,
+    tasks: Any,
+    name: str = "imported",
+    normalizers: Any = None,
+    protocol: Any = None,
+    activate: bool = True,
+) -> PromptTemplateSet:
     """Load kit-format ``prompts_v2.json`` + ``task_registry_v2.json`` (Kit §11) as a new version."""
     try:
         prompt_set = validate_prompt_files(prompts, tasks)
     except CompileError as error:
-        raise ApplicationError(f"The prompt files do not have the kit's shape: {error}", code=error.code) from error
-    return _prompt_set_store(name=name, prompt_set=prompt_set, activate=activate, normalizers=normalizers,
-                             protocol=protocol)
+        raise ApplicationError(
+            f"The prompt files do not have the kit's shape: {error}", code=error.code
+        ) from error
+    return _prompt_set_store(
+        name=name, prompt_set=prompt_set, activate=activate, normalizers=normalizers, protocol=protocol
+    )
 
 
-def _prompt_set_store(*, name: str, prompt_set: PromptSet, activate: bool, normalizers: Any = None,
-                      protocol: Any = None) -> PromptTemplateSet:
+def _prompt_set_store(
+    *, name: str, prompt_set: PromptSet, activate: bool, normalizers: Any = None, protocol: Any = None
+) -> PromptTemplateSet:
     stored, _ = PromptTemplateSet.objects.get_or_create(
         sha256=prompt_set.sha256,
-        defaults={"name": name, "template_version": prompt_set.version, "prompts": prompt_set.prompts,
-                  "tasks": prompt_set.tasks, "normalizers": normalizers, "protocol": protocol})
+        defaults={
+            "name": name,
+            "template_version": prompt_set.version,
+            "prompts": prompt_set.prompts,
+            "tasks": prompt_set.tasks,
+            "normalizers": normalizers,
+            "protocol": protocol,
+        },
+    )
     if activate and not stored.is_active:
         PromptTemplateSet.objects.filter(is_active=True).update(is_active=False)
         stored.is_active = True
@@ -67,18 +85,26 @@ def _prompt_set_store(*, name: str, prompt_set: PromptSet, activate: bool, norma
 
 # Compile runs ---------------------------------------------------------------------------------------
 @transaction.atomic
-def compile_run_create(*, actor: Any, parent_ids: list[str] | None = None, seed: int = 2027,
-                       enqueue: bool = True) -> CompileRun:
+def compile_run_create(
+    *, actor: Any, parent_ids: list[str] | None = None, seed: int = 2027, enqueue: bool = True
+) -> CompileRun:
     """Record a compile run for some parents (or all compilable ones) and queue it on a worker."""
     if parent_ids:
-        known = set(ParentProblem.objects.filter(problem_id__in=parent_ids).values_list("problem_id", flat=True))
+        known = set(
+            ParentProblem.objects.filter(problem_id__in=parent_ids).values_list("problem_id", flat=True)
+        )
         missing = sorted(set(parent_ids) - known)
         if missing:
-            raise ApplicationError("Unknown parent problems.", code="unknown_parent", extra={"missing": missing})
+            raise ApplicationError(
+                "Unknown parent problems.", code="unknown_parent", extra={"missing": missing}
+            )
     stored, _ = prompt_set_active()
     run = CompileRun.objects.create(
-        seed=seed, prompt_set=stored, created_by=actor if getattr(actor, "pk", None) else None,
-        parameters={"parent_ids": sorted(parent_ids)} if parent_ids else {"all": True})
+        seed=seed,
+        prompt_set=stored,
+        created_by=actor if getattr(actor, "pk", None) else None,
+        parameters={"parent_ids": sorted(parent_ids)} if parent_ids else {"all": True},
+    )
     event_record(actor=actor, verb="compile_run.create", obj=run, after={"parameters": run.parameters})
     if enqueue:
         from .tasks import compile_run_task  # the tasks module imports this one
@@ -101,7 +127,9 @@ def compile_run_execute(*, run_id: int, progress: ProgressCallback | None = None
     """
     run = CompileRun.objects.get(pk=run_id)
     parents = _run_parents(run)
-    prompt_set = PromptSet(run.prompt_set.prompts, run.prompt_set.tasks) if run.prompt_set else prompt_set_active()[1]
+    prompt_set = (
+        PromptSet(run.prompt_set.prompts, run.prompt_set.tasks) if run.prompt_set else prompt_set_active()[1]
+    )
     CompileRun.objects.filter(pk=run.pk).update(status=CompileRun.Status.RUNNING, total=len(parents), done=0)
     CompileIssue.objects.filter(run=run).delete()
     timings = {"compile_s": 0.0, "render_s": 0.0, "db_s": 0.0, "load_s": 0.0}
@@ -120,26 +148,40 @@ def compile_run_execute(*, run_id: int, progress: ProgressCallback | None = None
         counts.update(membership_refresh(seed=run.seed))
         timings["db_s"] += time.perf_counter() - started
     except Exception as error:  # the run records the failure; the worker log keeps the traceback
-        CompileRun.objects.filter(pk=run.pk).update(status=CompileRun.Status.FAILED, error=str(error)[:2000],
-                                                    finished_at=timezone.now())
+        CompileRun.objects.filter(pk=run.pk).update(
+            status=CompileRun.Status.FAILED, error=str(error)[:2000], finished_at=timezone.now()
+        )
         raise
     CompileRun.objects.filter(pk=run.pk).update(
-        status=CompileRun.Status.SUCCEEDED, counts=counts, finished_at=timezone.now(),
-        timings={k: round(v, 4) for k, v in timings.items()})
+        status=CompileRun.Status.SUCCEEDED,
+        counts=counts,
+        finished_at=timezone.now(),
+        timings={k: round(v, 4) for k, v in timings.items()},
+    )
     run.refresh_from_db()
     return run
 
 
-def _compile_one(parent: ParentProblem, run: CompileRun, prompt_set: PromptSet,
-                 timings: dict[str, float]) -> ParentResult:
+def _compile_one(
+    parent: ParentProblem, run: CompileRun, prompt_set: PromptSet, timings: dict[str, float]
+) -> ParentResult:
     started = time.perf_counter()
     try:
         source = parent_source_for(parent)
     except CompileError as error:
-        CompileIssue.objects.create(run=run, parent=parent, task_id="parent", code=error.code,
-                                    reasons=[error.code], scope=[parent.problem_id], detail=error.detail)
+        CompileIssue.objects.create(
+            run=run,
+            parent=parent,
+            task_id="parent",
+            code=error.code,
+            reasons=[error.code],
+            scope=[parent.problem_id],
+            detail=error.detail,
+        )
         timings["load_s"] += time.perf_counter() - started
-        return ParentResult(problem_id=parent.problem_id, group_id="", content_group_hint="", source_identity="")
+        return ParentResult(
+            problem_id=parent.problem_id, group_id="", content_group_hint="", source_identity=""
+        )
     loaded = time.perf_counter()
     result = compile_parent(source, prompt_set=prompt_set, seed=run.seed)
     compiled = time.perf_counter()
@@ -158,22 +200,45 @@ def probes_persist(*, parent: ParentProblem, run: CompileRun, result: ParentResu
     # A logical probe id is a function of the source identity, never of the parent row: a second parent
     # with the same (namespace, split, sample) would silently take over the first one's probe. The Kit
     # blocks such a group (DUPLICATE_LOGICAL_ID); so do we, naming the parent that already holds it.
-    holders = dict(Probe.objects.filter(logical_probe_id__in=[p.logical_probe_id for p in result.probes])
-                   .exclude(parent=parent).values_list("logical_probe_id", "parent__problem_id"))
+    holders = dict(
+        Probe.objects.filter(logical_probe_id__in=[p.logical_probe_id for p in result.probes])
+        .exclude(parent=parent)
+        .values_list("logical_probe_id", "parent__problem_id")
+    )
     for compiled in result.probes:
         if compiled.logical_probe_id in holders:
-            blocked.append(BlockedGroup(
-                task_id=compiled.task_id, code="DUPLICATE_LOGICAL_ID", reasons=["DUPLICATE_LOGICAL_ID"],
-                scope=sorted({r["record_id"] for r in compiled.key["source_records"]}),
-                group_id=compiled.native_query["group_id"],
-                detail=f"{compiled.logical_probe_id} already belongs to {holders[compiled.logical_probe_id]}"))
+            blocked.append(
+                BlockedGroup(
+                    task_id=compiled.task_id,
+                    code="DUPLICATE_LOGICAL_ID",
+                    reasons=["DUPLICATE_LOGICAL_ID"],
+                    scope=sorted({r["record_id"] for r in compiled.key["source_records"]}),
+                    group_id=compiled.native_query["group_id"],
+                    detail=f"{compiled.logical_probe_id} already belongs to {holders[compiled.logical_probe_id]}",
+                )
+            )
             continue
         kept.append(_probe_upsert(parent, run, result, compiled))
-    (Probe.objects.filter(parent=parent).exclude(logical_probe_id__in=[p.logical_probe_id for p in kept])
-     .update(state=Probe.State.SUPERSEDED))
-    CompileIssue.objects.bulk_create([
-        CompileIssue(run=run, parent=parent, task_id=b.task_id, code=b.code, reasons=b.reasons, scope=b.scope,
-                     group_id=b.group_id, detail=b.detail) for b in blocked])
+    (
+        Probe.objects.filter(parent=parent)
+        .exclude(logical_probe_id__in=[p.logical_probe_id for p in kept])
+        .update(state=Probe.State.SUPERSEDED)
+    )
+    CompileIssue.objects.bulk_create(
+        [
+            CompileIssue(
+                run=run,
+                parent=parent,
+                task_id=b.task_id,
+                code=b.code,
+                reasons=b.reasons,
+                scope=b.scope,
+                group_id=b.group_id,
+                detail=b.detail,
+            )
+            for b in blocked
+        ]
+    )
     return kept
 
 
@@ -181,37 +246,73 @@ def _probe_upsert(parent: ParentProblem, run: CompileRun, result: ParentResult, 
     existing = Probe.objects.filter(logical_probe_id=compiled.logical_probe_id).first()
     unchanged = existing is not None and existing.review_target_root == compiled.review_target_root
     fields = {
-        "parent": parent, "compile_run": run, "task_id": compiled.task_id, "interface": compiled.interface,
-        "language": compiled.key["language"], "group_id": compiled.native_query["group_id"],
-        "parent_group_id": result.group_id, "evidence_group": compiled.evidence_group,
-        "content_group_hint": result.content_group_hint, "content_root": compiled.content_root,
-        "review_target_root": compiled.review_target_root, "closure_root": compiled.closure_root,
-        "packet_review_root": compiled.packet_review_root, "in_l": bool(compiled.key["joint_eligible"]),
-        "raw_view": compiled.raw_view, "gold_view": compiled.gold_view, "raw_messages": compiled.raw_messages,
-        "gold_messages": compiled.gold_messages, "attachment_ids": compiled.attachment_ids,
+        "parent": parent,
+        "compile_run": run,
+        "task_id": compiled.task_id,
+        "interface": compiled.interface,
+        "language": compiled.key["language"],
+        "group_id": compiled.native_query["group_id"],
+        "parent_group_id": result.group_id,
+        "evidence_group": compiled.evidence_group,
+        "content_group_hint": result.content_group_hint,
+        "content_root": compiled.content_root,
+        "review_target_root": compiled.review_target_root,
+        "closure_root": compiled.closure_root,
+        "packet_review_root": compiled.packet_review_root,
+        "in_l": bool(compiled.key["joint_eligible"]),
+        "raw_view": compiled.raw_view,
+        "gold_view": compiled.gold_view,
+        "raw_messages": compiled.raw_messages,
+        "gold_messages": compiled.gold_messages,
+        "attachment_ids": compiled.attachment_ids,
         "metadata": compiled.metadata,
     }
     if not unchanged:  # any content change sends the probe back to review (Kit §6: review target root)
         fields.update(state=Probe.State.PENDING_REVIEW, packet_state="pending_review", in_p=False)
     probe, _ = Probe.objects.update_or_create(logical_probe_id=compiled.logical_probe_id, defaults=fields)
-    ProbeKey.objects.update_or_create(probe=probe, defaults={
-        "key": compiled.key, "native_query": compiled.native_query, "displays": compiled.displays,
-        "assets": compiled.assets})
+    ProbeKey.objects.update_or_create(
+        probe=probe,
+        defaults={
+            "key": compiled.key,
+            "native_query": compiled.native_query,
+            "displays": compiled.displays,
+            "assets": compiled.assets,
+        },
+    )
     if not unchanged:
         RenderedView.objects.filter(probe=probe).delete()
         by_view = {d["view_id"]: d for d in compiled.displays}
-        RenderedView.objects.bulk_create([RenderedView(
-            probe=probe, view_id=v.view_id, png=v.png, bytes_sha256=v.record["bytes_sha256"],
-            pixels_sha256=v.record["pixels_sha256"], width=v.record["width"], height=v.record["height"],
-            source_image_id=by_view[v.view_id]["source_image_id"], marks=by_view[v.view_id]["marks"],
-            affine=by_view[v.view_id]["source_to_display"]) for v in compiled.views])
+        RenderedView.objects.bulk_create(
+            [
+                RenderedView(
+                    probe=probe,
+                    view_id=v.view_id,
+                    png=v.png,
+                    bytes_sha256=v.record["bytes_sha256"],
+                    pixels_sha256=v.record["pixels_sha256"],
+                    width=v.record["width"],
+                    height=v.record["height"],
+                    source_image_id=by_view[v.view_id]["source_image_id"],
+                    marks=by_view[v.view_id]["marks"],
+                    affine=by_view[v.view_id]["source_to_display"],
+                )
+                for v in compiled.views
+            ]
+        )
     return probe
 
 
 # Review hand-off (the review app calls this) ---------------------------------------------------------
 @transaction.atomic
-def probe_record_review(*, probe: Probe, actor: Any, state: str, packet_state: str,
-                        review_target_root: str, empty_reason: str | None = None) -> Probe:
+def probe_record_review(
+    *,
+    probe: Probe,
+    actor: Any,
+    state: str,
+    packet_state: str,
+    review_target_root: str,
+    empty_reason: str | None = None,
+) -> Probe:
     """Record the review outcome for the probe's current content; stale roots are refused."""
     probe = Probe.objects.select_for_update().get(pk=probe.pk)
     if probe.review_target_root != review_target_root:
@@ -221,21 +322,31 @@ def probe_record_review(*, probe: Probe, actor: Any, state: str, packet_state: s
     ids = probe.key.view.observation_ids
     allowed = {"approved_nonempty", "rejected"} if ids else {"approved_empty", "rejected"}
     if packet_state not in allowed:
-        raise ApplicationError("This packet state does not fit the packet's content.", code="PACKET_STATE_CONTENT_MISMATCH")
+        raise ApplicationError(
+            "This packet state does not fit the packet's content.", code="PACKET_STATE_CONTENT_MISMATCH"
+        )
     before = {"state": probe.state, "packet_state": probe.packet_state}
     probe.state, probe.packet_state = state, packet_state
     probe.in_p = state == Probe.State.APPROVED and packet_state == "approved_nonempty"
     probe.save(update_fields=["state", "packet_state", "in_p", "updated_at"])
     key = probe.key
-    plan = {**key.view.packet_plan, "state": packet_state,
-            "review_ref": "qa-packet" if packet_state.startswith("approved") else None,
-            "empty_reason": empty_reason if packet_state == "approved_empty" else None}
+    plan = {
+        **key.view.packet_plan,
+        "state": packet_state,
+        "review_ref": "qa-packet" if packet_state.startswith("approved") else None,
+        "empty_reason": empty_reason if packet_state == "approved_empty" else None,
+    }
     if packet_state == "approved_empty" and not plan["empty_reason"]:
         plan["empty_reason"] = "no_independent_readable_primitive"
     key.key = {**key.key, "packet_plan": plan}
     key.save(update_fields=["key"])
-    event_record(actor=actor, verb="probe.review_recorded", obj=probe, before=before,
-                 after={"state": state, "packet_state": packet_state})
+    event_record(
+        actor=actor,
+        verb="probe.review_recorded",
+        obj=probe,
+        before=before,
+        after={"state": state, "packet_state": packet_state},
+    )
     return probe
 
 
@@ -251,11 +362,21 @@ def membership_refresh(*, seed: int = 2027, development_count: int = 25) -> dict
     assigned = assign_splits(members, seed=seed, development_count=development_count)
     counts: dict[str, int] = {}
     for member in assigned:
-        Membership.objects.update_or_create(parent_id=member.parent_pk, defaults={
-            "source_identity": member.source_identity, "content_group_hint": member.content_group_hint,
-            "dedup_group": member.dedup_group, "representative_id": member.representative_id,
-            "dedup_state": member.dedup_state, "split": member.split, "tags": sorted(member.tags)})
-        Probe.objects.filter(parent_id=member.parent_pk).exclude(state=Probe.State.SUPERSEDED).update(split=member.split)
+        Membership.objects.update_or_create(
+            parent_id=member.parent_pk,
+            defaults={
+                "source_identity": member.source_identity,
+                "content_group_hint": member.content_group_hint,
+                "dedup_group": member.dedup_group,
+                "representative_id": member.representative_id,
+                "dedup_state": member.dedup_state,
+                "split": member.split,
+                "tags": sorted(member.tags),
+            },
+        )
+        Probe.objects.filter(parent_id=member.parent_pk).exclude(state=Probe.State.SUPERSEDED).update(
+            split=member.split
+        )
         counts["split_" + member.split] = counts.get("split_" + member.split, 0) + 1
     return counts
 
@@ -265,11 +386,22 @@ def _member_input(probes: list[Probe]) -> MemberInput:
     tags = set()
     for probe in probes:
         meta = probe.metadata
-        tags.update({("interface", probe.interface), ("language", probe.language),
-                     ("namespace", parent.source.name), ("representation", meta.get("representation_kind", "")),
-                     ("public_text", meta.get("public_text_availability", "")),
-                     ("images", "multi" if meta.get("image_count", 1) > 1 else "single"),
-                     ("repair", str(bool(meta.get("repair_applied_to_query"))))})
+        tags.update(
+            {
+                ("interface", probe.interface),
+                ("language", probe.language),
+                ("namespace", parent.source.name),
+                ("representation", meta.get("representation_kind", "")),
+                ("public_text", meta.get("public_text_availability", "")),
+                ("images", "multi" if meta.get("image_count", 1) > 1 else "single"),
+                ("repair", str(bool(meta.get("repair_applied_to_query")))),
+            }
+        )
     identity = digest([parent.source.name, parent.source_split, parent.source_sample_id])
-    return MemberInput(parent_pk=parent.pk, problem_id=parent.problem_id, source_identity=identity,
-                       content_group_hint=probes[0].content_group_hint, tags=frozenset(tags))
+    return MemberInput(
+        parent_pk=parent.pk,
+        problem_id=parent.problem_id,
+        source_identity=identity,
+        content_group_hint=probes[0].content_group_hint,
+        tags=frozenset(tags),
+    )

@@ -9,6 +9,10 @@ urlpatterns = [
     path("compile/<int:run_id>/", views.run_detail, name="run_detail"),
     path("probes/", views.probe_browser, name="probe_list"),
     path("probes/<str:logical_probe_id>/", views.probe_detail, name="probe_detail"),
-    path("probes/<str:logical_probe_id>/attachments/<str:asset_id>", views.probe_attachment, name="probe_attachment"),
+    path(
+        "probes/<str:logical_probe_id>/attachments/<str:asset_id>",
+        views.probe_attachment,
+        name="probe_attachment",
+    ),
     path("releases/", views.release_list, name="release_list"),
 ]

@@ -31,8 +31,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
         parent_ids = [p for p in request.POST.get("parents", "").split() if p]
         try:
             seed = int_param(request.POST.get("seed"), name="seed")
-            run = compile_run_create(actor=request.user, parent_ids=parent_ids or None,
-                                     seed=2027 if seed is None else seed)
+            run = compile_run_create(
+                actor=request.user, parent_ids=parent_ids or None, seed=2027 if seed is None else seed
+            )
         except ApplicationError as error:
             messages.error(request, getattr(error, "message", str(error)))
             return redirect("probes:run_list")
@@ -47,8 +48,12 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(CompileRun, pk=run_id)
     running = run.status in (CompileRun.Status.QUEUED, CompileRun.Status.RUNNING)
-    context = {"run": run, "running": running, "groups": [] if running else issues_by_code(run),
-               "nav_section": "compile"}
+    context = {
+        "run": run,
+        "running": running,
+        "groups": [] if running else issues_by_code(run),
+        "nav_section": "compile",
+    }
     template = "probes/run_detail.html#progress" if request.htmx else "probes/run_detail.html"
     return TemplateResponse(request, template, context)
 
@@ -59,23 +64,42 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 def probe_browser(request: HttpRequest) -> HttpResponse:
     filters = {k: request.GET.get(k, "") for k in ("interface", "state", "split", "parent")}
     page = Paginator(probe_list(**filters), 50).get_page(request.GET.get("page"))
-    return TemplateResponse(request, "probes/probe_list.html", {
-        "page": page, "filters": filters, "interfaces": INTERFACES, "states": Probe.State.choices,
-        "splits": Probe.Split.choices, "nav_section": "probes"})
+    return TemplateResponse(
+        request,
+        "probes/probe_list.html",
+        {
+            "page": page,
+            "filters": filters,
+            "interfaces": INTERFACES,
+            "states": Probe.State.choices,
+            "splits": Probe.Split.choices,
+            "nav_section": "probes",
+        },
+    )
 
 
 @login_required
 @require_GET
 @require(can_manage_probes)
 def probe_detail(request: HttpRequest, logical_probe_id: str) -> HttpResponse:
-    probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
+    probe = get_object_or_404(
+        Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id
+    )
     condition = "gold" if request.GET.get("condition") == "gold" else "raw"
     show_private = can_view_private_mapping(request.user)
-    return TemplateResponse(request, "probes/probe_detail.html", {
-        "probe": probe, "condition": condition,
-        "messages_shown": probe.gold_messages if condition == "gold" else probe.raw_messages,
-        "show_private": show_private, "key": probe.key.key if show_private else None,
-        "gold_aliases": probe.key.gold_aliases if show_private else None, "nav_section": "probes"})
+    return TemplateResponse(
+        request,
+        "probes/probe_detail.html",
+        {
+            "probe": probe,
+            "condition": condition,
+            "messages_shown": probe.gold_messages if condition == "gold" else probe.raw_messages,
+            "show_private": show_private,
+            "key": probe.key.key if show_private else None,
+            "gold_aliases": probe.key.gold_aliases if show_private else None,
+            "nav_section": "probes",
+        },
+    )
 
 
 @login_required
@@ -93,5 +117,8 @@ def probe_attachment(request: HttpRequest, logical_probe_id: str, asset_id: str)
 @require_GET
 @require(can_manage_probes)
 def release_list(request: HttpRequest) -> HttpResponse:
-    return TemplateResponse(request, "probes/release_list.html",
-                            {"releases": Release.objects.all()[:100], "nav_section": "releases"})
+    return TemplateResponse(
+        request,
+        "probes/release_list.html",
+        {"releases": Release.objects.all()[:100], "nav_section": "releases"},
+    )

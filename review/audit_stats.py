@@ -77,13 +77,19 @@ class FiniteRisk:
         return float(Fraction(self.upper_remaining_numerator, self.remaining)) if self.remaining else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"population_parents": self.population, "sample_parents": self.sample,
-                "detected_sample_parents": self.detected, "upper_defective_parents_original": self.upper_original,
-                "removed_confirmed_parents": self.removed_confirmed, "remaining_population_parents": self.remaining,
-                "upper_remaining_numerator": self.upper_remaining_numerator,
-                "upper_remaining_denominator": self.remaining,
-                "upper_remaining_fraction": self.upper_remaining_fraction, "passes_5_percent": self.passes,
-                "confidence": "one_sided_97.5_percent_hypergeometric"}
+        return {
+            "population_parents": self.population,
+            "sample_parents": self.sample,
+            "detected_sample_parents": self.detected,
+            "upper_defective_parents_original": self.upper_original,
+            "removed_confirmed_parents": self.removed_confirmed,
+            "remaining_population_parents": self.remaining,
+            "upper_remaining_numerator": self.upper_remaining_numerator,
+            "upper_remaining_denominator": self.remaining,
+            "upper_remaining_fraction": self.upper_remaining_fraction,
+            "passes_5_percent": self.passes,
+            "confidence": "one_sided_97.5_percent_hypergeometric",
+        }
 
 
 def finite_risk(N: int, n: int, k: int, removed: int) -> FiniteRisk:
@@ -124,16 +130,24 @@ def parent_risk_tags(probes: Iterable[Mapping[str, Any]]) -> set[str]:
     tags: set[str] = set()
     for probe in probes:
         meta = probe["metadata"]
-        tags |= {digest(["rule", probe["interface"], meta.get("selector"), meta.get("packet_policy_id")]),
-                 digest(["source", meta.get("source_namespace")]), digest(["language", probe["language"]]),
-                 digest(["representation", meta.get("representation_kind")]),
-                 digest(["repair", meta.get("repair_applied_to_query")]),
-                 digest(["images", "multi" if meta.get("image_count", 1) > 1 else "single"])}
+        tags |= {
+            digest(["rule", probe["interface"], meta.get("selector"), meta.get("packet_policy_id")]),
+            digest(["source", meta.get("source_namespace")]),
+            digest(["language", probe["language"]]),
+            digest(["representation", meta.get("representation_kind")]),
+            digest(["repair", meta.get("repair_applied_to_query")]),
+            digest(["images", "multi" if meta.get("image_count", 1) > 1 else "single"]),
+        }
     return tags
 
 
-def draw_sample(*, nonce: str, round_number: int, parents: Mapping[str, list[Mapping[str, Any]]],
-                development: Iterable[str] = ()) -> AuditSample:
+def draw_sample(
+    *,
+    nonce: str,
+    round_number: int,
+    parents: Mapping[str, list[Mapping[str, Any]]],
+    development: Iterable[str] = (),
+) -> AuditSample:
     """The audit plan of one round: random sample, secondary sample, risk parents, blind-first probes.
 
     ``parents`` maps problem_id → its probes (``logical_probe_id``, ``interface``, ``language``,
@@ -156,11 +170,21 @@ def draw_sample(*, nonce: str, round_number: int, parents: Mapping[str, list[Map
         covered |= tags[best]
         pool.remove(best)
     every_tag = set().union(*tags.values()) if tags else set()
-    blind_first = {pid: min((p["logical_probe_id"] for p in parents[pid]),
-                            key=lambda qid: digest([seed, "blind-first", qid]))
-                   for pid in sample + sorted(risk)}
-    return AuditSample(seed=seed, candidates=candidates, sample=sample, secondary=secondary, risk=sorted(risk),
-                       uncovered_risk_tags=sorted(every_tag - covered), blind_first=blind_first)
+    blind_first = {
+        pid: min(
+            (p["logical_probe_id"] for p in parents[pid]), key=lambda qid: digest([seed, "blind-first", qid])
+        )
+        for pid in sample + sorted(risk)
+    }
+    return AuditSample(
+        seed=seed,
+        candidates=candidates,
+        sample=sample,
+        secondary=secondary,
+        risk=sorted(risk),
+        uncovered_risk_tags=sorted(every_tag - covered),
+        blind_first=blind_first,
+    )
 
 
 # Assessment --------------------------------------------------------------------------------------------
@@ -191,16 +215,21 @@ class Assessment:
     violations: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"accepted": self.accepted, "blockers": self.blockers, "risk": self.risk.as_dict(),
-                "pending_primary_probe_ids": self.pending_primary,
-                "pending_secondary_probe_ids": self.pending_secondary,
-                "unresolved_probe_ids": self.unresolved, "systemic_probe_ids": self.systemic,
-                "secondary_escalated_to_all_audit_parents": self.escalated,
-                "required_secondary_parents": self.required_secondary_parents,
-                "confirmed_excluded_parents": self.confirmed_excluded_parents,
-                "retained_parents": self.retained_parents,
-                "original_observed_serious_sample_parents": self.detected_sample_parents,
-                "protocol_violations": self.violations}
+        return {
+            "accepted": self.accepted,
+            "blockers": self.blockers,
+            "risk": self.risk.as_dict(),
+            "pending_primary_probe_ids": self.pending_primary,
+            "pending_secondary_probe_ids": self.pending_secondary,
+            "unresolved_probe_ids": self.unresolved,
+            "systemic_probe_ids": self.systemic,
+            "secondary_escalated_to_all_audit_parents": self.escalated,
+            "required_secondary_parents": self.required_secondary_parents,
+            "confirmed_excluded_parents": self.confirmed_excluded_parents,
+            "retained_parents": self.retained_parents,
+            "original_observed_serious_sample_parents": self.detected_sample_parents,
+            "protocol_violations": self.violations,
+        }
 
 
 def needs_adjudication(primary: Finding | None, secondary: Finding | None) -> bool:
@@ -209,13 +238,25 @@ def needs_adjudication(primary: Finding | None, secondary: Finding | None) -> bo
         return False
     if primary.severity == "unresolved" or (secondary is not None and secondary.severity == "unresolved"):
         return True
-    return secondary is not None and (primary.status, primary.severity) != (secondary.status, secondary.severity)
+    return secondary is not None and (primary.status, primary.severity) != (
+        secondary.status,
+        secondary.severity,
+    )
 
 
-def assess(*, candidates: list[str], sample: list[str], secondary_parents: list[str], risk: list[str],
-           uncovered_risk_tags: list[str], blind_first: Mapping[str, str], probes_by_parent: Mapping[str, list[str]],
-           primary: Mapping[str, Finding], secondary: Mapping[str, Finding],
-           resolutions: Mapping[str, Finding]) -> Assessment:
+def assess(
+    *,
+    candidates: list[str],
+    sample: list[str],
+    secondary_parents: list[str],
+    risk: list[str],
+    uncovered_risk_tags: list[str],
+    blind_first: Mapping[str, str],
+    probes_by_parent: Mapping[str, list[str]],
+    primary: Mapping[str, Finding],
+    secondary: Mapping[str, Finding],
+    resolutions: Mapping[str, Finding],
+) -> Assessment:
     """Decide whether the audited batch may be released (Kit §6.5 audit rules). Findings are keyed by probe id.
 
     Original findings are counted before adjudication, so an adjudicated defect still counts in k.
@@ -234,12 +275,18 @@ def assess(*, candidates: list[str], sample: list[str], secondary_parents: list[
                         serious_parents.add(pid)
                     if finding.severity in RULE_BLOCKING_SEVERITIES:
                         systemic.add(q)
-    missed = {pid for pid in reviewed for q in probes_by_parent.get(pid, [])
-              if q in secondary and secondary[q].severity in DEFECT_SEVERITIES
-              and (q not in primary or primary[q].severity not in DEFECT_SEVERITIES)}
+    missed = {
+        pid
+        for pid in reviewed
+        for q in probes_by_parent.get(pid, [])
+        if q in secondary
+        and secondary[q].severity in DEFECT_SEVERITIES
+        and (q not in primary or primary[q].severity not in DEFECT_SEVERITIES)
+    }
     required = set(reviewed) if missed else (set(secondary_parents) | flagged)
-    pending_secondary = sorted(q for pid in sorted(required) for q in probes_by_parent.get(pid, [])
-                               if q not in secondary)
+    pending_secondary = sorted(
+        q for pid in sorted(required) for q in probes_by_parent.get(pid, []) if q not in secondary
+    )
     confirmed_bad: set[str] = set()
     for pid in reviewed:
         for q in probes_by_parent.get(pid, []):
@@ -294,12 +341,20 @@ def assess(*, candidates: list[str], sample: list[str], secondary_parents: list[
     if not risk_stats.passes:
         blockers.append("FINITE_POPULATION_BOUND_ABOVE_LIMIT")
     return Assessment(
-        accepted=not blockers, blockers=blockers, risk=risk_stats, pending_primary=pending_primary,
-        pending_secondary=pending_secondary, unresolved=sorted(unresolved), systemic=sorted(systemic),
-        escalated=bool(missed), required_secondary_parents=sorted(required),
+        accepted=not blockers,
+        blockers=blockers,
+        risk=risk_stats,
+        pending_primary=pending_primary,
+        pending_secondary=pending_secondary,
+        unresolved=sorted(unresolved),
+        systemic=sorted(systemic),
+        escalated=bool(missed),
+        required_secondary_parents=sorted(required),
         confirmed_excluded_parents=sorted(confirmed_bad),
-        retained_parents=sorted(set(candidates) - confirmed_bad), detected_sample_parents=detected,
-        violations=violations)
+        retained_parents=sorted(set(candidates) - confirmed_bad),
+        detected_sample_parents=detected,
+        violations=violations,
+    )
 
 
 def review_complete(assessment: Assessment) -> bool:

@@ -76,7 +76,9 @@ class BlindAnswerForm(forms.Form):
         return services.BlindAnswerIn(
             binding=data["binding"].replace(";", ",").split(","),
             read={anchor: data[f"read_{anchor}"] for anchor in self.read_anchor_ids},
-            cannot_answer=data["cannot_answer"], reason=data["reason"])
+            cannot_answer=data["cannot_answer"],
+            reason=data["reason"],
+        )
 
 
 class DecisionForm(forms.Form):
@@ -97,9 +99,13 @@ class DecisionForm(forms.Form):
     def decision(self) -> services.DecisionIn:
         data = self.cleaned_data
         return services.DecisionIn(
-            status=data["status"], severity=data["severity"],
+            status=data["status"],
+            severity=data["severity"],
             confirmations={key: data[f"confirm_{key}"] for key, _ in CONFIRMATIONS},
-            packet_state=data["packet_state"], packet_empty_reason=data["packet_empty_reason"], note=data["note"])
+            packet_state=data["packet_state"],
+            packet_empty_reason=data["packet_empty_reason"],
+            note=data["note"],
+        )
 
 
 class AuditActionForm(forms.Form):

@@ -27,8 +27,15 @@ from probes.compiler.probe import prospective_plan
 
 LEGACY = "physalign_decisions_v1"
 NATIVE = "native_release_reviews_v1"
-BASE_FIELDS = ("logical_probe_id", "review_target_root", "status", "reviewer", "blind_answer", "confirmations",
-               "note")
+BASE_FIELDS = (
+    "logical_probe_id",
+    "review_target_root",
+    "status",
+    "reviewer",
+    "blind_answer",
+    "confirmations",
+    "note",
+)
 DEVELOPMENT_SPLIT = "development_reserved"
 # Key fields the Kit derives from files a Kit workspace has and our parents do not (the canonical
 # re-serializations of the workspace manifest row and review state): compared when we hold them too.
@@ -83,17 +90,26 @@ def load_draft(path: Path) -> KitDraft:
     root, project_id = Path(path), ""
     if (root / "project.json").is_file() and (root / "source").is_dir():
         project = parse_json((root / "project.json").read_bytes())
-        require(isinstance(project, dict) and project.get("schema_version") == "native_review_project_v1",
-                "PROJECT_SCHEMA")
-        require(project.get("project_id") == "NRP-" + digest({k: v for k, v in project.items() if k != "project_id"}),
-                "PROJECT_ROOT_CHANGED")
+        require(
+            isinstance(project, dict) and project.get("schema_version") == "native_review_project_v1",
+            "PROJECT_SCHEMA",
+        )
+        require(
+            project.get("project_id")
+            == "NRP-" + digest({k: v for k, v in project.items() if k != "project_id"}),
+            "PROJECT_ROOT_CHANGED",
+        )
         root, project_id = root / "source", project["project_id"]
     require((root / "FILE_MANIFEST.json").is_file(), "DRAFT_FILE_MISSING", "FILE_MANIFEST.json")
     manifest = parse_json((root / "FILE_MANIFEST.json").read_bytes())
     require(isinstance(manifest, dict), "DRAFT_JSON_INVALID", "FILE_MANIFEST.json")
     catalog = _read(root, "catalog.PRIVATE.json", manifest)
-    require(isinstance(catalog, dict) and catalog.get("schema_version") == "physalign_draft_catalog_v1"
-            and isinstance(catalog.get("probes"), list), "CATALOG_SCHEMA")
+    require(
+        isinstance(catalog, dict)
+        and catalog.get("schema_version") == "physalign_draft_catalog_v1"
+        and isinstance(catalog.get("probes"), list),
+        "CATALOG_SCHEMA",
+    )
     require(catalog.get("native_profile") == "native_binding_draft_v1", "NATIVE_SOURCE_REQUIRED")
     catalog_root = digest(catalog)
     if project_id:
@@ -102,7 +118,10 @@ def load_draft(path: Path) -> KitDraft:
     if "development_candidates.json" in manifest:
         candidates = _read(root, "development_candidates.json", manifest)
         require(isinstance(candidates, dict), "DRAFT_JSON_INVALID", "development_candidates.json")
-        require(candidates.get("membership_root") == catalog.get("membership_root"), "DEVELOPMENT_MEMBERSHIP_STALE")
+        require(
+            candidates.get("membership_root") == catalog.get("membership_root"),
+            "DEVELOPMENT_MEMBERSHIP_STALE",
+        )
         development = set(candidates.get("problem_ids", []))
     items, previews = {}, {}
     for item in catalog["probes"]:
@@ -115,8 +134,15 @@ def load_draft(path: Path) -> KitDraft:
         if item.get("split") == DEVELOPMENT_SPLIT:
             require(isinstance(item.get("problem_id"), str), "CATALOG_SCHEMA", qid)
             development.add(item["problem_id"])
-    return KitDraft(root=root, catalog=catalog, catalog_root=catalog_root, previews=previews,
-                    development_problem_ids=development, project_id=project_id, items=items)
+    return KitDraft(
+        root=root,
+        catalog=catalog,
+        catalog_root=catalog_root,
+        previews=previews,
+        development_problem_ids=development,
+        project_id=project_id,
+        items=items,
+    )
 
 
 def prospective_core(core: dict[str, Any]) -> dict[str, Any]:
@@ -131,11 +157,20 @@ def prospective_core(core: dict[str, Any]) -> dict[str, Any]:
 def verified_roots(item: dict[str, Any], preview: dict[str, Any]) -> tuple[str, str]:
     """(content_root, review_target_root) of one Kit probe, each recomputed from the Kit's own preview."""
     core = preview.get("core")
-    require(isinstance(core, dict) and isinstance(core.get("private_core"), dict), "PREVIEW_SCHEMA",
-            item["logical_probe_id"])
-    require(digest(core) == preview.get("content_root"), "KIT_PREVIEW_CONTENT_ROOT_MISMATCH", item["logical_probe_id"])
+    require(
+        isinstance(core, dict) and isinstance(core.get("private_core"), dict),
+        "PREVIEW_SCHEMA",
+        item["logical_probe_id"],
+    )
+    require(
+        digest(core) == preview.get("content_root"),
+        "KIT_PREVIEW_CONTENT_ROOT_MISMATCH",
+        item["logical_probe_id"],
+    )
     root = digest(prospective_core(cast(dict[str, Any], core)))  # a dict: required above
-    require(root == item.get("review_target_root"), "KIT_REVIEW_TARGET_ROOT_MISMATCH", item["logical_probe_id"])
+    require(
+        root == item.get("review_target_root"), "KIT_REVIEW_TARGET_ROOT_MISMATCH", item["logical_probe_id"]
+    )
     return preview["content_root"], root
 
 
@@ -164,16 +199,23 @@ def differences(core: dict[str, Any], ours: OurProbe) -> list[str]:
     for name in sorted(set(kit_key) | set(our_key)):
         if kit_key.get(name) != our_key.get(name):
             diff.append(f"private_core.{name}")
-    checks = {"raw_view": ours.raw_view, "gold_view": ours.gold_view, "displays": ours.displays,
-              "public_raw": {"messages": ours.raw_messages, "attachment_ids": ours.attachment_ids},
-              "public_gold": {"messages": ours.gold_messages, "attachment_ids": ours.attachment_ids}}
+    checks = {
+        "raw_view": ours.raw_view,
+        "gold_view": ours.gold_view,
+        "displays": ours.displays,
+        "public_raw": {"messages": ours.raw_messages, "attachment_ids": ours.attachment_ids},
+        "public_gold": {"messages": ours.gold_messages, "attachment_ids": ours.attachment_ids},
+    }
     diff += [name for name, value in checks.items() if core.get(name) != value]
     assets = core.get("assets", {})
     if set(assets) != set(ours.pixels):
         diff.append("assets")
     else:
-        diff += [f"assets.{a}.pixels_sha256" for a in sorted(assets)
-                 if assets[a].get("pixels_sha256") != ours.pixels[a]]
+        diff += [
+            f"assets.{a}.pixels_sha256"
+            for a in sorted(assets)
+            if assets[a].get("pixels_sha256") != ours.pixels[a]
+        ]
     return diff
 
 
@@ -187,8 +229,9 @@ def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def normalize_decisions(doc: Any, draft: KitDraft, *, context_root: str = "",
-                        role: str = "individual") -> dict[str, dict[str, Any]]:
+def normalize_decisions(
+    doc: Any, draft: KitDraft, *, context_root: str = "", role: str = "individual"
+) -> dict[str, dict[str, Any]]:
     """Every decision of one file, checked as the Kit checks it (native_release_support.normalize_reviews and
     tools/check_review.py), or :class:`KitFileError` for the whole file. A ``pending`` decision (the Kit's
     export of a partly filled form) stays pending. Only development probes of the draft are accepted: an
@@ -198,39 +241,65 @@ def normalize_decisions(doc: Any, draft: KitDraft, *, context_root: str = "",
     if legacy:
         require(set(doc) == {"schema_version", "catalog_root", "decisions"}, "REVIEW_FILE_FIELDS")
     else:
-        require(set(doc) == {"schema_version", "catalog_root", "context_root", "role", "decisions"},
-                "REVIEW_FILE_FIELDS")
-        require(doc["schema_version"] == NATIVE and doc["context_root"] == (context_root or draft.project_id)
-                and doc["role"] == role, "REVIEW_CONTEXT_OR_ROLE_MISMATCH")
-    require(role == "individual", "LEGACY_REVIEW_NOT_RANDOM_AUDIT" if legacy else "AUDIT_ROLE_IMPORT_UNSUPPORTED")
+        require(
+            set(doc) == {"schema_version", "catalog_root", "context_root", "role", "decisions"},
+            "REVIEW_FILE_FIELDS",
+        )
+        require(
+            doc["schema_version"] == NATIVE
+            and doc["context_root"] == (context_root or draft.project_id)
+            and doc["role"] == role,
+            "REVIEW_CONTEXT_OR_ROLE_MISMATCH",
+        )
+    require(
+        role == "individual", "LEGACY_REVIEW_NOT_RANDOM_AUDIT" if legacy else "AUDIT_ROLE_IMPORT_UNSUPPORTED"
+    )
     require(doc["catalog_root"] == draft.catalog_root, "REVIEW_CATALOG_STALE")
     require(isinstance(doc["decisions"], list), "REVIEW_LIST_REQUIRED")
-    allowed = {q for q, item in draft.items.items() if item.get("problem_id") in draft.development_problem_ids}
+    allowed = {
+        q for q, item in draft.items.items() if item.get("problem_id") in draft.development_problem_ids
+    }
     fields = set(BASE_FIELDS) if legacy else {*BASE_FIELDS, "severity", "sequence"}
     found: dict[str, dict[str, Any]] = {}
     for original in doc["decisions"]:
         require(isinstance(original, dict) and set(original) == fields, "REVIEW_DECISION_FIELDS")
         d = copy.deepcopy(original)
         qid = d["logical_probe_id"]
-        require(isinstance(qid, str) and qid in allowed and qid not in found, "UNKNOWN_NONDEV_OR_DUPLICATE_PROBE",
-                str(qid))
+        require(
+            isinstance(qid, str) and qid in allowed and qid not in found,
+            "UNKNOWN_NONDEV_OR_DUPLICATE_PROBE",
+            str(qid),
+        )
         require(d["review_target_root"] == draft.items[qid]["review_target_root"], "REVIEW_TARGET_STALE", qid)
         require(d["status"] in ("pending", "approved", "rejected"), "REVIEW_STATUS_INVALID", qid)
-        require(all(isinstance(d[k], str) for k in ("reviewer", "blind_answer", "note")), "REVIEW_TEXT_REQUIRED", qid)
-        require(isinstance(d["confirmations"], dict) and set(d["confirmations"]) == set(CONFIRMATIONS),
-                "REVIEW_CONFIRMATIONS_FIELDS", qid)
+        require(
+            all(isinstance(d[k], str) for k in ("reviewer", "blind_answer", "note")),
+            "REVIEW_TEXT_REQUIRED",
+            qid,
+        )
+        require(
+            isinstance(d["confirmations"], dict) and set(d["confirmations"]) == set(CONFIRMATIONS),
+            "REVIEW_CONFIRMATIONS_FIELDS",
+            qid,
+        )
         require(all(type(v) is bool for v in d["confirmations"].values()), "REVIEW_BOOLEAN_REQUIRED", qid)
         if legacy:
             d.update(severity="unresolved" if d["status"] == "rejected" else "none", sequence=None)
         require(d["severity"] in SEVERITIES, "REVIEW_SEVERITY_INVALID", qid)
-        require(d["sequence"] is None or (type(d["sequence"]) is int and d["sequence"] > 0),
-                "REVIEW_SEQUENCE_INVALID", qid)
+        require(
+            d["sequence"] is None or (type(d["sequence"]) is int and d["sequence"] > 0),
+            "REVIEW_SEQUENCE_INVALID",
+            qid,
+        )
         if d["status"] != "pending":
             require(_text(d["reviewer"]), "REVIEWER_REQUIRED", qid)
             require(_text(d["blind_answer"]), "BLIND_ANSWER_REQUIRED", qid)
         if d["status"] == "approved":
-            require(d["severity"] in ("none", "minor") and all(d["confirmations"].values()),
-                    "APPROVAL_CHECKS_REQUIRED", qid)
+            require(
+                d["severity"] in ("none", "minor") and all(d["confirmations"].values()),
+                "APPROVAL_CHECKS_REQUIRED",
+                qid,
+            )
         elif d["status"] == "rejected":
             require(d["severity"] not in ("none", "minor"), "REJECTION_NEEDS_DEFECT_CLASS", qid)
             require(_text(d["note"]), "REJECTION_NOTE_REQUIRED", qid)

@@ -18,10 +18,22 @@ from physalign_site.errors import ApplicationError
 CONFIRMATIONS = (
     ("source_semantics", "Source supports the question semantics; nothing from Pass 5 or the solution."),
     ("complete_targets", "Full source checked; the target set is closed; no single choice manufactured."),
-    ("distinct_candidates", "Candidates are distinguishable; identity merges correct; no leak through names."),
-    ("rendered_locations", "Original and every locator view seen; R/E/H precise and not occluding key content."),
-    ("packet_no_binding_leakage", "The +GT packet gives only readable diagram text (tick for an empty packet: not applicable)."),
-    ("diagram_asset_scope", "The read/packet region belongs to the problem diagram (text branch: not applicable)."),
+    (
+        "distinct_candidates",
+        "Candidates are distinguishable; identity merges correct; no leak through names.",
+    ),
+    (
+        "rendered_locations",
+        "Original and every locator view seen; R/E/H precise and not occluding key content.",
+    ),
+    (
+        "packet_no_binding_leakage",
+        "The +GT packet gives only readable diagram text (tick for an empty packet: not applicable).",
+    ),
+    (
+        "diagram_asset_scope",
+        "The read/packet region belongs to the problem diagram (text branch: not applicable).",
+    ),
 )
 CONFIRMATION_KEYS = tuple(key for key, _ in CONFIRMATIONS)
 assert CONFIRMATION_KEYS == kit_review.CONFIRMATIONS, "labels must follow the Kit's confirmations"
@@ -57,12 +69,15 @@ class Severity(models.TextChoices):
 class ReviewSlot(models.Model):
     """One parent's probes for one reviewer in one role and context, handed out by the queue."""
 
-    parent = models.ForeignKey("annotation.ParentProblem", on_delete=models.CASCADE, related_name="review_slots")
+    parent = models.ForeignKey(
+        "annotation.ParentProblem", on_delete=models.CASCADE, related_name="review_slots"
+    )
     role = models.CharField(max_length=12, choices=Role.choices)
     context = models.CharField(max_length=40)  # "development" or "audit:<plan id>"
     blind_first_probe_id = models.CharField(max_length=68)
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                                 related_name="review_slots")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="review_slots"
+    )
     claimed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -72,8 +87,11 @@ class ReviewSlot(models.Model):
             models.UniqueConstraint(fields=["parent", "role", "context"], name="review_slot_unique"),
             # a reviewer holds at most one role on a parent in a context (primary, secondary and adjudicator
             # must be different people); the claim service also serializes one reviewer's claims
-            models.UniqueConstraint(fields=["parent", "context", "reviewer"], condition=Q(reviewer__isnull=False),
-                                    name="one_slot_per_reviewer_per_parent"),
+            models.UniqueConstraint(
+                fields=["parent", "context", "reviewer"],
+                condition=Q(reviewer__isnull=False),
+                name="one_slot_per_reviewer_per_parent",
+            ),
         ]
         indexes = [models.Index(fields=["context", "role", "reviewer"])]
 
@@ -100,13 +118,17 @@ class ReviewContextSetting(models.Model):
 
     context = models.CharField(max_length=40, unique=True)
     blind_order = models.CharField(max_length=8, choices=BlindOrder.choices, default=BlindOrder.STRICT)
-    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=Q(blind_order__in=["strict", "kit"]),
-                                              name="review_blind_order_valid")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(blind_order__in=["strict", "kit"]), name="review_blind_order_valid"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.context}: {self.blind_order}"
@@ -132,7 +154,9 @@ class BlindAnswer(ImmutableRow):
 
     slot = models.ForeignKey(ReviewSlot, on_delete=models.PROTECT, related_name="blind_answers")
     probe = models.ForeignKey("probes.Probe", on_delete=models.CASCADE, related_name="blind_answers")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="blind_answers")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="blind_answers"
+    )
     role = models.CharField(max_length=12, choices=Role.choices)
     review_target_root = models.CharField(max_length=64)
     answer = models.JSONField(null=True, blank=True)  # {"referent": [...]} / {"owner": [...], "read": {...}}
@@ -145,10 +169,15 @@ class BlindAnswer(ImmutableRow):
     class Meta:
         ordering = ["slot", "sequence"]
         constraints = [
-            models.UniqueConstraint(fields=["slot", "probe", "review_target_root"], name="blind_once_per_root"),
+            models.UniqueConstraint(
+                fields=["slot", "probe", "review_target_root"], name="blind_once_per_root"
+            ),
             models.UniqueConstraint(fields=["slot", "sequence"], name="blind_sequence_unique"),
-            models.CheckConstraint(condition=Q(cannot_answer=True, answer__isnull=True) | Q(cannot_answer=False,
-                                   answer__isnull=False), name="blind_answer_or_cannot"),
+            models.CheckConstraint(
+                condition=Q(cannot_answer=True, answer__isnull=True)
+                | Q(cannot_answer=False, answer__isnull=False),
+                name="blind_answer_or_cannot",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -183,7 +212,9 @@ class ReviewDecision(ImmutableRow):
     slot = models.ForeignKey(ReviewSlot, on_delete=models.PROTECT, related_name="decisions")
     probe = models.ForeignKey("probes.Probe", on_delete=models.CASCADE, related_name="review_decisions")
     blind = models.OneToOneField(BlindAnswer, on_delete=models.PROTECT, related_name="decision")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_decisions")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_decisions"
+    )
     role = models.CharField(max_length=12, choices=Role.choices)
     review_target_root = models.CharField(max_length=64)
     status = models.CharField(max_length=8, choices=Status.choices)
@@ -198,11 +229,17 @@ class ReviewDecision(ImmutableRow):
     class Meta:
         ordering = ["slot", "sequence"]
         constraints = [
-            models.UniqueConstraint(fields=["slot", "probe", "review_target_root"], name="decision_once_per_root"),
-            models.CheckConstraint(condition=Q(status="rejected") | Q(severity__in=["none", "minor"]),
-                                   name="approval_needs_none_or_minor"),
-            models.CheckConstraint(condition=Q(status="approved") | ~Q(severity__in=["none", "minor"]),
-                                   name="rejection_needs_a_defect_severity"),
+            models.UniqueConstraint(
+                fields=["slot", "probe", "review_target_root"], name="decision_once_per_root"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="rejected") | Q(severity__in=["none", "minor"]),
+                name="approval_needs_none_or_minor",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="approved") | ~Q(severity__in=["none", "minor"]),
+                name="rejection_needs_a_defect_severity",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -219,7 +256,9 @@ class AuditCampaign(models.Model):
     campaign_id = models.CharField(max_length=70, unique=True)
     nonce = models.CharField(max_length=64, unique=True)
     policy = models.JSONField()
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -264,7 +303,9 @@ class AuditAssessment(models.Model):
     complete = models.BooleanField()
     result = models.JSONField()
     result_root = models.CharField(max_length=64)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -282,21 +323,28 @@ class Signoff(models.Model):
         INDIVIDUAL = "individual", "Individually approved parents (development split)"
 
     mode = models.CharField(max_length=12, choices=Mode.choices)
-    assessment = models.ForeignKey(AuditAssessment, null=True, blank=True, on_delete=models.PROTECT,
-                                   related_name="signoffs")
+    assessment = models.ForeignKey(
+        AuditAssessment, null=True, blank=True, on_delete=models.PROTECT, related_name="signoffs"
+    )
     split = models.CharField(max_length=20)
     problem_ids = models.JSONField()
     target_root = models.CharField(max_length=64)
     confirmations = models.JSONField()
     evidence_ref = models.CharField(max_length=200)
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    release = models.ForeignKey("probes.Release", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    release = models.ForeignKey(
+        "probes.Release", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=Q(mode="individual") | Q(assessment__isnull=False),
-                                              name="audit_signoff_needs_assessment")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(mode="individual") | Q(assessment__isnull=False),
+                name="audit_signoff_needs_assessment",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"signoff {self.pk} ({self.mode})"
@@ -311,8 +359,9 @@ class KitDraftImport(models.Model):
     project_id = models.CharField(max_length=80, blank=True)  # the Kit review project (context root), if any
     catalog = models.JSONField()
     summary = models.JSONField(default=dict)
-    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+")
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -362,19 +411,26 @@ class KitDecision(ImmutableRow):
     kit_reviewer = models.CharField(max_length=200)
     note = models.TextField(blank=True)
     sequence = models.PositiveIntegerField(null=True, blank=True)
-    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+")
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["probe", "created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["probe", "review_target_root", "role", "context_root"],
-                                    name="kit_decision_once_per_root"),
-            models.CheckConstraint(condition=Q(status="rejected") | Q(severity__in=["none", "minor"]),
-                                   name="kit_approval_needs_none_or_minor"),
-            models.CheckConstraint(condition=Q(status="approved") | ~Q(severity__in=["none", "minor"]),
-                                   name="kit_rejection_needs_a_defect_severity"),
+            models.UniqueConstraint(
+                fields=["probe", "review_target_root", "role", "context_root"],
+                name="kit_decision_once_per_root",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="rejected") | Q(severity__in=["none", "minor"]),
+                name="kit_approval_needs_none_or_minor",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="approved") | ~Q(severity__in=["none", "minor"]),
+                name="kit_rejection_needs_a_defect_severity",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -32,7 +32,9 @@ def _leaf_strings(value: Any) -> Iterable[str]:
             yield from _leaf_strings(item)
 
 
-def private_strings(*, key: Mapping[str, Any], gold_view: Mapping[str, Any], metadata: Mapping[str, Any]) -> set[str]:
+def private_strings(
+    *, key: Mapping[str, Any], gold_view: Mapping[str, Any], metadata: Mapping[str, Any]
+) -> set[str]:
     """Every private string of one probe (see the module docstring)."""
     found: set[str] = set()
     found.update(str(read.get("expected", "")) for read in key.get("read_targets") or [])

@@ -18,16 +18,22 @@ def _blind_label(blind: BlindAnswer) -> str:
         return "cannot answer"
     parts = []
     for key, value in sorted(blind.answer.items()):
-        parts.append(f"{key}={','.join(value)}" if isinstance(value, list) else
-                     f"{key}=" + ";".join(f"{a}:{t}" for a, t in sorted(value.items())))
+        parts.append(
+            f"{key}={','.join(value)}"
+            if isinstance(value, list)
+            else f"{key}=" + ";".join(f"{a}:{t}" for a, t in sorted(value.items()))
+        )
     return " ".join(parts)
 
 
 def agreement_report(*, context: str = "development") -> dict[str, Any]:
     """Per-probe agreement, Cohen's κ per reviewer pair, Fleiss' κ, on blind answers and on decisions (fresh
     roots only), and each reviewer's blind accuracy against the target (a human baseline)."""
-    blinds = (BlindAnswer.objects.filter(slot__context=context).select_related("probe", "reviewer")
-              .order_by("probe__logical_probe_id"))
+    blinds = (
+        BlindAnswer.objects.filter(slot__context=context)
+        .select_related("probe", "reviewer")
+        .order_by("probe__logical_probe_id")
+    )
     blind_ratings: dict[str, dict[str, str]] = defaultdict(dict)
     accuracy: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for blind in blinds:
@@ -41,11 +47,19 @@ def agreement_report(*, context: str = "development") -> dict[str, Any]:
     for decision in ReviewDecision.objects.filter(slot__context=context).select_related("probe", "reviewer"):
         if decision.review_target_root == decision.probe.review_target_root:
             decision_ratings[decision.probe.logical_probe_id][decision.reviewer.get_username()] = (
-                f"{decision.status}/{decision.severity}")
+                f"{decision.status}/{decision.severity}"
+            )
     blind_items = agreement.per_item_agreement(blind_ratings)
     decision_items = agreement.per_item_agreement(decision_ratings)
-    per_probe = [{"probe": q, "blind": blind_items.get(q), "decision": decision_items.get(q),
-                  "raters": len(blind_ratings.get(q, {}))} for q in sorted(set(blind_items) | set(decision_items))]
+    per_probe = [
+        {
+            "probe": q,
+            "blind": blind_items.get(q),
+            "decision": decision_items.get(q),
+            "raters": len(blind_ratings.get(q, {})),
+        }
+        for q in sorted(set(blind_items) | set(decision_items))
+    ]
 
     def mean(values: list[float]) -> float | None:
         return sum(values) / len(values) if values else None
@@ -54,24 +68,42 @@ def agreement_report(*, context: str = "development") -> dict[str, Any]:
         "context": context,
         "probes_rated": len(blind_ratings),
         "probes_multi_rated": len(blind_items),
-        "blind": {"pairs": agreement.pairwise_kappas(blind_ratings), "fleiss": agreement.fleiss_kappa(blind_ratings),
-                  "mean_probe_agreement": mean(list(blind_items.values()))},
-        "decision": {"pairs": agreement.pairwise_kappas(decision_ratings),
-                     "fleiss": agreement.fleiss_kappa(decision_ratings),
-                     "mean_probe_agreement": mean(list(decision_items.values()))},
+        "blind": {
+            "pairs": agreement.pairwise_kappas(blind_ratings),
+            "fleiss": agreement.fleiss_kappa(blind_ratings),
+            "mean_probe_agreement": mean(list(blind_items.values())),
+        },
+        "decision": {
+            "pairs": agreement.pairwise_kappas(decision_ratings),
+            "fleiss": agreement.fleiss_kappa(decision_ratings),
+            "mean_probe_agreement": mean(list(decision_items.values())),
+        },
         "per_probe": per_probe,
-        "accuracy": [{"reviewer": who, "correct": c, "answered": n, "accuracy": c / n if n else None}
-                     for who, (c, n) in sorted(accuracy.items())],
+        "accuracy": [
+            {"reviewer": who, "correct": c, "answered": n, "accuracy": c / n if n else None}
+            for who, (c, n) in sorted(accuracy.items())
+        ],
     }
 
 
 def agreement_json(report: dict[str, Any]) -> dict[str, Any]:
     def pairs(rows: list[agreement.PairKappa]) -> list[dict[str, Any]]:
-        return [{"rater_a": p.rater_a, "rater_b": p.rater_b, "items": p.items, "observed": p.observed,
-                 "kappa": p.kappa} for p in rows]
+        return [
+            {
+                "rater_a": p.rater_a,
+                "rater_b": p.rater_b,
+                "items": p.items,
+                "observed": p.observed,
+                "kappa": p.kappa,
+            }
+            for p in rows
+        ]
 
-    return {**report, "blind": {**report["blind"], "pairs": pairs(report["blind"]["pairs"])},
-            "decision": {**report["decision"], "pairs": pairs(report["decision"]["pairs"])}}
+    return {
+        **report,
+        "blind": {**report["blind"], "pairs": pairs(report["blind"]["pairs"])},
+        "decision": {**report["decision"], "pairs": pairs(report["decision"]["pairs"])},
+    }
 
 
 def accounting_tables() -> dict[str, Any]:
@@ -84,20 +116,33 @@ def accounting_tables() -> dict[str, Any]:
     excluded_parents = set(latest.result.get("confirmed_excluded_parents", [])) if latest else set()
     approved = [p for p in probes if p.state == Probe.State.APPROVED]
     withheld = [p for p in approved if p.parent.problem_id in excluded_parents]
-    stale_ids = {d.probe_id for d in ReviewDecision.objects.select_related("probe")
-                 if d.review_target_root != d.probe.review_target_root}
+    stale_ids = {
+        d.probe_id
+        for d in ReviewDecision.objects.select_related("probe")
+        if d.review_target_root != d.probe.review_target_root
+    }
     rereviewed = [p for p in probes if p.pk in stale_ids]
     table4 = {
-        "screening": [("Approved by human review", states.get(Probe.State.APPROVED, 0)),
-                      ("Rejected by human review", states.get(Probe.State.REJECTED, 0)),
-                      ("Further review required (pending or in adjudication)", states.get(Probe.State.PENDING_REVIEW, 0)),
-                      ("Blocked at compilation (probe groups, latest run)", blocked)],
+        "screening": [
+            ("Approved by human review", states.get(Probe.State.APPROVED, 0)),
+            ("Rejected by human review", states.get(Probe.State.REJECTED, 0)),
+            (
+                "Further review required (pending or in adjudication)",
+                states.get(Probe.State.PENDING_REVIEW, 0),
+            ),
+            ("Blocked at compilation (probe groups, latest run)", blocked),
+        ],
         "total": len(probes) + blocked,
-        "admission": [("Withheld through risk isolation", len(withheld)), ("Retained probes", len(approved) - len(withheld))],
-        "rereview": [("Recompiled probes re-reviewed by humans", len(rereviewed)),
-                     ("Approved after re-review", sum(p.state == Probe.State.APPROVED for p in rereviewed)),
-                     ("Rejected after re-review", sum(p.state == Probe.State.REJECTED for p in rereviewed)),
-                     ("Still awaiting re-review", sum(p.state == Probe.State.PENDING_REVIEW for p in rereviewed))],
+        "admission": [
+            ("Withheld through risk isolation", len(withheld)),
+            ("Retained probes", len(approved) - len(withheld)),
+        ],
+        "rereview": [
+            ("Recompiled probes re-reviewed by humans", len(rereviewed)),
+            ("Approved after re-review", sum(p.state == Probe.State.APPROVED for p in rereviewed)),
+            ("Rejected after re-review", sum(p.state == Probe.State.REJECTED for p in rereviewed)),
+            ("Still awaiting re-review", sum(p.state == Probe.State.PENDING_REVIEW for p in rereviewed)),
+        ],
     }
     plan = AuditPlan.objects.order_by("-pk").first()
     table5: dict[str, Any] = {"plan": plan, "allocation": [], "disposition": []}
@@ -109,9 +154,13 @@ def accounting_tables() -> dict[str, Any]:
             groups[probe.parent.source.name][0] += 1
             groups[probe.parent.source.name][1] += int(probe.logical_probe_id in audited)
         total = [sum(v[0] for v in groups.values()), sum(v[1] for v in groups.values())]
-        table5["allocation"] = [(name, n, a, 100 * a / n if n else 0.0) for name, (n, a) in sorted(groups.items())]
+        table5["allocation"] = [
+            (name, n, a, 100 * a / n if n else 0.0) for name, (n, a) in sorted(groups.items())
+        ]
         table5["allocation_total"] = (total[0], total[1], 100 * total[1] / total[0] if total[0] else 0.0)
-        rejected_before = set(ReviewDecision.objects.filter(status="rejected").values_list("probe_id", flat=True))
+        rejected_before = set(
+            ReviewDecision.objects.filter(status="rejected").values_list("probe_id", flat=True)
+        )
         disposition: Counter[str] = Counter()
         for probe in (p for p in probes if p.logical_probe_id in audited):
             outcome = probe_outcome(probe, plan.context).state
@@ -122,10 +171,12 @@ def accounting_tables() -> dict[str, Any]:
             else:
                 disposition["excluded"] += 1
         n = len(audited) or 1
-        rows = [("Passed first review without revision", disposition["first"]),
-                ("Passed after correction and reinspection", disposition["after"]),
-                ("Rejected or unresolved; excluded", disposition["excluded"]),
-                ("Not yet reviewed", disposition["pending"])]
+        rows = [
+            ("Passed first review without revision", disposition["first"]),
+            ("Passed after correction and reinspection", disposition["after"]),
+            ("Rejected or unresolved; excluded", disposition["excluded"]),
+            ("Not yet reviewed", disposition["pending"]),
+        ]
         table5["disposition"] = [(label, count, 100 * count / n) for label, count in rows]
         accepted = disposition["first"] + disposition["after"]
         table5["accepted"] = (accepted, 100 * accepted / n)

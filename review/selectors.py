@@ -31,9 +31,9 @@ def live_probes() -> QuerySet[Probe]:
 
 def probe_decisions(probe: Probe, context: str, *, root: str | None = None) -> dict[str, ReviewDecision]:
     """Fresh decisions (bound to the probe's current root, or ``root``) of this context, by role."""
-    rows = (ReviewDecision.objects.filter(probe=probe, slot__context=context,
-                                          review_target_root=root or probe.review_target_root)
-            .select_related("blind"))
+    rows = ReviewDecision.objects.filter(
+        probe=probe, slot__context=context, review_target_root=root or probe.review_target_root
+    ).select_related("blind")
     return {row.role: row for row in rows}
 
 
@@ -51,7 +51,9 @@ def _final(decision: ReviewDecision) -> Outcome:
 
 
 def finding_of(decision: ReviewDecision) -> audit_stats.Finding:
-    return audit_stats.Finding(str(decision.reviewer_id), decision.status, decision.severity, decision.sequence)
+    return audit_stats.Finding(
+        str(decision.reviewer_id), decision.status, decision.severity, decision.sequence
+    )
 
 
 def probe_outcome(probe: Probe, context: str, *, ignore_resolution: bool = False) -> Outcome:
@@ -74,8 +76,14 @@ def probe_outcome(probe: Probe, context: str, *, ignore_resolution: bool = False
         return _final(a)
     if a is None or b is None:
         return Outcome("pending")
-    if (a.status == b.status == "approved" and a.all_confirmed and b.all_confirmed and a.blind.matches_target
-            and b.blind.matches_target and a.packet_state == b.packet_state):
+    if (
+        a.status == b.status == "approved"
+        and a.all_confirmed
+        and b.all_confirmed
+        and a.blind.matches_target
+        and b.blind.matches_target
+        and a.packet_state == b.packet_state
+    ):
         return _final(a)
     if a.status == b.status == "rejected" and a.severity == b.severity and a.severity != "unresolved":
         return _final(a)
@@ -85,13 +93,21 @@ def probe_outcome(probe: Probe, context: str, *, ignore_resolution: bool = False
 def slot_work(slot: ReviewSlot, *, include_done: bool = False) -> list[Probe]:
     """The slot's probes, in order: the blind-first probe, then by id. Without ``include_done``, only those
     still lacking this slot's decision on the current root. An adjudicator only gets disputed probes."""
-    probes = list(live_probes().filter(parent_id=slot.parent_id).select_related("parent", "key")
-                  .order_by("logical_probe_id"))
+    probes = list(
+        live_probes()
+        .filter(parent_id=slot.parent_id)
+        .select_related("parent", "key")
+        .order_by("logical_probe_id")
+    )
     if slot.context != DEVELOPMENT:
         plan = AuditPlan.objects.filter(pk=slot.context.split(":", 1)[1]).first()
         probes = [p for p in probes if plan is not None and p.logical_probe_id in plan.target_roots]
     if slot.role == Role.ADJUDICATOR:
-        probes = [p for p in probes if probe_outcome(p, slot.context, ignore_resolution=True).state == "adjudication"]
+        probes = [
+            p
+            for p in probes
+            if probe_outcome(p, slot.context, ignore_resolution=True).state == "adjudication"
+        ]
     probes.sort(key=lambda p: (p.logical_probe_id != slot.blind_first_probe_id, p.logical_probe_id))
     if include_done:
         return probes
@@ -116,8 +132,15 @@ def slot_rows(slot: ReviewSlot) -> list[WorkRow]:
     for probe in probes:
         key = (probe.pk, probe.review_target_root)
         stale = sum(1 for (pid, root) in decisions if pid == probe.pk and root != probe.review_target_root)
-        rows.append(WorkRow(probe, blinds.get(key), decisions.get(key), stale,
-                            probe.logical_probe_id == slot.blind_first_probe_id))
+        rows.append(
+            WorkRow(
+                probe,
+                blinds.get(key),
+                decisions.get(key),
+                stale,
+                probe.logical_probe_id == slot.blind_first_probe_id,
+            )
+        )
     return rows
 
 
@@ -135,7 +158,9 @@ def open_contexts() -> list[tuple[str, str]]:
     contexts = [(DEVELOPMENT, "Development review")]
     for plan in AuditPlan.objects.select_related("campaign").order_by("-pk")[:10]:
         if not plan.assessments.filter(accepted=True).exists():
-            contexts.append((plan.context, f"Audit {plan.campaign.campaign_id[:12]}… round {plan.round_number}"))
+            contexts.append(
+                (plan.context, f"Audit {plan.campaign.campaign_id[:12]}… round {plan.round_number}")
+            )
     return contexts
 
 
@@ -152,38 +177,59 @@ def development_parents_state() -> dict[str, Any]:
     by_parent: dict[str, list[Probe]] = {}
     for probe in probes:
         by_parent.setdefault(probe.parent.problem_id, []).append(probe)
-    approved = sorted(pid for pid, ps in by_parent.items() if all(p.state == Probe.State.APPROVED for p in ps))
+    approved = sorted(
+        pid for pid, ps in by_parent.items() if all(p.state == Probe.State.APPROVED for p in ps)
+    )
     blocking = sorted(_blocking_findings(probes))
     roots = {p.logical_probe_id: p.review_target_root for pid in approved for p in by_parent[pid]}
-    return {"parents": sorted(by_parent), "approved_parents": approved,
-            "incomplete": sorted(set(by_parent) - set(approved)), "blocking": blocking, "roots": roots}
+    return {
+        "parents": sorted(by_parent),
+        "approved_parents": approved,
+        "incomplete": sorted(set(by_parent) - set(approved)),
+        "blocking": blocking,
+        "roots": roots,
+    }
 
 
 def _blocking_findings(probes: list[Probe]) -> set[str]:
     """Probes with a systemic or information finding on their current root: in-app decisions on the
     development context and imported Kit decisions alike (a Kit file cannot bypass what blocks ours)."""
     blocking = ("systemic", "information")
-    found = [*ReviewDecision.objects.filter(slot__context=DEVELOPMENT, severity__in=blocking, probe__in=probes)
-             .select_related("probe"),
-             *KitDecision.objects.filter(severity__in=blocking, probe__in=probes).select_related("probe")]
+    found = [
+        *ReviewDecision.objects.filter(
+            slot__context=DEVELOPMENT, severity__in=blocking, probe__in=probes
+        ).select_related("probe"),
+        *KitDecision.objects.filter(severity__in=blocking, probe__in=probes).select_related("probe"),
+    ]
     return {d.probe.logical_probe_id for d in found if d.review_target_root == d.probe.review_target_root}
 
 
 def plan_findings(plan: AuditPlan) -> dict[str, Any]:
     """The plan's findings on the roots it audited, as the pure assessment wants them."""
     audited = set(plan.sample) | set(plan.risk)
-    probes = (Probe.objects.filter(logical_probe_id__in=list(plan.target_roots)).select_related("parent")
-              .order_by("logical_probe_id"))
+    probes = (
+        Probe.objects.filter(logical_probe_id__in=list(plan.target_roots))
+        .select_related("parent")
+        .order_by("logical_probe_id")
+    )
     probes_by_parent: dict[str, list[str]] = {pid: [] for pid in audited}
     for probe in probes:
         probes_by_parent.setdefault(probe.parent.problem_id, []).append(probe.logical_probe_id)
-    slots: dict[str, dict[str, audit_stats.Finding]] = {Role.PRIMARY: {}, Role.SECONDARY: {}, Role.ADJUDICATOR: {}}
+    slots: dict[str, dict[str, audit_stats.Finding]] = {
+        Role.PRIMARY: {},
+        Role.SECONDARY: {},
+        Role.ADJUDICATOR: {},
+    }
     for decision in ReviewDecision.objects.filter(slot__context=plan.context).select_related("probe"):
         qid = decision.probe.logical_probe_id
         if plan.target_roots.get(qid) == decision.review_target_root:
             slots[decision.role][qid] = finding_of(decision)
-    return {"probes_by_parent": probes_by_parent, "primary": slots[Role.PRIMARY],
-            "secondary": slots[Role.SECONDARY], "resolutions": slots[Role.ADJUDICATOR]}
+    return {
+        "probes_by_parent": probes_by_parent,
+        "primary": slots[Role.PRIMARY],
+        "secondary": slots[Role.SECONDARY],
+        "resolutions": slots[Role.ADJUDICATOR],
+    }
 
 
 # Blind order and the reveal -------------------------------------------------------------------------------------
@@ -221,15 +267,21 @@ class BlindProgress:
 
     def _first_pending(self) -> bool:
         first = next((p for p in self.probes if p.logical_probe_id == self.slot.blind_first_probe_id), None)
-        return (self.slot.role in (Role.PRIMARY, Role.SECONDARY) and first is not None
-                and first.pk not in self.answered)
+        return (
+            self.slot.role in (Role.PRIMARY, Role.SECONDARY)
+            and first is not None
+            and first.pk not in self.answered
+        )
 
     def answer_gate(self, probe: Probe) -> Gate:
         if probe.pk in self.answered:
             return Gate(False, "BLIND_ANSWER_IMMUTABLE", "Your blind answer was submitted and cannot change.")
         if probe.logical_probe_id != self.slot.blind_first_probe_id and self._first_pending():
-            return Gate(False, "AUDIT_BLIND_FIRST_ORDER_NOT_RESPECTED",
-                        "Answer this parent's blind-first probe first; the others open after it.")
+            return Gate(
+                False,
+                "AUDIT_BLIND_FIRST_ORDER_NOT_RESPECTED",
+                "Answer this parent's blind-first probe first; the others open after it.",
+            )
         return OPEN
 
     def reveal_gate(self, probe: Probe) -> Gate:
@@ -237,19 +289,29 @@ class BlindProgress:
             return Gate(False, "BLIND_ANSWER_REQUIRED", "Submit your blind answer first.")
         if self.order == BlindOrder.STRICT and self.remaining:
             left = len(self.remaining)
-            return Gate(False, "BLIND_ORDER_STRICT",
-                        f"Answer every probe of this parent blind before any target is shown (strict blind "
-                        f"order): {left} probe{'s' if left != 1 else ''} still to answer.")
+            return Gate(
+                False,
+                "BLIND_ORDER_STRICT",
+                f"Answer every probe of this parent blind before any target is shown (strict blind "
+                f"order): {left} probe{'s' if left != 1 else ''} still to answer.",
+            )
         return OPEN
 
 
 def blind_progress(slot: ReviewSlot) -> BlindProgress:
     probes = tuple(slot_work(slot, include_done=True))
-    answered = frozenset(BlindAnswer.objects.filter(
-        slot=slot, probe__in=[p.pk for p in probes]).values_list("probe_id", "review_target_root"))
+    answered = frozenset(
+        BlindAnswer.objects.filter(slot=slot, probe__in=[p.pk for p in probes]).values_list(
+            "probe_id", "review_target_root"
+        )
+    )
     roots = {p.pk: p.review_target_root for p in probes}
-    return BlindProgress(slot=slot, order=blind_order_of(slot.context), probes=probes,
-                         answered=frozenset(pk for pk, root in answered if roots.get(pk) == root))
+    return BlindProgress(
+        slot=slot,
+        order=blind_order_of(slot.context),
+        probes=probes,
+        answered=frozenset(pk for pk, root in answered if roots.get(pk) == root),
+    )
 
 
 def withheld_for(slot: ReviewSlot) -> frozenset[str]:
@@ -257,22 +319,36 @@ def withheld_for(slot: ReviewSlot) -> frozenset[str]:
     parent that the reviewer has not answered blind on its current root (in any slot), less what the
     parent's public prompts already show."""
     probes = list(live_probes().filter(parent_id=slot.parent_id).select_related("key"))
-    answered = set(BlindAnswer.objects.filter(reviewer_id=slot.reviewer_id, probe__in=probes)
-                   .values_list("probe_id", "review_target_root"))
-    public = "\n".join(f"{p.raw_messages.get('system', '')}\n{p.raw_messages.get('user', '')}" for p in probes)
+    answered = set(
+        BlindAnswer.objects.filter(reviewer_id=slot.reviewer_id, probe__in=probes).values_list(
+            "probe_id", "review_target_root"
+        )
+    )
+    public = "\n".join(
+        f"{p.raw_messages.get('system', '')}\n{p.raw_messages.get('user', '')}" for p in probes
+    )
     strings: set[str] = set()
     for probe in probes:
         if (probe.pk, probe.review_target_root) not in answered:
-            strings |= redaction.private_strings(key=probe.key.key, gold_view=probe.gold_view,
-                                                 metadata=probe.metadata)
+            strings |= redaction.private_strings(
+                key=probe.key.key, gold_view=probe.gold_view, metadata=probe.metadata
+            )
     return redaction.withheld(strings, public_text=public)
 
 
 def _decision_view(decision: ReviewDecision) -> dict[str, Any]:
-    return {"reviewer": decision.reviewer.get_username(), "role": decision.role, "status": decision.status,
-            "severity": decision.severity, "confirmations": decision.confirmations,
-            "packet_state": decision.packet_state, "note": decision.note, "sequence": decision.sequence,
-            "review_target_root": decision.review_target_root, "blind_matched": decision.blind.matches_target}
+    return {
+        "reviewer": decision.reviewer.get_username(),
+        "role": decision.role,
+        "status": decision.status,
+        "severity": decision.severity,
+        "confirmations": decision.confirmations,
+        "packet_state": decision.packet_state,
+        "note": decision.note,
+        "sequence": decision.sequence,
+        "review_target_root": decision.review_target_root,
+        "blind_matched": decision.blind.matches_target,
+    }
 
 
 def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
@@ -284,17 +360,32 @@ def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
     others = probe_decisions(probe, slot.context) if slot.role == Role.ADJUDICATOR else {}
     strings = withheld_for(slot)
     payload = {
-        "logical_probe_id": probe.logical_probe_id, "interface": probe.interface,
+        "logical_probe_id": probe.logical_probe_id,
+        "interface": probe.interface,
         "review_target_root": probe.review_target_root,
         "expected_binding_aliases": probe.key.gold_aliases,
-        "read": [{"anchor_alias": r["anchor_alias"], "expected": r["expected"], "normalizer_id": r["normalizer_id"]}
-                 for r in key.get("read_targets", [])],
-        "packet": probe.gold_view.get("recognition_packet", []), "packet_plan": key["packet_plan"],
-        "gold_messages": probe.gold_messages, "source_records": key.get("source_records"),
-        "diagnostics": probe.metadata, "candidate_map": key["candidate_map"],
-        "blind_answer": {"answer": blind.answer, "cannot_answer": blind.cannot_answer, "reason": blind.reason,
-                         "matches_target": blind.matches_target, "sequence": blind.sequence,
-                         "display": blind.display},
+        "read": [
+            {
+                "anchor_alias": r["anchor_alias"],
+                "expected": r["expected"],
+                "normalizer_id": r["normalizer_id"],
+            }
+            for r in key.get("read_targets", [])
+        ],
+        "packet": probe.gold_view.get("recognition_packet", []),
+        "packet_plan": key["packet_plan"],
+        "gold_messages": probe.gold_messages,
+        "source_records": key.get("source_records"),
+        "diagnostics": probe.metadata,
+        "candidate_map": key["candidate_map"],
+        "blind_answer": {
+            "answer": blind.answer,
+            "cannot_answer": blind.cannot_answer,
+            "reason": blind.reason,
+            "matches_target": blind.matches_target,
+            "sequence": blind.sequence,
+            "display": blind.display,
+        },
         "other_decisions": [_decision_view(others[r]) for r in (Role.PRIMARY, Role.SECONDARY) if r in others],
     }
     redacted = redaction.redact(payload, strings)
@@ -308,10 +399,15 @@ def kit_decision_overview() -> dict[str, Any]:
     drafts = []
     for record in KitDraftImport.objects.select_related("imported_by").prefetch_related("decisions"):
         decisions = list(record.decisions.all())
-        drafts.append({"record": record, "bound": len(record.summary.get("bound", [])),
-                       "differing": sorted(record.summary.get("differing", {}).items()),
-                       "kit_probes": record.summary.get("kit_probes", 0),
-                       "approved": sum(d.status == "approved" for d in decisions),
-                       "rejected": sum(d.status == "rejected" for d in decisions)})
+        drafts.append(
+            {
+                "record": record,
+                "bound": len(record.summary.get("bound", [])),
+                "differing": sorted(record.summary.get("differing", {}).items()),
+                "kit_probes": record.summary.get("kit_probes", 0),
+                "approved": sum(d.status == "approved" for d in decisions),
+                "rejected": sum(d.status == "rejected" for d in decisions),
+            }
+        )
     recent = KitDecision.objects.select_related("probe", "imported_by").order_by("-created_at")[:50]
     return {"drafts": drafts, "recent": recent}

@@ -11,9 +11,14 @@ urlpatterns = [
     path("review/slots/<int:slot_id>/release/", views.release, name="release"),
     path("review/slots/<int:slot_id>/", views.slot_detail, name="slot"),
     path("review/slots/<int:slot_id>/probes/<str:logical_probe_id>/", views.probe_blind, name="probe"),
-    path("review/slots/<int:slot_id>/probes/<str:logical_probe_id>/target/", views.probe_target, name="target"),
-    path("review/slots/<int:slot_id>/probes/<str:logical_probe_id>/attachments/<str:asset_id>", views.attachment,
-         name="attachment"),
+    path(
+        "review/slots/<int:slot_id>/probes/<str:logical_probe_id>/target/", views.probe_target, name="target"
+    ),
+    path(
+        "review/slots/<int:slot_id>/probes/<str:logical_probe_id>/attachments/<str:asset_id>",
+        views.attachment,
+        name="attachment",
+    ),
     path("review/agreement/", views.agreement, name="agreement"),
     path("review/audit/", views.audit_list, name="audit_list"),
     path("review/audit/<int:campaign_pk>/", views.audit_detail, name="audit_detail"),

@@ -70,7 +70,9 @@ def _slot(request: HttpRequest, slot_id: int, queryset: Any = ReviewSlot.objects
 
 def _slot_probe(request: HttpRequest, slot_id: int, logical_probe_id: str) -> tuple[ReviewSlot, Probe]:
     slot = _slot(request, slot_id, ReviewSlot.objects.select_related("parent"))
-    probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
+    probe = get_object_or_404(
+        Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id
+    )
     if probe.logical_probe_id not in {p.logical_probe_id for p in slot_work(slot, include_done=True)}:
         raise Http404
     return slot, probe
@@ -83,14 +85,27 @@ def queue(request: HttpRequest) -> HttpResponse:
     services.review_slots_ensure_development()
     counts = unclaimed_counts()
     roles = [Role.PRIMARY, Role.SECONDARY, Role.ADJUDICATOR]
-    offers = [{"context": c, "label": label, "blind_order": blind_order_of(c),
-               "roles": [(r.value, r.label, counts.get((c, r.value), 0)) for r in roles]}
-              for c, label in open_contexts()]
-    return TemplateResponse(request, "review/queue.html", {"slots": my_slots(request.user), "offers": offers,
-                                                           "blind_orders": BlindOrder.choices,
-                                                           "can_set_blind_order": can_manage_audit(request.user),
-                                                           "key_holder": is_key_holder(request.user),
-                                                           "nav_section": "review"})
+    offers = [
+        {
+            "context": c,
+            "label": label,
+            "blind_order": blind_order_of(c),
+            "roles": [(r.value, r.label, counts.get((c, r.value), 0)) for r in roles],
+        }
+        for c, label in open_contexts()
+    ]
+    return TemplateResponse(
+        request,
+        "review/queue.html",
+        {
+            "slots": my_slots(request.user),
+            "offers": offers,
+            "blind_orders": BlindOrder.choices,
+            "can_set_blind_order": can_manage_audit(request.user),
+            "key_holder": is_key_holder(request.user),
+            "nav_section": "review",
+        },
+    )
 
 
 @login_required
@@ -103,8 +118,9 @@ def blind_order(request: HttpRequest) -> HttpResponse:
         messages.error(request, first_error(form))
         return redirect("review:queue")
     try:
-        setting = services.review_context_set_blind_order(context=form.cleaned_data["context"],
-                                                          order=form.cleaned_data["blind_order"], actor=request.user)
+        setting = services.review_context_set_blind_order(
+            context=form.cleaned_data["context"], order=form.cleaned_data["blind_order"], actor=request.user
+        )
         messages.success(request, f"{setting.context}: {setting.get_blind_order_display()}.")
     except ApplicationError as error:
         messages.error(request, error.message)
@@ -133,8 +149,9 @@ def claim(request: HttpRequest) -> HttpResponse:
         messages.error(request, first_error(form))
         return redirect("review:queue")
     try:
-        slot = services.review_claim(reviewer=request.user, role=form.cleaned_data["role"],
-                                     context=form.cleaned_data["context"])
+        slot = services.review_claim(
+            reviewer=request.user, role=form.cleaned_data["role"], context=form.cleaned_data["context"]
+        )
     except ApplicationError as error:
         messages.error(request, error.message)
         return redirect("review:queue")
@@ -146,14 +163,30 @@ def claim(request: HttpRequest) -> HttpResponse:
 def slot_detail(request: HttpRequest, slot_id: int) -> HttpResponse:
     slot = _slot(request, slot_id, ReviewSlot.objects.select_related("parent"))
     progress = blind_progress(slot)
-    rows = [{"row": row, "answer_gate": progress.answer_gate(row.probe), "reveal_gate": progress.reveal_gate(row.probe)}
-            for row in slot_rows(slot)]
-    next_row = next((r["row"] for r in rows if r["row"].blind is None and r["answer_gate"].allowed), None) or next(
-        (r["row"] for r in rows if r["row"].decision is None and r["reveal_gate"].allowed), None)
-    return TemplateResponse(request, "review/slot.html", {
-        "slot": slot, "rows": rows, "next_row": next_row, "progress": progress,
-        "all_decided": all(r["row"].decision is not None for r in rows),
-        "can_release": not any(r["row"].blind for r in rows), "nav_section": "review"})
+    rows = [
+        {
+            "row": row,
+            "answer_gate": progress.answer_gate(row.probe),
+            "reveal_gate": progress.reveal_gate(row.probe),
+        }
+        for row in slot_rows(slot)
+    ]
+    next_row = next(
+        (r["row"] for r in rows if r["row"].blind is None and r["answer_gate"].allowed), None
+    ) or next((r["row"] for r in rows if r["row"].decision is None and r["reveal_gate"].allowed), None)
+    return TemplateResponse(
+        request,
+        "review/slot.html",
+        {
+            "slot": slot,
+            "rows": rows,
+            "next_row": next_row,
+            "progress": progress,
+            "all_decided": all(r["row"].decision is not None for r in rows),
+            "can_release": not any(r["row"].blind for r in rows),
+            "nav_section": "review",
+        },
+    )
 
 
 @login_required
@@ -178,22 +211,38 @@ def probe_blind(request: HttpRequest, slot_id: int, logical_probe_id: str) -> Ht
         return redirect("review:slot", slot.pk)
     progress = blind_progress(slot)
     blind = probe.blind_answers.filter(slot=slot, review_target_root=probe.review_target_root).first()
-    return TemplateResponse(request, "review/probe_blind.html", {
-        "slot": slot, "probe": probe, "contract": contract, "blind": blind, "nav_section": "review",
-        "answer_gate": progress.answer_gate(probe), "reveal_gate": progress.reveal_gate(probe),
-        "progress": progress, "messages_shown": probe.raw_messages})
+    return TemplateResponse(
+        request,
+        "review/probe_blind.html",
+        {
+            "slot": slot,
+            "probe": probe,
+            "contract": contract,
+            "blind": blind,
+            "nav_section": "review",
+            "answer_gate": progress.answer_gate(probe),
+            "reveal_gate": progress.reveal_gate(probe),
+            "progress": progress,
+            "messages_shown": probe.raw_messages,
+        },
+    )
 
 
 def _target_context(slot: ReviewSlot, probe: Probe) -> dict:
     payload = reveal_payload(slot, probe)
     decision = probe.review_decisions.filter(slot=slot, review_target_root=probe.review_target_root).first()
     return {
-        "slot": slot, "probe": probe, "payload": payload, "decision": decision,
+        "slot": slot,
+        "probe": probe,
+        "payload": payload,
+        "decision": decision,
         "packet_ids": payload["packet_plan"]["observation_ids"],
         "source_records": json.dumps(payload["source_records"], ensure_ascii=False, indent=1),
         "diagnostics": json.dumps(payload["diagnostics"], ensure_ascii=False, indent=1),
         "mapping": json.dumps(payload["candidate_map"], ensure_ascii=False, indent=1),
-        "confirmations": CONFIRMATIONS, "severities": Severity.choices, "empty_reasons": services.EMPTY_REASONS,
+        "confirmations": CONFIRMATIONS,
+        "severities": Severity.choices,
+        "empty_reasons": services.EMPTY_REASONS,
         "nav_section": "review",
     }
 
@@ -237,9 +286,16 @@ def attachment(request: HttpRequest, slot_id: int, logical_probe_id: str, asset_
 @require(can_view_agreement)
 def agreement(request: HttpRequest) -> HttpResponse:
     context = request.GET.get("context", "development")
-    return TemplateResponse(request, "review/agreement.html", {"report": agreement_report(context=context),
-                                                               "contexts": open_contexts(), "context": context,
-                                                               "nav_section": "agreement"})
+    return TemplateResponse(
+        request,
+        "review/agreement.html",
+        {
+            "report": agreement_report(context=context),
+            "contexts": open_contexts(),
+            "context": context,
+            "nav_section": "agreement",
+        },
+    )
 
 
 @login_required
@@ -250,8 +306,9 @@ def audit_list(request: HttpRequest) -> HttpResponse:
         campaign = services.audit_campaign_create(actor=request.user)
         messages.success(request, f"Campaign {campaign.campaign_id[:16]}… created with a fresh random nonce.")
         return redirect("review:audit_detail", campaign.pk)
-    return TemplateResponse(request, "review/audit_list.html", {"campaigns": AuditCampaign.objects.all(),
-                                                                "nav_section": "audit"})
+    return TemplateResponse(
+        request, "review/audit_list.html", {"campaigns": AuditCampaign.objects.all(), "nav_section": "audit"}
+    )
 
 
 @login_required
@@ -267,23 +324,39 @@ def audit_detail(request: HttpRequest, campaign_pk: int) -> HttpResponse:
             if form.cleaned_data["action"] == "assess":
                 plan = get_object_or_404(AuditPlan, pk=form.cleaned_data["plan"], campaign=campaign)
                 assessment = services.audit_assess(plan=plan, actor=request.user)
-                messages.success(request, "Assessment: " + ("accepted" if assessment.accepted else
-                                                            "blocked by " + ", ".join(assessment.result["blockers"])))
+                messages.success(
+                    request,
+                    "Assessment: "
+                    + (
+                        "accepted"
+                        if assessment.accepted
+                        else "blocked by " + ", ".join(assessment.result["blockers"])
+                    ),
+                )
             else:
                 plan = services.audit_plan_create(campaign=campaign, actor=request.user)
-                messages.success(request, f"Round {plan.round_number} plan drawn: {len(plan.sample)} sampled parents.")
+                messages.success(
+                    request, f"Round {plan.round_number} plan drawn: {len(plan.sample)} sampled parents."
+                )
         except ApplicationError as error:
             messages.error(request, f"{error.message} ({error.code})")
         return redirect("review:audit_detail", campaign.pk)
     plans = []
     for plan in campaign.plans.all():
-        plans.append({"plan": plan, "live": services.audit_assess_compute(plan),
-                      "assessment": plan.assessments.first()})
+        plans.append(
+            {
+                "plan": plan,
+                "live": services.audit_assess_compute(plan),
+                "assessment": plan.assessments.first(),
+            }
+        )
     # Another round makes sense only while fewer than two exist and none has been accepted.
     can_draw_plan = len(plans) < 2 and not any(p["assessment"] and p["assessment"].accepted for p in plans)
-    return TemplateResponse(request, "review/audit_detail.html", {"campaign": campaign, "plans": plans,
-                                                                  "can_draw_plan": can_draw_plan,
-                                                                  "nav_section": "audit"})
+    return TemplateResponse(
+        request,
+        "review/audit_detail.html",
+        {"campaign": campaign, "plans": plans, "can_draw_plan": can_draw_plan, "nav_section": "audit"},
+    )
 
 
 @login_required
@@ -304,16 +377,30 @@ def signoff(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Release {release.release_id[:20]}… exported ({release.counts}).")
             else:
                 assessment = AuditAssessment.objects.filter(pk=data["assessment"]).first()
-                services.signoff_create(actor=request.user, mode=data["mode"], assessment=assessment,
-                                        confirmations=form.confirmations(), evidence_ref=data["evidence_ref"])
+                services.signoff_create(
+                    actor=request.user,
+                    mode=data["mode"],
+                    assessment=assessment,
+                    confirmations=form.confirmations(),
+                    evidence_ref=data["evidence_ref"],
+                )
                 messages.success(request, "Signed off.")
         except ApplicationError as error:
             messages.error(request, f"{error.message} ({error.code})")
         return redirect("review:signoff")
-    return TemplateResponse(request, "review/signoff.html", {
-        "signoffs": Signoff.objects.select_related("release", "reviewer")[:50],
-        "assessments": AuditAssessment.objects.filter(accepted=True).select_related("plan__campaign")[:20],
-        "confirmations": SIGNOFF_CONFIRMATIONS, "modes": Signoff.Mode.choices, "nav_section": "signoff"})
+    return TemplateResponse(
+        request,
+        "review/signoff.html",
+        {
+            "signoffs": Signoff.objects.select_related("release", "reviewer")[:50],
+            "assessments": AuditAssessment.objects.filter(accepted=True).select_related("plan__campaign")[
+                :20
+            ],
+            "confirmations": SIGNOFF_CONFIRMATIONS,
+            "modes": Signoff.Mode.choices,
+            "nav_section": "signoff",
+        },
+    )
 
 
 @login_required
@@ -333,22 +420,31 @@ def kit_decisions(request: HttpRequest) -> HttpResponse:
             if form.cleaned_data["action"] == "draft":
                 record = services.kit_draft_upload(upload=upload, actor=request.user)
                 bound, differing = len(record.summary["bound"]), len(record.summary["differing"])
-                messages.success(request, f"Kit draft {record.catalog_root[:12]}… checked: {bound} probe(s) bound to "
-                                          f"ours, {differing} not bound.")
+                messages.success(
+                    request,
+                    f"Kit draft {record.catalog_root[:12]}… checked: {bound} probe(s) bound to "
+                    f"ours, {differing} not bound.",
+                )
             else:
                 report = services.kit_decisions_upload(upload=upload, actor=request.user)
-                messages.success(request, f"Imported {len(report.imported)} decision(s) ({len(report.settled)} settled "
-                                          f"a probe), {len(report.unchanged)} already imported, {len(report.pending)} "
-                                          f"still pending in the file.")
+                messages.success(
+                    request,
+                    f"Imported {len(report.imported)} decision(s) ({len(report.settled)} settled "
+                    f"a probe), {len(report.unchanged)} already imported, {len(report.pending)} "
+                    f"still pending in the file.",
+                )
         except ApplicationError as error:
             messages.error(request, f"{error.message} ({error.code})")
         return redirect("review:kit_decisions")
-    return TemplateResponse(request, "review/kit_decisions.html", {**kit_decision_overview(),
-                                                                  "nav_section": "kit_decisions"})
+    return TemplateResponse(
+        request, "review/kit_decisions.html", {**kit_decision_overview(), "nav_section": "kit_decisions"}
+    )
 
 
 @login_required
 @require_GET
 @require(can_view_agreement)
 def accounting(request: HttpRequest) -> HttpResponse:
-    return TemplateResponse(request, "review/accounting.html", {**accounting_tables(), "nav_section": "accounting"})
+    return TemplateResponse(
+        request, "review/accounting.html", {**accounting_tables(), "nav_section": "accounting"}
+    )

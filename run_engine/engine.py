@@ -36,8 +36,14 @@ BUSY_RETRY_SECONDS = 5  # how soon rows held by another live claim are looked at
 # Celery options of every chunk task: an unexpected error (database gone, a bug) retries the chunk with
 # exponential backoff and jitter (5 s, 10 s, … capped at 5 min), ten times, then gives up.
 CHUNK_TASK_OPTIONS: dict[str, Any] = {
-    "bind": True, "acks_late": True, "reject_on_worker_lost": True, "autoretry_for": (Exception,),
-    "retry_backoff": 5, "retry_backoff_max": 300, "retry_jitter": True, "max_retries": 10,
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": (Exception,),
+    "retry_backoff": 5,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+    "max_retries": 10,
 }
 
 
@@ -51,7 +57,9 @@ class RowTable:
 
     model: type[models.Model]
     terminal: tuple[str, ...]
-    running: str | None  # the status a claimed row takes; None: it keeps its status, the lease marks the claim
+    running: (
+        str | None
+    )  # the status a claimed row takes; None: it keeps its status, the lease marks the claim
 
 
 @dataclass
@@ -70,9 +78,13 @@ def rows_claim(table: RowTable, ids: Iterable[int], *, lease_seconds: int, token
     now = timezone.now()
     claim = Claim(token=token or new_token(), at=now)
     manager = table.model._default_manager
-    found = {pk: (status, claims, claimed_at) for pk, status, claims, claimed_at in
-             manager.select_for_update(skip_locked=True).filter(pk__in=ids).order_by()
-             .values_list("pk", "status", "claims", "claimed_at")}
+    found = {
+        pk: (status, claims, claimed_at)
+        for pk, status, claims, claimed_at in manager.select_for_update(skip_locked=True)
+        .filter(pk__in=ids)
+        .order_by()
+        .values_list("pk", "status", "claims", "claimed_at")
+    }
     for pk in ids:
         if pk not in found:  # locked by another transaction right now
             claim.busy.append(pk)
@@ -80,8 +92,11 @@ def rows_claim(table: RowTable, ids: Iterable[int], *, lease_seconds: int, token
         status, claims, claimed_at = found[pk]
         if status in table.terminal:
             continue
-        if claimed_at is not None and claimed_at > now - timedelta(seconds=lease_seconds) and \
-                (table.running is None or status == table.running):
+        if (
+            claimed_at is not None
+            and claimed_at > now - timedelta(seconds=lease_seconds)
+            and (table.running is None or status == table.running)
+        ):
             claim.busy.append(pk)
         elif claims >= MAX_CLAIMS:  # three claims died without an answer: not an answer
             claim.exhausted.append(pk)
@@ -108,12 +123,12 @@ def chunk_ids(ids: list[int], size: int, *, taper: bool = True) -> list[list[int
     finishing a whole last chunk alone."""
     size = max(size, 1)
     if not taper:
-        return [ids[start:start + size] for start in range(0, len(ids), size)]
+        return [ids[start : start + size] for start in range(0, len(ids), size)]
     floor = max(size // 4, 1)
     chunks, start = [], 0
     while start < len(ids):
         step = min(size, max(-(-(len(ids) - start) // 4), floor))
-        chunks.append(ids[start:start + step])
+        chunks.append(ids[start : start + step])
         start += step
     return chunks
 
@@ -146,8 +161,12 @@ def run_dispatch(table: RunTable, *, run_id: int) -> int:
         return 0
     run_model.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
     run_model.filter(pk=run_id).update(status="running")
-    ids = list(getattr(run, table.rows).exclude(status__in=table.row_table.terminal).order_by("pk")
-               .values_list("pk", flat=True))
+    ids = list(
+        getattr(run, table.rows)
+        .exclude(status__in=table.row_table.terminal)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     task = table.chunk_task()
     for chunk in chunk_ids(ids, table.chunk_size(run), taper=table.taper):
         task.delay(run_id, chunk)

@@ -11,8 +11,13 @@ from django.conf import settings
 
 def code_revision() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(settings.BASE_DIR), capture_output=True,
-                              text=True, timeout=5).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(settings.BASE_DIR),
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
 

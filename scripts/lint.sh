@@ -4,5 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/lint-imports
 scripts/typecheck.sh

@@ -47,36 +47,64 @@ def _model_choices(blank: str) -> list[tuple[str, str]]:
 
 class DebateLaunchForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
-    level = forms.TypedChoiceField(choices=[(n, f"Level {n}: {label}") for n, label in LEVELS.items()], coerce=int,
-                                   initial=1)
-    release = forms.ModelChoiceField(queryset=Release.objects.all(), required=False, to_field_name="release_id",
-                                     empty_label="No release: list the parents below")
-    parents = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                              help_text="Parent problem ids, separated by commas, spaces or lines.")
+    level = forms.TypedChoiceField(
+        choices=[(n, f"Level {n}: {label}") for n, label in LEVELS.items()], coerce=int, initial=1
+    )
+    release = forms.ModelChoiceField(
+        queryset=Release.objects.all(),
+        required=False,
+        to_field_name="release_id",
+        empty_label="No release: list the parents below",
+    )
+    parents = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Parent problem ids, separated by commas, spaces or lines.",
+    )
     solver_1 = forms.ChoiceField(label="Solver 1 (default solver)")
     solver_2 = forms.ChoiceField(required=False, label="Solver 2")
     solver_3 = forms.ChoiceField(required=False, label="Solver 3")
     pruner = forms.ChoiceField(required=False, help_text="Default: solver 2 (Debate §3.3.2).")
     selector = forms.ChoiceField(required=False, help_text="Without one, the default solver decides ties.")
     extractor = forms.ChoiceField(required=False, label="Light answer extractor")
-    frontend = forms.ChoiceField(required=False, label="Front-end model", help_text="Cropper, OCR, SVG, reconstructor.")
+    frontend = forms.ChoiceField(
+        required=False, label="Front-end model", help_text="Cropper, OCR, SVG, reconstructor."
+    )
     pruning = forms.BooleanField(required=False, initial=_DEBATE_DEFAULTS.pruning)
-    strict_pruning = forms.BooleanField(required=False, initial=_DEBATE_DEFAULTS.strict_pruning,
-                                        help_text="Mask 'not sure' too.")
-    value_voting = forms.BooleanField(required=False, initial=_DEBATE_DEFAULTS.value_voting,
-                                      help_text="Off: string voting (the ablation).")
-    max_resolve_rounds = forms.IntegerField(required=False, min_value=0, max_value=2, initial=_DEBATE_DEFAULTS.max_resolve_rounds)
-    rel_tol = forms.FloatField(required=False, min_value=1e-9, max_value=0.5, initial=_DEBATE_DEFAULTS.rel_tol, label="Tolerance")
+    strict_pruning = forms.BooleanField(
+        required=False, initial=_DEBATE_DEFAULTS.strict_pruning, help_text="Mask 'not sure' too."
+    )
+    value_voting = forms.BooleanField(
+        required=False, initial=_DEBATE_DEFAULTS.value_voting, help_text="Off: string voting (the ablation)."
+    )
+    max_resolve_rounds = forms.IntegerField(
+        required=False, min_value=0, max_value=2, initial=_DEBATE_DEFAULTS.max_resolve_rounds
+    )
+    rel_tol = forms.FloatField(
+        required=False, min_value=1e-9, max_value=0.5, initial=_DEBATE_DEFAULTS.rel_tol, label="Tolerance"
+    )
     cropper = forms.BooleanField(required=False, initial=_FRONTEND_DEFAULTS.cropper, label="Cropper (L4)")
-    sharpen = forms.BooleanField(required=False, initial=_FRONTEND_DEFAULTS.sharpen, label="Image sharpening (L4)")
-    ocr = forms.ChoiceField(required=False, choices=[("model", "Model OCR"), ("tesseract", "Local tesseract")],
-                            initial=_FRONTEND_DEFAULTS.ocr, label="Text OCR (L4)")
-    visual_extractor = forms.BooleanField(required=False, initial=_FRONTEND_DEFAULTS.visual_extractor,
-                                          label="Visual extractor: SVG (L3–4)")
-    reconstructor = forms.BooleanField(required=False, initial=_FRONTEND_DEFAULTS.reconstructor,
-                                       label="Problem reconstructor (L2–4)")
-    verify_iterations = forms.IntegerField(required=False, min_value=0, max_value=10, initial=_FRONTEND_DEFAULTS.verify_iterations)
-    svg_char_cap = forms.IntegerField(required=False, min_value=500, max_value=100_000, initial=_FRONTEND_DEFAULTS.svg_char_cap)
+    sharpen = forms.BooleanField(
+        required=False, initial=_FRONTEND_DEFAULTS.sharpen, label="Image sharpening (L4)"
+    )
+    ocr = forms.ChoiceField(
+        required=False,
+        choices=[("model", "Model OCR"), ("tesseract", "Local tesseract")],
+        initial=_FRONTEND_DEFAULTS.ocr,
+        label="Text OCR (L4)",
+    )
+    visual_extractor = forms.BooleanField(
+        required=False, initial=_FRONTEND_DEFAULTS.visual_extractor, label="Visual extractor: SVG (L3–4)"
+    )
+    reconstructor = forms.BooleanField(
+        required=False, initial=_FRONTEND_DEFAULTS.reconstructor, label="Problem reconstructor (L2–4)"
+    )
+    verify_iterations = forms.IntegerField(
+        required=False, min_value=0, max_value=10, initial=_FRONTEND_DEFAULTS.verify_iterations
+    )
+    svg_char_cap = forms.IntegerField(
+        required=False, min_value=500, max_value=100_000, initial=_FRONTEND_DEFAULTS.svg_char_cap
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -86,18 +114,44 @@ class DebateLaunchForm(forms.Form):
     def launch_kwargs(self) -> dict[str, Any]:
         data = self.cleaned_data
         solvers = [data[f"solver_{n}"] for n in (1, 2, 3) if data.get(f"solver_{n}")]
-        settings = {key: data[key] for key in ("pruning", "strict_pruning", "value_voting", "max_resolve_rounds",
-                                               "rel_tol", "cropper", "sharpen", "ocr", "visual_extractor",
-                                               "reconstructor", "verify_iterations", "svg_char_cap")}
-        defaults = {"max_resolve_rounds": _DEBATE_DEFAULTS.max_resolve_rounds, "rel_tol": _DEBATE_DEFAULTS.rel_tol,
-                    "ocr": _FRONTEND_DEFAULTS.ocr, "verify_iterations": _FRONTEND_DEFAULTS.verify_iterations,
-                    "svg_char_cap": _FRONTEND_DEFAULTS.svg_char_cap}
+        settings = {
+            key: data[key]
+            for key in (
+                "pruning",
+                "strict_pruning",
+                "value_voting",
+                "max_resolve_rounds",
+                "rel_tol",
+                "cropper",
+                "sharpen",
+                "ocr",
+                "visual_extractor",
+                "reconstructor",
+                "verify_iterations",
+                "svg_char_cap",
+            )
+        }
+        defaults = {
+            "max_resolve_rounds": _DEBATE_DEFAULTS.max_resolve_rounds,
+            "rel_tol": _DEBATE_DEFAULTS.rel_tol,
+            "ocr": _FRONTEND_DEFAULTS.ocr,
+            "verify_iterations": _FRONTEND_DEFAULTS.verify_iterations,
+            "svg_char_cap": _FRONTEND_DEFAULTS.svg_char_cap,
+        }
         settings.update({k: v for k, v in defaults.items() if settings.get(k) in (None, "")})
         parents = [p for p in re.split(r"[\s,]+", data.get("parents") or "") if p]
-        return {"solver_names": solvers, "pruner": data["pruner"] or None, "selector": data["selector"] or None,
-                "extractor": data["extractor"] or None, "frontend": data["frontend"] or None, "level": data["level"],
-                "settings": settings, "release": data["release"], "parent_ids": parents or None,
-                "name": data["name"]}
+        return {
+            "solver_names": solvers,
+            "pruner": data["pruner"] or None,
+            "selector": data["selector"] or None,
+            "extractor": data["extractor"] or None,
+            "frontend": data["frontend"] or None,
+            "level": data["level"],
+            "settings": settings,
+            "release": data["release"],
+            "parent_ids": parents or None,
+            "name": data["name"],
+        }
 
 
 @login_required
@@ -114,25 +168,37 @@ def debate_run_list(request: HttpRequest) -> HttpResponse:
         else:
             return redirect("solving:debate_run_detail", pk=run.pk)
     runs = [run_stats(run) for run in debate_runs_query()[:50]]
-    return TemplateResponse(request, "solving/debate_run_list.html",
-                            {"form": form, "error": error, "runs": runs, "nav_section": "debate"})
+    return TemplateResponse(
+        request,
+        "solving/debate_run_list.html",
+        {"form": form, "error": error, "runs": runs, "nav_section": "debate"},
+    )
 
 
 def _detail_context(run: SolveRun) -> dict[str, Any]:
-    return {"run": run, "debate": run.debate, "stats": run_stats(run), "settings_label": settings_label(run.debate),
-            "level_label": LEVELS.get(run.debate.level, ""), "nav_section": "debate"}
+    return {
+        "run": run,
+        "debate": run.debate,
+        "stats": run_stats(run),
+        "settings_label": settings_label(run.debate),
+        "level_label": LEVELS.get(run.debate.level, ""),
+        "nav_section": "debate",
+    }
 
 
 @login_required
 @require_GET
 @require(can_run_solving)
 def debate_run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
-    run = get_object_or_404(SolveRun.objects.select_related("debate", "release"), pk=pk, kind=SolveRun.Kind.DEBATE)
+    run = get_object_or_404(
+        SolveRun.objects.select_related("debate", "release"), pk=pk, kind=SolveRun.Kind.DEBATE
+    )
     context = _detail_context(run)
     context["responses"] = list(run.responses.select_related("parent").order_by("parent__problem_id"))
     decided = {}
-    for response_id, round_number, parsed in (DebateTurn.objects.filter(response__run=run, stage="selection")
-                                              .values_list("response_id", "round", "parsed")):
+    for response_id, round_number, parsed in DebateTurn.objects.filter(
+        response__run=run, stage="selection"
+    ).values_list("response_id", "round", "parsed"):
         decided[response_id] = (round_number, (parsed or {}).get("decided_by", ""))
     context["decided"] = decided
     for response in context["responses"]:
@@ -154,12 +220,22 @@ def debate_run_progress(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @require(can_run_solving)
 def debate_transcript(request: HttpRequest, pk: int) -> TemplateResponse:
-    response = get_object_or_404(SolveResponse.objects.select_related("run__debate", "parent"), pk=pk,
-                                 run__kind=SolveRun.Kind.DEBATE)
+    response = get_object_or_404(
+        SolveResponse.objects.select_related("run__debate", "parent"), pk=pk, run__kind=SolveRun.Kind.DEBATE
+    )
     rounds = transcript_rounds(response)
-    return TemplateResponse(request, "solving/debate_transcript.html", {
-        "response": response, "run": response.run, "debate": response.run.debate, "rounds": rounds,
-        "parent": response.parent, "nav_section": "debate"})
+    return TemplateResponse(
+        request,
+        "solving/debate_transcript.html",
+        {
+            "response": response,
+            "run": response.run,
+            "debate": response.run.debate,
+            "rounds": rounds,
+            "parent": response.parent,
+            "nav_section": "debate",
+        },
+    )
 
 
 @login_required
@@ -169,11 +245,22 @@ def debate_compare(request: HttpRequest) -> TemplateResponse:
     chosen = int_list_param(request.GET.getlist("runs"), name="runs")
     rows, same_parents = comparable_runs(chosen or None)
     candidates = SolveRun.objects.select_related("model", "debate").order_by("-created_at")[:100]
-    chart = {"labels": [f"#{r.run.pk} {r.label}" for r in rows],
-             "accuracy": [r.binary_acc.lower for r in rows],
-             "solve_acc": [r.solve_acc.lower for r in rows],
-             "cost_per_problem": [float(r.cost_per_problem or 0) for r in rows],
-             "avg_calls": [r.avg_calls or 0 for r in rows]}
-    return TemplateResponse(request, "solving/debate_compare.html", {
-        "rows": rows, "same_parents": same_parents, "candidates": candidates,
-        "chosen": {r.run.pk for r in rows}, "chart": chart, "nav_section": "debate"})
+    chart = {
+        "labels": [f"#{r.run.pk} {r.label}" for r in rows],
+        "accuracy": [r.binary_acc.lower for r in rows],
+        "solve_acc": [r.solve_acc.lower for r in rows],
+        "cost_per_problem": [float(r.cost_per_problem or 0) for r in rows],
+        "avg_calls": [r.avg_calls or 0 for r in rows],
+    }
+    return TemplateResponse(
+        request,
+        "solving/debate_compare.html",
+        {
+            "rows": rows,
+            "same_parents": same_parents,
+            "candidates": candidates,
+            "chosen": {r.run.pk for r in rows},
+            "chart": chart,
+            "nav_section": "debate",
+        },
+    )

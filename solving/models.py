@@ -30,9 +30,12 @@ class SolveRun(models.Model):
 
     name = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SINGLE)
-    model = models.ForeignKey(ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="solve_runs")
-    release = models.ForeignKey("probes.Release", null=True, blank=True, on_delete=models.PROTECT,
-                                related_name="solve_runs")
+    model = models.ForeignKey(
+        ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="solve_runs"
+    )
+    release = models.ForeignKey(
+        "probes.Release", null=True, blank=True, on_delete=models.PROTECT, related_name="solve_runs"
+    )
     parent_ids = models.JSONField(default=list)  # the fixed, planned set of ParentProblem.problem_id
     seed = models.IntegerField(default=2027)
     options = models.JSONField(default=dict, blank=True)
@@ -40,8 +43,9 @@ class SolveRun(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     total = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -50,10 +54,13 @@ class SolveRun(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(kind__in=["single", "debate"]), name="solve_run_kind_valid"),
-            models.CheckConstraint(condition=Q(status__in=["queued", "running", "cancelled", "grading", "completed",
-                                                           "failed"]), name="solve_run_status_valid"),
-            models.CheckConstraint(condition=~Q(kind="single") | Q(model__isnull=False),
-                                   name="solve_run_single_has_model"),
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "cancelled", "grading", "completed", "failed"]),
+                name="solve_run_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="single") | Q(model__isnull=False), name="solve_run_single_has_model"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -89,8 +96,9 @@ class SolveResponse(ProviderCallRecord):
     match = models.BooleanField(null=True)  # script result for choice / fill-in
     credit = models.FloatField(null=True)  # s_i in [0, 1]
     correct = models.BooleanField(null=True)  # binary final-answer correctness (solve link, Table 17)
-    graded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                  related_name="+")
+    graded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     graded_at = models.DateTimeField(null=True, blank=True)
     grade_note = models.TextField(blank=True)
 
@@ -98,11 +106,15 @@ class SolveResponse(ProviderCallRecord):
         ordering = ["run", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["run", "parent"], name="solve_response_unique"),
-            models.CheckConstraint(condition=Q(credit__isnull=True) | (Q(credit__gte=0) & Q(credit__lte=1)),
-                                   name="solve_response_credit_unit"),
+            models.CheckConstraint(
+                condition=Q(credit__isnull=True) | (Q(credit__gte=0) & Q(credit__lte=1)),
+                name="solve_response_credit_unit",
+            ),
             models.CheckConstraint(condition=Q(claims__lte=3), name="solve_response_claims_bounded"),
-            models.CheckConstraint(condition=Q(grading__in=["script", "pending", "graded", "none"]),
-                                   name="solve_response_grading_valid"),
+            models.CheckConstraint(
+                condition=Q(grading__in=["script", "pending", "graded", "none"]),
+                name="solve_response_grading_valid",
+            ),
         ]
         indexes = [models.Index(fields=["run", "status"], name="solve_response_run_status")]
 
@@ -124,8 +136,10 @@ class GradeComponent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["response", "order"], name="grade_component_unique"),
             models.CheckConstraint(condition=Q(maximum__gt=0), name="grade_component_maximum_positive"),
-            models.CheckConstraint(condition=Q(awarded__gte=0) & Q(awarded__lte=models.F("maximum")),
-                                   name="grade_component_awarded_bounded"),
+            models.CheckConstraint(
+                condition=Q(awarded__gte=0) & Q(awarded__lte=models.F("maximum")),
+                name="grade_component_awarded_bounded",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -134,22 +148,32 @@ class GradeComponent(models.Model):
 
 # ------------------------------------------------------------------------------------------------ debate (Debate §3)
 
+
 class DebateRun(models.Model):
     """The debate configuration of a ``SolveRun`` of kind ``debate``: ordered solvers, helper models, level,
     front-end and ablation switches. Its per-parent answers are the run's ``SolveResponse`` rows."""
 
     solve_run = models.OneToOneField(SolveRun, on_delete=models.CASCADE, related_name="debate")
-    solver_names = models.JSONField(default=list)  # ordered ModelConfig names; the first is the default solver
+    solver_names = models.JSONField(
+        default=list
+    )  # ordered ModelConfig names; the first is the default solver
     pruner = models.ForeignKey(ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    selector = models.ForeignKey(ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    extractor = models.ForeignKey(ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    frontend = models.ForeignKey(ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    selector = models.ForeignKey(
+        ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    extractor = models.ForeignKey(
+        ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    frontend = models.ForeignKey(
+        ModelConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     level = models.PositiveSmallIntegerField(default=1)  # Debate Table 1: 1–4 debate (+ front-end), 5 single
     settings = models.JSONField(default=dict, blank=True)  # DebateConfig fields and front-end switches
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=Q(level__gte=1) & Q(level__lte=5),
-                                              name="debate_run_level_valid")]
+        constraints = [
+            models.CheckConstraint(condition=Q(level__gte=1) & Q(level__lte=5), name="debate_run_level_valid")
+        ]
 
     def __str__(self) -> str:
         return f"debate of {self.solve_run_id}"

@@ -56,25 +56,41 @@ DEFAULT_OPTIONS = {"chunk_size": 5, "claim_lease_seconds": 600}
 TERMINAL = SolveResponse.TERMINAL
 PROMPT_VERSION = "physalign_solve_v1"
 
-SOLVE_SYSTEM = ("You are an expert physics problem solver. Solve the problem below from its statement, its "
-                "question and its diagram(s). Work carefully and state your final answer exactly as asked.")
+SOLVE_SYSTEM = (
+    "You are an expert physics problem solver. Solve the problem below from its statement, its "
+    "question and its diagram(s). Work carefully and state your final answer exactly as asked."
+)
 OUTPUT_FORMAT = {
-    "choice": ("Reason step by step, then give the letter(s) of the correct option(s) as the final answer in "
-               "\\boxed{}, e.g. \\boxed{B}; if several options are correct, give all their letters, e.g. "
-               "\\boxed{AC}."),
-    "fill": ("Reason step by step, then give only the final value or expression, with its units, in \\boxed{}, "
-             "e.g. \\boxed{2.5\\ \\text{m/s}}."),
-    "short": ("Write a detailed worked solution: the physical principles used, each step of the reasoning and "
-              "the calculations. End with the final answer in \\boxed{}."),
-    "calc": ("Write a detailed worked solution: the physical principles used, the equations and every step of "
-             "the calculation with units. End with the final answer (all requested quantities) in \\boxed{}."),
+    "choice": (
+        "Reason step by step, then give the letter(s) of the correct option(s) as the final answer in "
+        "\\boxed{}, e.g. \\boxed{B}; if several options are correct, give all their letters, e.g. "
+        "\\boxed{AC}."
+    ),
+    "fill": (
+        "Reason step by step, then give only the final value or expression, with its units, in \\boxed{}, "
+        "e.g. \\boxed{2.5\\ \\text{m/s}}."
+    ),
+    "short": (
+        "Write a detailed worked solution: the physical principles used, each step of the reasoning and "
+        "the calculations. End with the final answer in \\boxed{}."
+    ),
+    "calc": (
+        "Write a detailed worked solution: the physical principles used, the equations and every step of "
+        "the calculation with units. End with the final answer (all requested quantities) in \\boxed{}."
+    ),
 }
-PROMPT_TEMPLATE_SHA256 = digest({"version": PROMPT_VERSION, "system": SOLVE_SYSTEM, "output_format": OUTPUT_FORMAT,
-                                 "sections": ["[Problem]", "[Question]", "[Options]", "[Images]",
-                                              "[Output format]"]})
+PROMPT_TEMPLATE_SHA256 = digest(
+    {
+        "version": PROMPT_VERSION,
+        "system": SOLVE_SYSTEM,
+        "output_format": OUTPUT_FORMAT,
+        "sections": ["[Problem]", "[Question]", "[Options]", "[Images]", "[Output format]"],
+    }
+)
 
 
 # ------------------------------------------------------------------------------------------------ the prompt
+
 
 def _parent_images(parent: ParentProblem) -> tuple[ImageInput, ...]:
     images = []
@@ -100,19 +116,28 @@ def solve_prompt_text(parent: ParentProblem) -> str:
         sections.append(("[Options]", "\n".join(lines)))
     image_ids = list(parent.images.order_by("ordinal").values_list("image_id", flat=True))
     if image_ids:
-        sections.append(("[Images]", "\n".join(f"{image_id}: attached image {n}"
-                                               for n, image_id in enumerate(image_ids, start=1))))
+        sections.append(
+            (
+                "[Images]",
+                "\n".join(f"{image_id}: attached image {n}" for n, image_id in enumerate(image_ids, start=1)),
+            )
+        )
     sections.append(("[Output format]", OUTPUT_FORMAT.get(parent.answer_type, OUTPUT_FORMAT["fill"])))
     return "\n\n".join(f"{title}\n{body}" for title, body in sections)
 
 
 def build_solve_request(parent: ParentProblem, *, request_id: str = "") -> LLMRequest:
     """The solving request of a parent: a fresh context with the original problem only and its images."""
-    return LLMRequest(system=SOLVE_SYSTEM, user=solve_prompt_text(parent), images=_parent_images(parent),
-                      request_id=request_id or f"solve:{parent.problem_id}")
+    return LLMRequest(
+        system=SOLVE_SYSTEM,
+        user=solve_prompt_text(parent),
+        images=_parent_images(parent),
+        request_id=request_id or f"solve:{parent.problem_id}",
+    )
 
 
 # ------------------------------------------------------------------------------------------------ planning
+
 
 def _resolve_model(model: ModelConfig | str | None) -> ModelConfig | None:
     if model is None or model == "":
@@ -130,7 +155,9 @@ def _resolve_model(model: ModelConfig | str | None) -> ModelConfig | None:
 
 def _planned_parents(release: Release | None, parent_ids: list[str] | None) -> list[ParentProblem]:
     if release is not None and parent_ids:
-        raise ApplicationError("Give either a release or a list of parents, not both.", code="parents_invalid")
+        raise ApplicationError(
+            "Give either a release or a list of parents, not both.", code="parents_invalid"
+        )
     if release is not None:
         wanted = sorted(set(release.items.values_list("problem_id", flat=True)))
     elif parent_ids:
@@ -140,8 +167,9 @@ def _planned_parents(release: Release | None, parent_ids: list[str] | None) -> l
     parents = {p.problem_id: p for p in ParentProblem.objects.filter(problem_id__in=wanted)}
     missing = [p for p in wanted if p not in parents]
     if missing:
-        raise ApplicationError(f"Unknown parent problems: {missing[:20]}.", code="parents_invalid",
-                               extra={"missing": missing})
+        raise ApplicationError(
+            f"Unknown parent problems: {missing[:20]}.", code="parents_invalid", extra={"missing": missing}
+        )
     if not wanted:
         raise ApplicationError("The release has no parent problems.", code="no_parents")
     return [parents[p] for p in wanted]
@@ -154,21 +182,38 @@ def _manifest(run: SolveRun, parents: list[ParentProblem]) -> dict[str, Any]:
     for parent in parents:
         types[parent.answer_type] = types.get(parent.answer_type, 0) + 1
     return {
-        "schema": "physalign_solve_manifest_v1", "code_revision": code_revision(),
-        "python": platform.python_version(), "packages": package_versions(), "kind": run.kind, "seed": run.seed,
-        "options": run.options, "release": run.release.release_id if run.release else None,
-        "parent_ids_sha256": digest(run.parent_ids), "answer_types": types,
+        "schema": "physalign_solve_manifest_v1",
+        "code_revision": code_revision(),
+        "python": platform.python_version(),
+        "packages": package_versions(),
+        "kind": run.kind,
+        "seed": run.seed,
+        "options": run.options,
+        "release": run.release.release_id if run.release else None,
+        "parent_ids_sha256": digest(run.parent_ids),
+        "answer_types": types,
         "prompt": {"version": PROMPT_VERSION, "template_sha256": PROMPT_TEMPLATE_SHA256},
         "model": provider_config_for(run.model).settings_record() if run.model else None,
-        "scoring": {"script": "boxed_match_v1 (choice letters; fill-in canonical same_value rel_tol=1e-2)",
-                    "expert": "rubric sum(p)/sum(w)", "max_infra_retries": MAX_CLAIMS - 1},
+        "scoring": {
+            "script": "boxed_match_v1 (choice letters; fill-in canonical same_value rel_tol=1e-2)",
+            "expert": "rubric sum(p)/sum(w)",
+            "max_infra_retries": MAX_CLAIMS - 1,
+        },
     }
 
 
 @transaction.atomic
-def solve_run_create(*, kind: str = "single", model: ModelConfig | str | None = None, release: Release | None = None,
-                     parent_ids: list[str] | None = None, name: str = "", options: dict[str, Any] | None = None,
-                     actor: Any = None, enqueue: bool = True) -> SolveRun:
+def solve_run_create(
+    *,
+    kind: str = "single",
+    model: ModelConfig | str | None = None,
+    release: Release | None = None,
+    parent_ids: list[str] | None = None,
+    name: str = "",
+    options: dict[str, Any] | None = None,
+    actor: Any = None,
+    enqueue: bool = True,
+) -> SolveRun:
     """Create the run and one ``SolveResponse`` per parent (the fixed denominator), then queue the work."""
     if kind not in (SolveRun.Kind.SINGLE, SolveRun.Kind.DEBATE):
         raise ApplicationError("The kind must be 'single' or 'debate'.", code="kind_invalid")
@@ -176,19 +221,37 @@ def solve_run_create(*, kind: str = "single", model: ModelConfig | str | None = 
     if kind == SolveRun.Kind.SINGLE and config is None:
         raise ApplicationError("A single-solver run needs a model.", code="model_invalid")
     parents = _planned_parents(release, parent_ids)
-    run = SolveRun.objects.create(name=name.strip()[:200], kind=kind, model=config, release=release,
-                                  parent_ids=[p.problem_id for p in parents],
-                                  options={**DEFAULT_OPTIONS, **(options or {})}, total=len(parents),
-                                  created_by=actor if getattr(actor, "pk", None) else None)
-    SolveResponse.objects.bulk_create([
-        SolveResponse(run=run, parent=p, answer_type=p.answer_type,
-                      grading=SolveResponse.Grading.SCRIPT if p.answer_type in SCRIPTED_TYPES
-                      else SolveResponse.Grading.NONE)
-        for p in parents])
+    run = SolveRun.objects.create(
+        name=name.strip()[:200],
+        kind=kind,
+        model=config,
+        release=release,
+        parent_ids=[p.problem_id for p in parents],
+        options={**DEFAULT_OPTIONS, **(options or {})},
+        total=len(parents),
+        created_by=actor if getattr(actor, "pk", None) else None,
+    )
+    SolveResponse.objects.bulk_create(
+        [
+            SolveResponse(
+                run=run,
+                parent=p,
+                answer_type=p.answer_type,
+                grading=SolveResponse.Grading.SCRIPT
+                if p.answer_type in SCRIPTED_TYPES
+                else SolveResponse.Grading.NONE,
+            )
+            for p in parents
+        ]
+    )
     run.manifest = _manifest(run, parents)
     run.save(update_fields=["manifest"])
-    event_record(actor=actor, verb="solve_run.create", obj=run,
-                 after={"total": run.total, "kind": kind, "model": config.name if config else None})
+    event_record(
+        actor=actor,
+        verb="solve_run.create",
+        obj=run,
+        after={"total": run.total, "kind": kind, "model": config.name if config else None},
+    )
     if enqueue:
         transaction.on_commit(lambda: solve_run_dispatch(run_id=run.pk))
     return run
@@ -201,12 +264,19 @@ def _chunk_task() -> Any:
 
 
 ROWS = RowTable(SolveResponse, terminal=TERMINAL, running=SolveResponse.Status.RUNNING)
-RUNS = RunTable(SolveRun, rows="responses", row_table=ROWS, verb="solve_run",
-                idle=(SolveRun.Status.CANCELLED, SolveRun.Status.COMPLETED, SolveRun.Status.GRADING),
-                done=(SolveRun.Status.COMPLETED, SolveRun.Status.GRADING),
-                done_message="Every response of this run has been returned.", chunk_task=_chunk_task,
-                finalize=lambda run_id: solve_run_finalize(run_id=run_id),
-                default_chunk_size=DEFAULT_OPTIONS["chunk_size"], taper=False)
+RUNS = RunTable(
+    SolveRun,
+    rows="responses",
+    row_table=ROWS,
+    verb="solve_run",
+    idle=(SolveRun.Status.CANCELLED, SolveRun.Status.COMPLETED, SolveRun.Status.GRADING),
+    done=(SolveRun.Status.COMPLETED, SolveRun.Status.GRADING),
+    done_message="Every response of this run has been returned.",
+    chunk_task=_chunk_task,
+    finalize=lambda run_id: solve_run_finalize(run_id=run_id),
+    default_chunk_size=DEFAULT_OPTIONS["chunk_size"],
+    taper=False,
+)
 
 
 def solve_run_dispatch(*, run_id: int) -> int:
@@ -242,6 +312,7 @@ def solve_run_finalize(*, run_id: int) -> SolveRun | None:
 
 # ------------------------------------------------------------------------------------------------ execution
 
+
 def _claim(row_id: int, lease: int) -> tuple[SolveResponse | None, str]:
     """(row, "claimed") or (None, "terminal" | "busy" | "exhausted"), by the run engine's lease rules."""
     with transaction.atomic():
@@ -249,51 +320,86 @@ def _claim(row_id: int, lease: int) -> tuple[SolveResponse | None, str]:
         if claim.busy:
             return None, "busy"
         if claim.exhausted:  # three claims died without an answer: not an answer
-            _finish(SolveResponse.objects.select_related("parent").get(pk=row_id),
-                    status=SolveResponse.Status.INFRA_MISSING, raw_output=None,
-                    error="worker lost the request three times")
+            _finish(
+                SolveResponse.objects.select_related("parent").get(pk=row_id),
+                status=SolveResponse.Status.INFRA_MISSING,
+                raw_output=None,
+                error="worker lost the request three times",
+            )
             return None, "exhausted"
         if not claim.claimed:
             return None, "terminal"
     return SolveResponse.objects.get(pk=row_id), "claimed"
 
 
-def _score_fields(row: SolveResponse, *, status: str, raw_output: str | None, final_answer: str | None) -> dict:
+def _score_fields(
+    row: SolveResponse, *, status: str, raw_output: str | None, final_answer: str | None
+) -> dict:
     """Extraction, script match, credit and grading state for a finished row."""
     parent = row.parent
     if status == SolveResponse.Status.INFRA_MISSING or raw_output is None and final_answer is None:
-        return {"final_answer": "", "match": None, "credit": None, "correct": None,
-                "grading": SolveResponse.Grading.NONE}
+        return {
+            "final_answer": "",
+            "match": None,
+            "credit": None,
+            "correct": None,
+            "grading": SolveResponse.Grading.NONE,
+        }
     extracted = final_answer if final_answer is not None else extract_boxed_answer(raw_output)
     extracted = (extracted or "").strip()
     if status in (SolveResponse.Status.REFUSAL, SolveResponse.Status.TRUNCATED):
-        return {"final_answer": extracted, "match": False if row.answer_type in SCRIPTED_TYPES else None,
-                "credit": 0.0, "correct": False, "grading": SolveResponse.Grading.SCRIPT}
+        return {
+            "final_answer": extracted,
+            "match": False if row.answer_type in SCRIPTED_TYPES else None,
+            "credit": 0.0,
+            "correct": False,
+            "grading": SolveResponse.Grading.SCRIPT,
+        }
     if row.answer_type in SCRIPTED_TYPES:
         matched = match_answer(extracted, parent.answer, row.answer_type, parent.options)
-        return {"final_answer": extracted, "match": matched, "credit": 1.0 if matched else 0.0, "correct": matched,
-                "grading": SolveResponse.Grading.SCRIPT}
-    return {"final_answer": extracted, "match": None, "credit": None, "correct": None,
-            "grading": SolveResponse.Grading.PENDING}
+        return {
+            "final_answer": extracted,
+            "match": matched,
+            "credit": 1.0 if matched else 0.0,
+            "correct": matched,
+            "grading": SolveResponse.Grading.SCRIPT,
+        }
+    return {
+        "final_answer": extracted,
+        "match": None,
+        "credit": None,
+        "correct": None,
+        "grading": SolveResponse.Grading.PENDING,
+    }
 
 
-def _finish(row: SolveResponse, *, turns: list[dict[str, Any]] | None = None, final_answer: str | None = None,
-            **fields: Any) -> None:
+def _finish(
+    row: SolveResponse,
+    *,
+    turns: list[dict[str, Any]] | None = None,
+    final_answer: str | None = None,
+    **fields: Any,
+) -> None:
     for name, value in fields.items():
         setattr(row, name, value)
-    for name, value in _score_fields(row, status=row.status, raw_output=row.raw_output,
-                                     final_answer=final_answer).items():
+    for name, value in _score_fields(
+        row, status=row.status, raw_output=row.raw_output, final_answer=final_answer
+    ).items():
         setattr(row, name, value)
     row.completed_at = timezone.now()
     row.save()
     if turns:
         DebateTurn.objects.filter(response=row).delete()
-        DebateTurn.objects.bulk_create([DebateTurn(response=row, **_turn_fields(turn, seq))
-                                        for seq, turn in enumerate(turns, start=1)])
+        DebateTurn.objects.bulk_create(
+            [DebateTurn(response=row, **_turn_fields(turn, seq)) for seq, turn in enumerate(turns, start=1)]
+        )
 
 
-_TURN_FIELDS = {f.name for f in DebateTurn._meta.get_fields() if getattr(f, "concrete", False)} - {"id", "response",
-                                                                                                      "created_at"}
+_TURN_FIELDS = {f.name for f in DebateTurn._meta.get_fields() if getattr(f, "concrete", False)} - {
+    "id",
+    "response",
+    "created_at",
+}
 
 
 def _turn_fields(turn: dict[str, Any], seq: int) -> dict[str, Any]:
@@ -306,16 +412,30 @@ def _turn_fields(turn: dict[str, Any], seq: int) -> dict[str, Any]:
 
 def _single_outcome(row: SolveResponse) -> dict[str, Any]:
     config = provider_config_for(row.run.model)
-    config = replace(config, max_retries=max(0, min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1))))
+    config = replace(
+        config, max_retries=max(0, min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
+    )
     request = build_solve_request(row.parent, request_id=f"solve:{row.run_id}:{row.parent.problem_id}")
     result = llm.generate(request, config, limiter=shared_limiter())
-    status = {OutputStatus.FAILED: SolveResponse.Status.INFRA_MISSING, OutputStatus.REFUSAL: SolveResponse.Status.REFUSAL,
-              OutputStatus.TRUNCATED: SolveResponse.Status.TRUNCATED}.get(result.status, SolveResponse.Status.COMPLETED)
-    return {"status": status, "raw_output": None if status == SolveResponse.Status.INFRA_MISSING else result.text,
-            "attempts": result.attempts_record(), "finish_reason": result.finish_reason or "",
-            "provider_status": result.status, "calls": 1, "input_tokens": result.usage.input_tokens,
-            "output_tokens": result.usage.output_tokens, "cost_usd": Decimal(result.cost_usd),
-            "latency_ms": result.latency_ms, "request_hash": request.fingerprint(), "error": result.error[:2000]}
+    status = {
+        OutputStatus.FAILED: SolveResponse.Status.INFRA_MISSING,
+        OutputStatus.REFUSAL: SolveResponse.Status.REFUSAL,
+        OutputStatus.TRUNCATED: SolveResponse.Status.TRUNCATED,
+    }.get(result.status, SolveResponse.Status.COMPLETED)
+    return {
+        "status": status,
+        "raw_output": None if status == SolveResponse.Status.INFRA_MISSING else result.text,
+        "attempts": result.attempts_record(),
+        "finish_reason": result.finish_reason or "",
+        "provider_status": result.status,
+        "calls": 1,
+        "input_tokens": result.usage.input_tokens,
+        "output_tokens": result.usage.output_tokens,
+        "cost_usd": Decimal(result.cost_usd),
+        "latency_ms": result.latency_ms,
+        "request_hash": request.fingerprint(),
+        "error": result.error[:2000],
+    }
 
 
 def _debate_outcome(row: SolveResponse) -> dict[str, Any]:
@@ -327,12 +447,19 @@ def _debate_outcome(row: SolveResponse) -> dict[str, Any]:
     if status not in TERMINAL:
         raise ValueError(f"debate outcome status {status!r} is not terminal")
     infra = status == SolveResponse.Status.INFRA_MISSING
-    return {"status": status, "raw_output": None if infra else outcome.get("raw_output"),
-            "final_answer": None if infra else (outcome.get("final_answer") or ""),
-            "provider_status": status, "calls": int(outcome.get("calls") or 0),
-            "input_tokens": int(outcome.get("input_tokens") or 0), "output_tokens": int(outcome.get("output_tokens") or 0),
-            "cost_usd": Decimal(str(outcome.get("cost_usd") or 0)), "latency_ms": int(outcome.get("latency_ms") or 0),
-            "error": str(outcome.get("error") or "")[:2000], "turns": list(outcome.get("turns") or [])}
+    return {
+        "status": status,
+        "raw_output": None if infra else outcome.get("raw_output"),
+        "final_answer": None if infra else (outcome.get("final_answer") or ""),
+        "provider_status": status,
+        "calls": int(outcome.get("calls") or 0),
+        "input_tokens": int(outcome.get("input_tokens") or 0),
+        "output_tokens": int(outcome.get("output_tokens") or 0),
+        "cost_usd": Decimal(str(outcome.get("cost_usd") or 0)),
+        "latency_ms": int(outcome.get("latency_ms") or 0),
+        "error": str(outcome.get("error") or "")[:2000],
+        "turns": list(outcome.get("turns") or []),
+    }
 
 
 def solve_response_execute(*, row: SolveResponse) -> None:
@@ -368,15 +495,22 @@ def solve_chunk_process(*, run_id: int, response_ids: list[int]) -> list[int]:
 
 # ------------------------------------------------------------------------------------------------ expert grading
 
+
 def _decimal(value: Any, label: str, index: int) -> Decimal:
     try:
         number = Decimal(str(value).strip())
     except (InvalidOperation, ValueError):
-        raise ApplicationError(f"Component {index}: {label} must be a number.", code="grade_invalid",
-                               extra={"component": index, "field": label}) from None
+        raise ApplicationError(
+            f"Component {index}: {label} must be a number.",
+            code="grade_invalid",
+            extra={"component": index, "field": label},
+        ) from None
     if not number.is_finite():
-        raise ApplicationError(f"Component {index}: {label} must be a number.", code="grade_invalid",
-                               extra={"component": index, "field": label})
+        raise ApplicationError(
+            f"Component {index}: {label} must be a number.",
+            code="grade_invalid",
+            extra={"component": index, "field": label},
+        )
     return number.quantize(Decimal("0.01"))
 
 
@@ -387,26 +521,39 @@ def _clean_components(components: list[dict[str, Any]]) -> list[tuple[str, Decim
     for index, component in enumerate(components, start=1):
         description = str(component.get("description") or "").strip()
         if not description:
-            raise ApplicationError(f"Component {index}: describe what it awards.", code="grade_invalid",
-                                   extra={"component": index, "field": "description"})
+            raise ApplicationError(
+                f"Component {index}: describe what it awards.",
+                code="grade_invalid",
+                extra={"component": index, "field": "description"},
+            )
         if len(description) > 500:
-            raise ApplicationError(f"Component {index}: the description is longer than 500 characters.",
-                                   code="grade_invalid", extra={"component": index, "field": "description"})
+            raise ApplicationError(
+                f"Component {index}: the description is longer than 500 characters.",
+                code="grade_invalid",
+                extra={"component": index, "field": "description"},
+            )
         awarded = _decimal(component.get("awarded"), "awarded", index)
         maximum = _decimal(component.get("maximum"), "maximum", index)
         if maximum <= 0 or maximum >= Decimal("100000"):
-            raise ApplicationError(f"Component {index}: the maximum must be positive (and below 100000).",
-                                   code="grade_invalid", extra={"component": index, "field": "maximum"})
+            raise ApplicationError(
+                f"Component {index}: the maximum must be positive (and below 100000).",
+                code="grade_invalid",
+                extra={"component": index, "field": "maximum"},
+            )
         if awarded < 0 or awarded > maximum:
-            raise ApplicationError(f"Component {index}: awarded points must lie between 0 and {maximum}.",
-                                   code="grade_invalid", extra={"component": index, "field": "awarded"})
+            raise ApplicationError(
+                f"Component {index}: awarded points must lie between 0 and {maximum}.",
+                code="grade_invalid",
+                extra={"component": index, "field": "awarded"},
+            )
         cleaned.append((description, awarded, maximum))
     return cleaned
 
 
 @transaction.atomic
-def solve_response_grade(*, response: SolveResponse, components: list[dict[str, Any]], correct: bool,
-                         note: str = "", actor: Any) -> SolveResponse:
+def solve_response_grade(
+    *, response: SolveResponse, components: list[dict[str, Any]], correct: bool, note: str = "", actor: Any
+) -> SolveResponse:
     """Record (or replace) an expert grade of a short-answer/calculation response: rubric components give the
     credit ``Σ awarded / Σ maximum``; ``correct`` is the expert's binary final-answer verdict."""
     if not can_run_solving(actor):
@@ -419,29 +566,47 @@ def solve_response_grade(*, response: SolveResponse, components: list[dict[str, 
     if not isinstance(correct, bool):
         raise ApplicationError("Say whether the final answer is correct.", code="grade_invalid")
     cleaned = _clean_components(components)
-    before = {"credit": locked.credit, "correct": locked.correct,
-              "components": [[c.description, str(c.awarded), str(c.maximum)] for c in locked.components.all()]}
+    before = {
+        "credit": locked.credit,
+        "correct": locked.correct,
+        "components": [[c.description, str(c.awarded), str(c.maximum)] for c in locked.components.all()],
+    }
     credit = credit_from_components((float(a), float(w)) for _, a, w in cleaned)
     locked.components.all().delete()
-    GradeComponent.objects.bulk_create([GradeComponent(response=locked, order=n, description=d, awarded=a, maximum=w)
-                                        for n, (d, a, w) in enumerate(cleaned, start=1)])
+    GradeComponent.objects.bulk_create(
+        [
+            GradeComponent(response=locked, order=n, description=d, awarded=a, maximum=w)
+            for n, (d, a, w) in enumerate(cleaned, start=1)
+        ]
+    )
     locked.credit, locked.correct, locked.grading = credit, correct, SolveResponse.Grading.GRADED
     locked.grade_note = (note or "").strip()
     locked.graded_by = actor if getattr(actor, "pk", None) else None
     locked.graded_at = timezone.now()
     locked.save(update_fields=["credit", "correct", "grading", "grade_note", "graded_by", "graded_at"])
-    event_record(actor=actor, verb="solve_response.grade", obj=locked, before=before,
-                 after={"credit": credit, "correct": correct,
-                        "components": [[d, str(a), str(w)] for d, a, w in cleaned]})
+    event_record(
+        actor=actor,
+        verb="solve_response.grade",
+        obj=locked,
+        before=before,
+        after={
+            "credit": credit,
+            "correct": correct,
+            "components": [[d, str(a), str(w)] for d, a, w in cleaned],
+        },
+    )
     run = SolveRun.objects.select_for_update().get(pk=locked.run_id)
-    if run.status == SolveRun.Status.GRADING and not run.responses.filter(
-            grading=SolveResponse.Grading.PENDING).exists():
+    if (
+        run.status == SolveRun.Status.GRADING
+        and not run.responses.filter(grading=SolveResponse.Grading.PENDING).exists()
+    ):
         run.status = SolveRun.Status.COMPLETED
         run.save(update_fields=["status"])
     return locked
 
 
 # ------------------------------------------------------------------------------------------------ summary
+
 
 @dataclass(frozen=True)
 class SolveRunSummary:
@@ -467,10 +632,20 @@ class SolveRunSummary:
         return self.by_grading.get(SolveResponse.Grading.PENDING, 0)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "done": self.done, "by_status": self.by_status, "by_grading": self.by_grading,
-                "solve_acc": self.solve_acc.as_dict(), "accuracy": self.accuracy.as_dict(), "calls": self.calls,
-                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cost_usd": str(self.cost_usd), "rate_per_s": self.rate_per_s, "eta_s": self.eta_s}
+        return {
+            "total": self.total,
+            "done": self.done,
+            "by_status": self.by_status,
+            "by_grading": self.by_grading,
+            "solve_acc": self.solve_acc.as_dict(),
+            "accuracy": self.accuracy.as_dict(),
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": str(self.cost_usd),
+            "rate_per_s": self.rate_per_s,
+            "eta_s": self.eta_s,
+        }
 
 
 def solve_run_summary(run: SolveRun) -> SolveRunSummary:
@@ -479,15 +654,25 @@ def solve_run_summary(run: SolveRun) -> SolveRunSummary:
     by_status = dict(run.responses.values_list("status").annotate(n=Count("pk")).order_by())
     by_grading = dict(run.responses.values_list("grading").annotate(n=Count("pk")).order_by())
     done = sum(by_status.get(s, 0) for s in TERMINAL)
-    agg = run.responses.aggregate(c=Sum("calls"), i=Sum("input_tokens"), o=Sum("output_tokens"), d=Sum("cost_usd"))
+    agg = run.responses.aggregate(
+        c=Sum("calls"), i=Sum("input_tokens"), o=Sum("output_tokens"), d=Sum("cost_usd")
+    )
     rate = eta = None
     if run.started_at and done:
         end = run.finished_at or timezone.now()
         rate = done / max((end - run.started_at).total_seconds(), 1e-3)
         eta = (run.total - done) / rate if rate else None
     return SolveRunSummary(
-        total=run.total, done=done, by_status=by_status, by_grading=by_grading,
+        total=run.total,
+        done=done,
+        by_status=by_status,
+        by_grading=by_grading,
         solve_acc=solve_acc({p: c for p, c, _ in rows}),
         accuracy=solve_acc({p: (None if ok is None else float(ok)) for p, _, ok in rows}),
-        calls=agg["c"] or 0, input_tokens=agg["i"] or 0, output_tokens=agg["o"] or 0,
-        cost_usd=agg["d"] or Decimal(0), rate_per_s=rate, eta_s=eta)
+        calls=agg["c"] or 0,
+        input_tokens=agg["i"] or 0,
+        output_tokens=agg["o"] or 0,
+        cost_usd=agg["d"] or Decimal(0),
+        rate_per_s=rate,
+        eta_s=eta,
+    )

@@ -35,6 +35,7 @@ ANSWER_TYPES = SCRIPTED_TYPES + EXPERT_TYPES
 
 # ------------------------------------------------------------------------------------------------ extraction
 
+
 def extract_boxed_answer(text: str | None) -> str:
     """The last non-empty ``\\boxed{…}`` (or ``\\fbox``) content; else the last ``<answer>`` block; else ""."""
     if not text:
@@ -50,6 +51,7 @@ def extract_boxed_answer(text: str | None) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ matching
+
 
 def _fold(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
@@ -67,18 +69,26 @@ def choice_letters(answer: str, options: Sequence[Mapping[str, Any]] | None = No
     folded = _fold(answer)
     compact = re.sub(r"[\s,;、，/&]+|\band\b", "", folded)
     valid = {str(o.get("id", "")).upper() for o in options or []} or set("ABCDEFGH")
-    if re.fullmatch(r"[a-h]{1,8}", compact) and set(compact.upper()) <= valid and len(set(compact)) == len(compact):
+    if (
+        re.fullmatch(r"[a-h]{1,8}", compact)
+        and set(compact.upper()) <= valid
+        and len(set(compact)) == len(compact)
+    ):
         return frozenset(compact.upper())
     for option in options or []:
         text = _fold(str(option.get("text", "")))
-        if text and folded in (text, f"{_fold(str(option.get('id', '')))}. {text}",
-                               f"({_fold(str(option.get('id', '')))}) {text}"):
+        if text and folded in (
+            text,
+            f"{_fold(str(option.get('id', '')))}. {text}",
+            f"({_fold(str(option.get('id', '')))}) {text}",
+        ):
             return frozenset({str(option.get("id", "")).upper()})
     return frozenset()
 
 
-def match_answer(extracted: str, reference: str, answer_type: str,
-                 options: Sequence[Mapping[str, Any]] | None = None) -> bool:
+def match_answer(
+    extracted: str, reference: str, answer_type: str, options: Sequence[Mapping[str, Any]] | None = None
+) -> bool:
     """``Match(ExtractBox(y), a)`` for choice and fill-in problems. An empty extraction never matches."""
     if answer_type not in SCRIPTED_TYPES:
         raise ValueError(f"answer type {answer_type!r} is graded by an expert, not by script")
@@ -97,6 +107,7 @@ def match_answer(extracted: str, reference: str, answer_type: str,
 
 # ------------------------------------------------------------------------------------------------ credit
 
+
 def credit_from_components(components: Iterable[tuple[float, float]]) -> float:
     """Normalized expert credit ``Σ p / Σ w``. Raises ``ValueError`` on an invalid rubric."""
     items = [(float(a), float(w)) for a, w in components]
@@ -112,6 +123,7 @@ def credit_from_components(components: Iterable[tuple[float, float]]) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ SolveAcc
+
 
 @dataclass(frozen=True)
 class SolveAccStat:
@@ -143,6 +155,7 @@ def solve_acc(credits: Mapping[str, float | None] | Sequence[float | None]) -> S
 
 # ------------------------------------------------------------------------------------------------ solve link
 
+
 @dataclass(frozen=True)
 class SolveLink:
     """Table 17 for one model: mean parent-level G in the solve-wrong and solve-correct groups."""
@@ -159,8 +172,9 @@ class SolveLink:
         return asdict(self)
 
 
-def solve_link(g_items: Iterable[tuple[str, int | float | None]],
-               correct_by_parent: Mapping[str, bool | None]) -> SolveLink:
+def solve_link(
+    g_items: Iterable[tuple[str, int | float | None]], correct_by_parent: Mapping[str, bool | None]
+) -> SolveLink:
     """``g_items``: ``(parent_id, G)`` for each of the model's raw-condition L probes (``G`` None when the
     response is infrastructure-missing; such probes carry no grounding value and are left out).
     ``correct_by_parent``: binary final-answer correctness; ``None`` (no answer, or not graded yet) leaves
@@ -181,5 +195,12 @@ def solve_link(g_items: Iterable[tuple[str, int | float | None]],
 
     g_wrong, g_correct = mean(groups[False]), mean(groups[True])
     delta = g_correct - g_wrong if g_wrong is not None and g_correct is not None else None
-    return SolveLink(g_wrong, g_correct, delta, len(groups[False]), len(groups[True]),
-                     sum(n for _, n in groups[False]), sum(n for _, n in groups[True]))
+    return SolveLink(
+        g_wrong,
+        g_correct,
+        delta,
+        len(groups[False]),
+        len(groups[True]),
+        sum(n for _, n in groups[False]),
+        sum(n for _, n in groups[True]),
+    )

@@ -15,9 +15,15 @@ def solve_run_list() -> QuerySet[SolveRun]:
 
 def solve_runs_for_models(model_ids: Any) -> QuerySet[SolveRun]:
     """Single-solver runs of these models that returned every answer (App. B.4, D.3), newest first."""
-    return (SolveRun.objects.filter(kind=SolveRun.Kind.SINGLE, model__in=model_ids,
-                                    status__in=[SolveRun.Status.COMPLETED, SolveRun.Status.GRADING])
-            .select_related("model").order_by("-created_at"))
+    return (
+        SolveRun.objects.filter(
+            kind=SolveRun.Kind.SINGLE,
+            model__in=model_ids,
+            status__in=[SolveRun.Status.COMPLETED, SolveRun.Status.GRADING],
+        )
+        .select_related("model")
+        .order_by("-created_at")
+    )
 
 
 def solve_responses(run: SolveRun, *, status: str = "", grading: str = "") -> QuerySet[SolveResponse]:

@@ -15,5 +15,7 @@ urlpatterns = [
     path("solve-runs/<int:pk>/progress/", views.solve_run_progress, name="solve_run_progress"),
     path("solve-runs/<int:pk>/do/<str:action>/", views.solve_run_action, name="solve_run_action"),
     path("solve-runs/responses/<int:pk>/", views.solve_response_detail, name="solve_response_detail"),
-    path("solve-runs/responses/<int:pk>/grade/", views.solve_response_grade_page, name="solve_response_grade"),
+    path(
+        "solve-runs/responses/<int:pk>/grade/", views.solve_response_grade_page, name="solve_response_grade"
+    ),
 ]

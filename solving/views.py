@@ -38,17 +38,26 @@ from .scoring import EXPERT_TYPES
 
 class SolveLaunchForm(forms.Form):
     model = forms.ModelChoiceField(queryset=ModelConfig.objects.filter(is_active=True), empty_label=None)
-    release = forms.ModelChoiceField(queryset=Release.objects.all(), required=False, empty_label="— none —",
-                                     help_text="Solve every parent problem of this release…")
-    parents = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                              help_text="…or these parent problem ids (comma, space or new-line separated).")
+    release = forms.ModelChoiceField(
+        queryset=Release.objects.all(),
+        required=False,
+        empty_label="— none —",
+        help_text="Solve every parent problem of this release…",
+    )
+    parents = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="…or these parent problem ids (comma, space or new-line separated).",
+    )
     name = forms.CharField(required=False, max_length=200)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         ids = [p for p in re.split(r"[\s,;]+", data.get("parents") or "") if p]
         if bool(data.get("release")) == bool(ids):
-            raise forms.ValidationError("Choose a release or list parent problem ids (exactly one of the two).")
+            raise forms.ValidationError(
+                "Choose a release or list parent problem ids (exactly one of the two)."
+            )
         data["parent_ids"] = ids
         return data
 
@@ -62,16 +71,25 @@ def solve_run_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            run = solve_run_create(model=data["model"], release=data["release"], parent_ids=data["parent_ids"] or None,
-                                   name=data["name"], actor=request.user)
+            run = solve_run_create(
+                model=data["model"],
+                release=data["release"],
+                parent_ids=data["parent_ids"] or None,
+                name=data["name"],
+                actor=request.user,
+            )
         except ApplicationError as exc:
             error = exc.message
         else:
             return redirect("solving:solve_run_detail", pk=run.pk)
     runs = [(r, solve_run_summary(r)) for r in selectors.solve_run_list()[:50]]
     status = 400 if request.method == "POST" else 200
-    return TemplateResponse(request, "solving/solve_run_list.html",
-                            {"runs": runs, "form": form, "error": error, "nav_section": "solving"}, status=status)
+    return TemplateResponse(
+        request,
+        "solving/solve_run_list.html",
+        {"runs": runs, "form": form, "error": error, "nav_section": "solving"},
+        status=status,
+    )
 
 
 @login_required
@@ -82,11 +100,21 @@ def solve_run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
     filters = {k: request.GET.get(k, "") for k in ("status", "grading")}
     page = Paginator(selectors.solve_responses(run, **filters), 50).get_page(request.GET.get("page"))
     next_ungraded = run.responses.filter(grading=SolveResponse.Grading.PENDING).order_by("pk").first()
-    return TemplateResponse(request, "solving/solve_run_detail.html", {
-        "run": run, "summary": solve_run_summary(run), "page": page, "filters": filters,
-        "statuses": SolveResponse.Status.choices, "gradings": SolveResponse.Grading.choices,
-        "next_ungraded": next_ungraded, "nav_section": "solving",
-        "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True)})
+    return TemplateResponse(
+        request,
+        "solving/solve_run_detail.html",
+        {
+            "run": run,
+            "summary": solve_run_summary(run),
+            "page": page,
+            "filters": filters,
+            "statuses": SolveResponse.Status.choices,
+            "gradings": SolveResponse.Grading.choices,
+            "next_ungraded": next_ungraded,
+            "nav_section": "solving",
+            "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True),
+        },
+    )
 
 
 @login_required
@@ -96,8 +124,9 @@ def solve_run_progress(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(SolveRun, pk=pk)
     if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING) and request.htmx:
         return HttpResponseClientRefresh()  # show the scored table once, then stop polling
-    return TemplateResponse(request, "solving/solve_run_detail.html#progress",
-                            {"run": run, "summary": solve_run_summary(run)})
+    return TemplateResponse(
+        request, "solving/solve_run_detail.html#progress", {"run": run, "summary": solve_run_summary(run)}
+    )
 
 
 @login_required
@@ -127,12 +156,22 @@ def _response(pk: int) -> SolveResponse:
 def solve_response_detail(request: HttpRequest, pk: int) -> TemplateResponse:
     row = _response(pk)
     sent = build_solve_request(row.parent)
-    return TemplateResponse(request, "solving/solve_response_detail.html", {
-        "row": row, "parent": row.parent, "components": list(row.components.all()),
-        "turns": list(row.turns.select_related("model")), "system_message": sent.system, "user_message": sent.user,
-        "images": list(row.parent.images.order_by("ordinal")), "attempts_json": json.dumps(row.attempts, indent=1),
-        "gradable": row.answer_type in EXPERT_TYPES and row.grading in ("pending", "graded"),
-        "nav_section": "solving"})
+    return TemplateResponse(
+        request,
+        "solving/solve_response_detail.html",
+        {
+            "row": row,
+            "parent": row.parent,
+            "components": list(row.components.all()),
+            "turns": list(row.turns.select_related("model")),
+            "system_message": sent.system,
+            "user_message": sent.user,
+            "images": list(row.parent.images.order_by("ordinal")),
+            "attempts_json": json.dumps(row.attempts, indent=1),
+            "gradable": row.answer_type in EXPERT_TYPES and row.grading in ("pending", "graded"),
+            "nav_section": "solving",
+        },
+    )
 
 
 def _prefill(row: SolveResponse) -> tuple[list[dict[str, str]], SolveResponse | None]:
@@ -140,18 +179,28 @@ def _prefill(row: SolveResponse) -> tuple[list[dict[str, str]], SolveResponse | 
     left empty for the grader), else one empty row."""
     own = list(row.components.all())
     if own:
-        return [{"description": c.description, "awarded": str(c.awarded), "maximum": str(c.maximum)}
-                for c in own], None
-    source = (SolveResponse.objects.filter(parent=row.parent, grading=SolveResponse.Grading.GRADED).exclude(pk=row.pk)
-              .select_related("run__model").order_by("-graded_at").first())
+        return [
+            {"description": c.description, "awarded": str(c.awarded), "maximum": str(c.maximum)} for c in own
+        ], None
+    source = (
+        SolveResponse.objects.filter(parent=row.parent, grading=SolveResponse.Grading.GRADED)
+        .exclude(pk=row.pk)
+        .select_related("run__model")
+        .order_by("-graded_at")
+        .first()
+    )
     if source:
-        return [{"description": c.description, "awarded": "", "maximum": str(c.maximum)}
-                for c in source.components.all()], source
+        return [
+            {"description": c.description, "awarded": "", "maximum": str(c.maximum)}
+            for c in source.components.all()
+        ], source
     return [{"description": "", "awarded": "", "maximum": "1"}], None
 
 
 def _next_ungraded(row: SolveResponse) -> SolveResponse | None:
-    pending = row.run.responses.filter(grading=SolveResponse.Grading.PENDING).exclude(pk=row.pk).order_by("pk")
+    pending = (
+        row.run.responses.filter(grading=SolveResponse.Grading.PENDING).exclude(pk=row.pk).order_by("pk")
+    )
     return pending.filter(pk__gt=row.pk).first() or pending.first()
 
 
@@ -167,14 +216,19 @@ def solve_response_grade_page(request: HttpRequest, pk: int) -> HttpResponse:
     correct = bool(row.correct)
     note = row.grade_note
     if request.method == "POST":
-        descriptions, awarded, maxima = (request.POST.getlist(k) for k in ("description", "awarded", "maximum"))
-        components = [{"description": d, "awarded": a, "maximum": m}
-                      for d, a, m in zip(descriptions, awarded, maxima, strict=False)]
+        descriptions, awarded, maxima = (
+            request.POST.getlist(k) for k in ("description", "awarded", "maximum")
+        )
+        components = [
+            {"description": d, "awarded": a, "maximum": m}
+            for d, a, m in zip(descriptions, awarded, maxima, strict=False)
+        ]
         correct = request.POST.get("correct") == "on"
         note = request.POST.get("note", "")
         try:
-            solve_response_grade(response=row, components=components, correct=correct, note=note,
-                                 actor=request.user)
+            solve_response_grade(
+                response=row, components=components, correct=correct, note=note, actor=request.user
+            )
         except ApplicationError as exc:
             error, status = exc.message, 400
             rows, source = components, None
@@ -191,10 +245,22 @@ def solve_response_grade_page(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         rows, source = _prefill(row)
     following = _next_ungraded(row)
-    return TemplateResponse(request, "solving/solve_grade.html", {
-        "row": row, "parent": row.parent, "rows": rows, "rubric_source": source, "error": error,
-        "correct": correct, "note": note, "next_ungraded": following,
-        "images": list(row.parent.images.order_by("ordinal")),
-        "pending_left": row.run.responses.filter(grading=SolveResponse.Grading.PENDING).count(),
-        "detail_url": reverse("solving:solve_response_detail", args=[row.pk]), "nav_section": "solving"},
-        status=status)
+    return TemplateResponse(
+        request,
+        "solving/solve_grade.html",
+        {
+            "row": row,
+            "parent": row.parent,
+            "rows": rows,
+            "rubric_source": source,
+            "error": error,
+            "correct": correct,
+            "note": note,
+            "next_ungraded": following,
+            "images": list(row.parent.images.order_by("ordinal")),
+            "pending_left": row.run.responses.filter(grading=SolveResponse.Grading.PENDING).count(),
+            "detail_url": reverse("solving:solve_response_detail", args=[row.pk]),
+            "nav_section": "solving",
+        },
+        status=status,
+    )

@@ -83,6 +83,10 @@ class PassDocumentFactory(factory.django.DjangoModelFactory):
 
 
 def scripted(name: str, responses: list, default: str = "{}") -> ModelConfig:
-    return ModelConfig.objects.create(name=name, provider="scripted", model="s", max_retries=2,
-                                      extra={"responses": responses, "default": default,
-                                             "backoff_base_seconds": 0})
+    return ModelConfig.objects.create(
+        name=name,
+        provider="scripted",
+        model="s",
+        max_retries=2,
+        extra={"responses": responses, "default": default, "backoff_base_seconds": 0},
+    )

@@ -20,13 +20,17 @@ pytestmark = pytest.mark.django_db
 
 # --- 401 with WWW-Authenticate ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("url", ["/api/parents/", "/api/me/", "/api/schema/", "/api/eval/runs/"])
 def test_anonymous_api_calls_get_401_with_the_token_challenge(url):
     response = APIClient().get(url)
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == "Token"
-    assert response.data == {"message": "Authentication credentials were not provided.",
-                             "code": "not_authenticated", "extra": {}}
+    assert response.data == {
+        "message": "Authentication credentials were not provided.",
+        "code": "not_authenticated",
+        "extra": {},
+    }
 
 
 def test_a_logged_in_user_without_the_role_still_gets_403(django_user_model):
@@ -50,11 +54,13 @@ def test_session_writes_still_need_the_csrf_token_and_token_writes_do_not(admin_
 
 # --- one line per refused request ---------------------------------------------------------------------
 
+
 @pytest.fixture
 def console_lines():
     """What the configured console handler writes, one entry per line, without the timestamp."""
-    handler = next(h for h in logging.getLogger().handlers
-                   if any(isinstance(f, ClientErrorsOneLine) for f in h.filters))
+    handler = next(
+        h for h in logging.getLogger().handlers if any(isinstance(f, ClientErrorsOneLine) for f in h.filters)
+    )
     buffer = io.StringIO()
     previous = handler.setStream(buffer)
     try:
@@ -69,22 +75,34 @@ def test_a_permission_denied_page_is_logged_as_one_warning_line(client, annotato
         response = client.get("/runs/")  # admins only
     assert response.status_code == 403
     assert [(r.name, r.levelname) for r in caplog.records if r.name.startswith("django")] == [
-        ("django.request", "WARNING")]
-    assert console_lines() == ["WARNING django.request: Forbidden (Permission denied): /runs/ (PermissionDenied)"]
+        ("django.request", "WARNING")
+    ]
+    assert console_lines() == [
+        "WARNING django.request: Forbidden (Permission denied): /runs/ (PermissionDenied)"
+    ]
 
 
-def test_an_application_error_403_on_the_api_is_logged_as_one_warning_line(source_reviewer, caplog,
-                                                                            console_lines):
-    doc = PassDocumentFactory(parent=ParentProblemFactory(problem_id="prob_self"), pass_no=1,
-                              status=PassDocument.Status.SUBMITTED, updated_by=source_reviewer)
+def test_an_application_error_403_on_the_api_is_logged_as_one_warning_line(
+    source_reviewer, caplog, console_lines
+):
+    doc = PassDocumentFactory(
+        parent=ParentProblemFactory(problem_id="prob_self"),
+        pass_no=1,
+        status=PassDocument.Status.SUBMITTED,
+        updated_by=source_reviewer,
+    )
     client = APIClient()
     client.force_login(source_reviewer)
     with caplog.at_level(logging.INFO):
-        response = client.post("/api/parents/prob_self/passes/1/approve/",
-                               {"document_sha256": doc.document_sha256}, format="json")
+        response = client.post(
+            "/api/parents/prob_self/passes/1/approve/",
+            {"document_sha256": doc.document_sha256},
+            format="json",
+        )
     assert response.status_code == 403 and response.json()["code"] == "self_review"
     assert [(r.name, r.levelname) for r in caplog.records if r.name.startswith("django")] == [
-        ("django.request", "WARNING")]
+        ("django.request", "WARNING")
+    ]
     assert console_lines() == ["WARNING django.request: Forbidden: /api/parents/prob_self/passes/1/approve/"]
     assert PassDocument.objects.get(pk=doc.pk).status == PassDocument.Status.SUBMITTED
 
@@ -93,9 +111,13 @@ def test_a_suspicious_request_is_one_line_too(client, console_lines):
     assert client.get("/accounts/login/", headers={"Host": "evil.example"}).status_code == 400
     lines = console_lines()
     assert len(lines) == 1
-    assert lines[0].startswith("ERROR django.security.DisallowedHost: Invalid HTTP_HOST header: 'evil.example'.")
-    assert lines[0].endswith("(DisallowedHost: Invalid HTTP_HOST header: 'evil.example'. You may need to add "
-                             "'evil.example' to ALLOWED_HOSTS.)")
+    assert lines[0].startswith(
+        "ERROR django.security.DisallowedHost: Invalid HTTP_HOST header: 'evil.example'."
+    )
+    assert lines[0].endswith(
+        "(DisallowedHost: Invalid HTTP_HOST header: 'evil.example'. You may need to add "
+        "'evil.example' to ALLOWED_HOSTS.)"
+    )
 
 
 def test_server_errors_keep_their_traceback():
@@ -109,7 +131,9 @@ def test_server_errors_keep_their_traceback():
     handler.addFilter(ClientErrorsOneLine())
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
     for status in (500, 403):
-        record = logging.LogRecord("django.request", logging.ERROR, __file__, 1, "Failure: %s", ("/x",), exc_info)
+        record = logging.LogRecord(
+            "django.request", logging.ERROR, __file__, 1, "Failure: %s", ("/x",), exc_info
+        )
         record.status_code = status
         handler.handle(record)
         assert record.exc_info is exc_info  # the filter never changes the record other handlers get

@@ -122,12 +122,16 @@ def _cases(operation: Any, mode: GenerationMode) -> st.SearchStrategy[Any]:
     """Anything the schema allows (or, negative, does not), and as often path parameters that name stored
     objects, so the request gets past the 404."""
     free = operation.as_strategy(generation_mode=mode)
-    known = {parameter.name: _known_values(operation.path, parameter.name) for parameter in operation.path_parameters}
+    known = {
+        parameter.name: _known_values(operation.path, parameter.name)
+        for parameter in operation.path_parameters
+    }
     known = {name: values for name, values in known.items() if values}
     if not known:
         return free
     bound = st.fixed_dictionaries({name: st.sampled_from(values) for name, values in known.items()}).flatmap(
-        lambda params: operation.as_strategy(generation_mode=mode, path_parameters=params))
+        lambda params: operation.as_strategy(generation_mode=mode, path_parameters=params)
+    )
     return st.one_of(free, bound, bound)
 
 
@@ -135,16 +139,22 @@ def _cases(operation: Any, mode: GenerationMode) -> st.SearchStrategy[Any]:
 EXCLUDED: dict[str, str] = {}
 
 
-def _run_operation(operation: Any, headers: dict[str, str],
-                   statuses: set[int] | None = None) -> list[str]:
+def _run_operation(operation: Any, headers: dict[str, str], statuses: set[int] | None = None) -> list[str]:
     """Every mode's examples for one operation; the failures as text (first line, request, traceback end).
     ``statuses`` collects the status codes seen."""
     failures: list[str] = []
     seen = statuses if statuses is not None else set()
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+
         @given(case=_cases(operation, mode))
-        @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
+        @settings(
+            max_examples=EXAMPLES_PER_OPERATION,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.explicit, Phase.generate],
+        )
         def check(case: Any) -> None:
             savepoint = transaction.savepoint_create()
             try:
@@ -178,13 +188,17 @@ def test_no_operation_answers_with_a_server_error(db, no_network, wsgi_app, worl
     elapsed = time.monotonic() - started
     assert not failures, f"{len(failures)} server errors in {elapsed:.0f} s:\n\n" + "\n\n".join(failures)
     succeeded = sorted(label for label, codes in answered.items() if any(200 <= code < 300 for code in codes))
-    print(f"{len(operations)} operations in {elapsed:.0f} s; {len(succeeded)} answered 2xx at least once; never:",
-          {label: sorted(codes) for label, codes in answered.items() if label not in succeeded})
+    print(
+        f"{len(operations)} operations in {elapsed:.0f} s; {len(succeeded)} answered 2xx at least once; never:",
+        {label: sorted(codes) for label, codes in answered.items() if label not in succeeded},
+    )
     # the token authenticates and the world's ids get cases past the 404s (not only 401/403/404 seen)
     assert len(succeeded) >= len(operations) // 3, sorted(set(answered) - set(succeeded))
 
 
-def test_the_fuzzer_reports_a_server_error(db, no_network, wsgi_app, world, admin_token, settings, monkeypatch):
+def test_the_fuzzer_reports_a_server_error(
+    db, no_network, wsgi_app, world, admin_token, settings, monkeypatch
+):
     """The harness above can fail: an operation that raises is reported with its traceback."""
     from annotation.api import views
 
@@ -195,7 +209,11 @@ def test_the_fuzzer_reports_a_server_error(db, no_network, wsgi_app, world, admi
     settings.DEBUG_PROPAGATE_EXCEPTIONS = True
     headers = {"Authorization": f"Token {admin_token}"}
     schema = schemathesis.openapi.from_wsgi("/api/schema/", wsgi_app, headers=headers)
-    operation = next(result.ok() for result in schema.get_all_operations() if result.ok().label == "GET /api/sources/")
+    operation = next(
+        result.ok() for result in schema.get_all_operations() if result.ok().label == "GET /api/sources/"
+    )
     failures = _run_operation(operation, headers)
     assert failures
-    assert all(f.startswith("GET /api/sources/ [") and "RuntimeError: deliberately broken" in f for f in failures)
+    assert all(
+        f.startswith("GET /api/sources/ [") and "RuntimeError: deliberately broken" in f for f in failures
+    )

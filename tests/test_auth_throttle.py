@@ -16,8 +16,10 @@ from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
 
-LOCKOUT = ("Too many failed logins for this account from your address: logins are refused for 15 minutes "
-           "after the last try. Wait, or ask an administrator to unlock the account.")
+LOCKOUT = (
+    "Too many failed logins for this account from your address: logins are refused for 15 minutes "
+    "after the last try. Wait, or ask an administrator to unlock the account."
+)
 
 
 @pytest.fixture
@@ -94,8 +96,11 @@ def test_token_endpoint_refuses_the_thirtieth_try_with_a_json_429(victim, bystan
     assert statuses == [400] * 9 + [429] * 20
     refused = token(client, "victim", "pw-victim")
     assert refused.status_code == 429
-    assert refused.json() == {"message": LOCKOUT, "code": "locked_out",
-                              "extra": {"failure_limit": 10, "retry_after_seconds": 900}}
+    assert refused.json() == {
+        "message": LOCKOUT,
+        "code": "locked_out",
+        "extra": {"failure_limit": 10, "retry_after_seconds": 900},
+    }
     assert not Token.objects.filter(user=victim).exists()
 
     other = token(client, "bystander", "pw-bystander")

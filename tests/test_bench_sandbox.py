@@ -44,14 +44,20 @@ pytestmark = pytest.mark.integration
 
 def _app_env(var_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "REDIS_URL"))}
-    env.update(PHYSALIGN_VAR_DIR=str(var_dir), DJANGO_DEBUG="1", DJANGO_SETTINGS_MODULE="physalign_site.settings",
-               DJANGO_SECRET_KEY="test-only-secret-key-not-for-production", DJANGO_SECURE_SSL="false")
+    env.update(
+        PHYSALIGN_VAR_DIR=str(var_dir),
+        DJANGO_DEBUG="1",
+        DJANGO_SETTINGS_MODULE="physalign_site.settings",
+        DJANGO_SECRET_KEY="test-only-secret-key-not-for-production",
+        DJANGO_SECURE_SSL="false",
+    )
     return env
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [PYTHON, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout
 
@@ -66,7 +72,9 @@ def _files(folder: Path) -> list[tuple[str, int]]:
 
 def _bench_databases() -> set[str]:
     with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
-        return {row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'bench\\_%'")}
+        return {
+            row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'bench\\_%'")
+        }
 
 
 def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
@@ -82,11 +90,21 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
     user_redis.set("users-own-key", "keep me")
     databases_before = _bench_databases()
 
-    hostile = {**env, "DATABASE_URL": f"sqlite:///{var_dir / 'physalign.sqlite3'}",
-               "REDIS_URL": f"{REDIS}/{USER_REDIS_DB}", "CELERY_BROKER_URL": f"{REDIS}/{USER_REDIS_DB}"}
+    hostile = {
+        **env,
+        "DATABASE_URL": f"sqlite:///{var_dir / 'physalign.sqlite3'}",
+        "REDIS_URL": f"{REDIS}/{USER_REDIS_DB}",
+        "CELERY_BROKER_URL": f"{REDIS}/{USER_REDIS_DB}",
+    }
     try:
-        result = subprocess.run(["scripts/bench.sh", "--smoke"], cwd=ROOT, env=hostile, capture_output=True,
-                                text=True, timeout=900)
+        result = subprocess.run(
+            ["scripts/bench.sh", "--smoke"],
+            cwd=ROOT,
+            env=hostile,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         output = result.stdout + result.stderr
         assert result.returncode == 0, output[-6000:]
         assert _snapshot(env) == before
@@ -94,8 +112,14 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
         assert user_redis.get("users-own-key") == b"keep me"
         assert user_redis.dbsize() == 1
         assert _bench_databases() == databases_before  # every bench_* database it made was dropped
-        for name in ("bench_generate", "bench_workspace", "compile_bench", "eval_throughput", "frontend_bench",
-                     "metrics_bench"):
+        for name in (
+            "bench_generate",
+            "bench_workspace",
+            "compile_bench",
+            "eval_throughput",
+            "frontend_bench",
+            "metrics_bench",
+        ):
             assert f"== bench/{name}.py" in output
         assert f"Redis db {USER_REDIS_DB}," not in output  # the user's Redis db was passed over
         assert str(var_dir) not in output.split("== bench/bench_generate.py", 1)[1]
@@ -113,10 +137,18 @@ def test_a_benchmark_refuses_a_database_it_did_not_create(tmp_path):
             conn.execute("CREATE TABLE precious (v text)")
             conn.execute("INSERT INTO precious VALUES ('a user row')")
         env = _app_env(tmp_path / "var")
-        for keep_db, message in ((name, "was not created by a benchmark"),
-                                 ("physalign", "must start with 'bench_'")):
-            result = subprocess.run([PYTHON, "bench/bench_workspace.py", "--smoke", "--keep-db", keep_db], cwd=ROOT,
-                                    env=env, capture_output=True, text=True, timeout=300)
+        for keep_db, message in (
+            (name, "was not created by a benchmark"),
+            ("physalign", "must start with 'bench_'"),
+        ):
+            result = subprocess.run(
+                [PYTHON, "bench/bench_workspace.py", "--smoke", "--keep-db", keep_db],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert result.returncode != 0
             assert message in result.stdout + result.stderr
         with psycopg.connect(f"{POSTGRES}/{name}", autocommit=True) as conn:

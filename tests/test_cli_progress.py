@@ -48,7 +48,9 @@ def test_plain_progress_prints_each_change_once_the_interval_has_passed():
         bar.update(1, total=2)  # nothing moved and no heartbeat is due: no line
         bar.update(2, rate="1.5/s", ETA="0s", note="a\rb\x1b[2Kc")
     assert out.getvalue().splitlines() == [
-        "Compiling: 1/2 (50%)", "Compiling: 2/2 (100%) · rate 1.5/s · ETA 0s · note a b [2Kc"]
+        "Compiling: 1/2 (50%)",
+        "Compiling: 2/2 (100%) · rate 1.5/s · ETA 0s · note a b [2Kc",
+    ]
     assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
 
 
@@ -114,12 +116,16 @@ def _draft_command() -> list[str]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("make_command", "queued", "page"), [
-    (_solve_command, "solve run {pk} is queued", "/solve-runs/{pk}/"),
-    (_draft_command, "Draft run #{pk} is queued", "/drafts/runs/{pk}/"),
-])
+@pytest.mark.parametrize(
+    ("make_command", "queued", "page"),
+    [
+        (_solve_command, "solve run {pk} is queued", "/solve-runs/{pk}/"),
+        (_draft_command, "Draft run #{pk} is queued", "/drafts/runs/{pk}/"),
+    ],
+)
 def test_a_queued_command_without_a_worker_stops_and_says_how_to_start_one(
-        no_worker_broker, make_command, queued, page):
+    no_worker_broker, make_command, queued, page
+):
     args = make_command()
     out = io.StringIO()
     started = time.monotonic()
@@ -178,13 +184,34 @@ def test_on_the_filesystem_broker_with_a_shared_control_folder_the_ping_finds_a_
     # The settings name the control folder by its absolute path under the var folder, so a worker started
     # anywhere shares it.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "DATABASE_URL"))}
-    env.update(CELERY_BROKER_URL="filesystem://", PHYSALIGN_VAR_DIR=str(tmp_path / "var"),
-               PYTHONPATH=str(ROOT), DJANGO_SETTINGS_MODULE="physalign_site.settings",
-               DJANGO_SECRET_KEY=django_settings.SECRET_KEY)
+    env.update(
+        CELERY_BROKER_URL="filesystem://",
+        PHYSALIGN_VAR_DIR=str(tmp_path / "var"),
+        PYTHONPATH=str(ROOT),
+        DJANGO_SETTINGS_MODULE="physalign_site.settings",
+        DJANGO_SECRET_KEY=django_settings.SECRET_KEY,
+    )
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "physalign_site", "worker", "--pool=solo", "--loglevel=INFO",
-         "-n", f"fs-{os.getpid()}@localhost", "--without-gossip", "--without-mingle"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "physalign_site",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "-n",
+            f"fs-{os.getpid()}@localhost",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while f"fs-{os.getpid()}@localhost".encode() not in _read(control / "celery.pidbox.exchange"):

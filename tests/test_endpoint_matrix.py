@@ -70,8 +70,10 @@ def _check(case: Case, role: str, world: World, users: dict[str, Any]) -> str | 
             return f"{case.method.upper()} {case.name} ({url}) as {role}: 401 without WWW-Authenticate: Token"
     if response.status_code != expected:
         detail = getattr(response, "data", None)
-        return f"{case.method.upper()} {case.name} ({url}) as {role}: expected {expected}, got " \
-               f"{response.status_code} {detail!r}"
+        return (
+            f"{case.method.upper()} {case.name} ({url}) as {role}: expected {expected}, got "
+            f"{response.status_code} {detail!r}"
+        )
     if expected == 302 and role == ANON and "/accounts/login/" not in response["Location"]:
         return f"{case.method.upper()} {case.name} ({url}) as {role}: redirected to {response['Location']}"
     return None
@@ -97,4 +99,6 @@ def test_endpoint_role_matrix(area: Any, world: World, users: dict[str, Any]) ->
             if mismatch:
                 mismatches.append(mismatch)
     assert checked, "the area has no rows"
-    assert not mismatches, f"{len(mismatches)} of {checked} row × role checks failed:\n" + "\n".join(mismatches)
+    assert not mismatches, f"{len(mismatches)} of {checked} row × role checks failed:\n" + "\n".join(
+        mismatches
+    )

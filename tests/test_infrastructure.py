@@ -19,15 +19,17 @@ ROOT = Path(__file__).resolve().parent.parent
 def _run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL", "CELERY_"))}
     base.update(env)
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=base, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120
+    )
 
 
 def _manage(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "CELERY_"))}
     base.update(env)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=base, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_compose_file_defines_services_healthchecks_volumes_and_env():
@@ -63,11 +65,15 @@ def test_compose_publishes_gunicorn_to_the_host_only_and_trusts_proxy_headers_on
     assert re.search(r"^DJANGO_BEHIND_PROXY=false$", (ROOT / ".env.example").read_text(), re.M)
 
 
-@pytest.mark.parametrize(("value", "expected"), [(None, "None"), ("false", "None"),
-                                                 ("true", "('HTTP_X_FORWARDED_PROTO', 'https')")])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, "None"), ("false", "None"), ("true", "('HTTP_X_FORWARDED_PROTO', 'https')")],
+)
 def test_proxy_ssl_header_is_trusted_only_behind_a_proxy(value, expected):
-    code = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='physalign_site.settings'; django.setup();"
-            "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER)")
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='physalign_site.settings'; django.setup();"
+        "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER)"
+    )
     env = {"DJANGO_SECRET_KEY": "x" * 60, **({"DJANGO_BEHIND_PROXY": value} if value is not None else {})}
     result = _run_python(code, env)
     assert result.returncode == 0, result.stderr
@@ -87,25 +93,30 @@ def test_a_forwarded_proto_header_does_not_make_a_request_secure_by_default(clie
 def test_every_environment_variable_read_by_settings_is_documented():
     settings_src = (ROOT / "physalign_site" / "settings.py").read_text()
     read = set(re.findall(r'env\.\w+\("([A-Z_]+)"', settings_src)) | set(
-        re.findall(r'Env\(\)\.\w+\("([A-Z_]+)"', settings_src))
+        re.findall(r'Env\(\)\.\w+\("([A-Z_]+)"', settings_src)
+    )
     documented = set(re.findall(r"^#?\s*([A-Z_][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
     assert read, "settings read no variables?"
     assert read - documented == set()
 
 
 def test_secret_key_is_required_when_debug_is_off():
-    result = _run_python("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='physalign_site.settings';"
-                         " django.setup()", {"DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": ""})
+    result = _run_python(
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='physalign_site.settings'; django.setup()",
+        {"DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": ""},
+    )
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off" in result.stderr
 
 
 def test_embedded_defaults_are_sqlite_under_var_and_filesystem_broker(tmp_path):
-    code = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='physalign_site.settings'; django.setup();"
-            "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE']);"
-            "print(s.DATABASES['default']['NAME']); print(s.CELERY_BROKER_URL);"
-            "print(s.CELERY_BROKER_TRANSPORT_OPTIONS['data_folder_in']);"
-            "print(s.DATABASES['default']['CONN_HEALTH_CHECKS']); print(s.DEBUG)")
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='physalign_site.settings'; django.setup();"
+        "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE']);"
+        "print(s.DATABASES['default']['NAME']); print(s.CELERY_BROKER_URL);"
+        "print(s.CELERY_BROKER_TRANSPORT_OPTIONS['data_folder_in']);"
+        "print(s.DATABASES['default']['CONN_HEALTH_CHECKS']); print(s.DEBUG)"
+    )
     result = _run_python(code, {"DJANGO_SECRET_KEY": "x" * 60, "PHYSALIGN_VAR_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     engine, name, broker, folder, health, debug = result.stdout.split()
@@ -117,13 +128,16 @@ def test_embedded_defaults_are_sqlite_under_var_and_filesystem_broker(tmp_path):
 
 
 def test_check_deploy_is_clean_with_production_settings():
-    result = _manage(["check", "--deploy", "--fail-level", "WARNING"], {
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECRET_KEY": "k3J!x9_production-grade-secret-value-with-enough-entropy-4Q7z%2pLmN",
-        "DJANGO_SECURE_SSL": "true",
-        "DJANGO_ALLOWED_HOSTS": "physalign.example.org",
-        "DATABASE_URL": "sqlite:///:memory:",
-    })
+    result = _manage(
+        ["check", "--deploy", "--fail-level", "WARNING"],
+        {
+            "DJANGO_DEBUG": "0",
+            "DJANGO_SECRET_KEY": "k3J!x9_production-grade-secret-value-with-enough-entropy-4Q7z%2pLmN",
+            "DJANGO_SECURE_SSL": "true",
+            "DJANGO_ALLOWED_HOSTS": "physalign.example.org",
+            "DATABASE_URL": "sqlite:///:memory:",
+        },
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
 
@@ -160,8 +174,10 @@ def test_collectstatic_with_the_production_manifest_storage_finds_every_referenc
     from django.core.management import call_command
 
     settings.STATIC_ROOT = tmp_path / "static"
-    settings.STORAGES = {**settings.STORAGES,
-                         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"}}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"},
+    }
     call_command("collectstatic", "--noinput", verbosity=0)
     manifest = (tmp_path / "static" / "staticfiles.json").read_text()
     assert "vendor/katex/katex.min.css" in manifest and "vendor/chartjs/chart.umd.min.js" in manifest

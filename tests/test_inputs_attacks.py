@@ -22,9 +22,18 @@ from tests.factories import ParentProblemFactory, ProblemImageFactory
 
 pytestmark = pytest.mark.django_db
 
-NODE = {"id": "v001", "type": "text_glyph", "subtype": "", "text": "m", "image_id": "img_0",
-        "bbox_1000": [70, 200, 115, 280], "keypoints_1000": [], "center_1000": [-1, -1], "radius_1000": -1,
-        "confidence": "high"}
+NODE = {
+    "id": "v001",
+    "type": "text_glyph",
+    "subtype": "",
+    "text": "m",
+    "image_id": "img_0",
+    "bbox_1000": [70, 200, 115, 280],
+    "keypoints_1000": [],
+    "center_1000": [-1, -1],
+    "radius_1000": -1,
+    "confidence": "high",
+}
 
 
 def pass1(pid: str, *nodes: dict[str, Any]) -> dict[str, Any]:
@@ -47,15 +56,25 @@ def parent() -> ParentProblem:
 @pytest.fixture
 def saved(parent, annotator) -> PassDocument:
     """Pass 1 saved twice: versions 1 (empty) and 2 (one node)."""
-    first = pass_document_save(parent=parent, pass_no=1, document=pass1(parent.problem_id), actor=annotator,
-                               expected_version=None)
-    return pass_document_save(parent=parent, pass_no=1, document=pass1(parent.problem_id, NODE), actor=annotator,
-                              expected_version=first.version)
+    first = pass_document_save(
+        parent=parent, pass_no=1, document=pass1(parent.problem_id), actor=annotator, expected_version=None
+    )
+    return pass_document_save(
+        parent=parent,
+        pass_no=1,
+        document=pass1(parent.problem_id, NODE),
+        actor=annotator,
+        expected_version=first.version,
+    )
 
 
 def put_raw(client: APIClient, parent: ParentProblem, body: str | bytes, version: int = 2):
-    return client.put(f"/api/parents/{parent.problem_id}/passes/1/", data=body, content_type="application/json",
-                      headers={"If-Match": f'"{version}"'})
+    return client.put(
+        f"/api/parents/{parent.problem_id}/passes/1/",
+        data=body,
+        content_type="application/json",
+        headers={"If-Match": f'"{version}"'},
+    )
 
 
 def assert_unchanged(doc: PassDocument) -> None:
@@ -65,27 +84,35 @@ def assert_unchanged(doc: PassDocument) -> None:
 
 # --- JSON bodies --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "code", "fragment"), [
-    ("m\\u0000", "json_nul_character", "NUL character \\u0000"),
-    ("\\ud800", "json_lone_surrogate", "unpaired surrogate such as \\ud800"),
-    ("\\udfff tail", "json_lone_surrogate", "unpaired surrogate such as \\udfff"),
-])
-def test_pass_put_with_a_string_postgres_cannot_store_is_a_400_naming_the_path(annotator, parent, saved, text,
-                                                                                code, fragment):
+
+@pytest.mark.parametrize(
+    ("text", "code", "fragment"),
+    [
+        ("m\\u0000", "json_nul_character", "NUL character \\u0000"),
+        ("\\ud800", "json_lone_surrogate", "unpaired surrogate such as \\ud800"),
+        ("\\udfff tail", "json_lone_surrogate", "unpaired surrogate such as \\udfff"),
+    ],
+)
+def test_pass_put_with_a_string_postgres_cannot_store_is_a_400_naming_the_path(
+    annotator, parent, saved, text, code, fragment
+):
     node = json.dumps(NODE).replace('"text": "m"', f'"text": "{text}"')
     body = '{"document": {"problem_id": "prob_attack", "visual_nodes": [' + node + '], "ambiguities": []}}'
     response = put_raw(api_for(annotator), parent, body)
     assert response.status_code == 400
     assert response.json() == {
         "message": f"JSON strings may not contain {'the ' if code == 'json_nul_character' else 'an '}"
-                   f"{fragment} (at $.document.visual_nodes[0].text).",
-        "code": code, "extra": {"path": "$.document.visual_nodes[0].text"},
+        f"{fragment} (at $.document.visual_nodes[0].text).",
+        "code": code,
+        "extra": {"path": "$.document.visual_nodes[0].text"},
     }
     assert_unchanged(saved)
 
 
 def test_a_nul_in_a_key_is_refused_too(annotator, parent, saved):
-    response = put_raw(api_for(annotator), parent, '{"document": {"problem_id": "prob_attack", "a\\u0000": 1}}')
+    response = put_raw(
+        api_for(annotator), parent, '{"document": {"problem_id": "prob_attack", "a\\u0000": 1}}'
+    )
     assert response.status_code == 400
     assert response.json()["code"] == "json_nul_character"
     assert response.json()["extra"] == {"path": '$.document["a\\u0000"]'}
@@ -118,18 +145,27 @@ def test_sixty_four_containers_pass_the_parser_and_sixty_five_do_not(admin_user_
     assert response.json()["code"] == code  # 64 deep reaches the serializer, which wants a string
 
 
-@pytest.mark.parametrize(("number", "code"), [("1e999", "json_number_not_finite"), ("NaN", "json_number_not_finite"),
-                                              ("-Infinity", "json_number_not_finite")])
+@pytest.mark.parametrize(
+    ("number", "code"),
+    [
+        ("1e999", "json_number_not_finite"),
+        ("NaN", "json_number_not_finite"),
+        ("-Infinity", "json_number_not_finite"),
+    ],
+)
 def test_non_finite_numbers_are_refused(annotator, parent, saved, number, code):
-    response = put_raw(api_for(annotator), parent, '{"document": {"problem_id": "prob_attack", "x": ' + number + "}}")
+    response = put_raw(
+        api_for(annotator), parent, '{"document": {"problem_id": "prob_attack", "x": ' + number + "}}"
+    )
     assert response.status_code == 400
     assert response.json()["code"] == code
     assert_unchanged(saved)
 
 
 def test_every_api_endpoint_gets_the_same_checks(admin_user_role):
-    response = api_for(admin_user_role).post("/api/sources/", data='{"name": "nul\\u0000"}',
-                                             content_type="application/json")
+    response = api_for(admin_user_role).post(
+        "/api/sources/", data='{"name": "nul\\u0000"}', content_type="application/json"
+    )
     assert response.status_code == 400
     assert response.json()["extra"] == {"path": "$.name"}
     assert not Source.objects.filter(name__startswith="nul").exists()
@@ -137,32 +173,42 @@ def test_every_api_endpoint_gets_the_same_checks(admin_user_role):
 
 # --- body size ----------------------------------------------------------------------------------------
 
+
 def test_a_json_body_over_the_upload_limit_is_a_json_413(annotator, parent, saved, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2_000
     body = json.dumps({"document": {**pass1(parent.problem_id), "padding": "x" * 3_000}})
     response = put_raw(api_for(annotator), parent, body)
     assert response.status_code == 413
     assert response["Content-Type"] == "application/json"
-    assert response.json() == {"message": "The request body is larger than the limit of 2000 bytes.",
-                               "code": "request_too_large", "extra": {"limit_bytes": 2000}}
+    assert response.json() == {
+        "message": "The request body is larger than the limit of 2000 bytes.",
+        "code": "request_too_large",
+        "extra": {"limit_bytes": 2000},
+    }
     assert_unchanged(saved)
 
 
 def test_a_form_body_over_the_upload_limit_is_a_json_413(admin_user_role, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2_000
-    response = api_for(admin_user_role).post("/api/sources/", data={"name": "big", "license": "x" * 3_000},
-                                             format="multipart")
+    response = api_for(admin_user_role).post(
+        "/api/sources/", data={"name": "big", "license": "x" * 3_000}, format="multipart"
+    )
     assert response.status_code == 413
     assert response.json()["code"] == "request_too_large"
     assert not Source.objects.filter(name="big").exists()
 
 
-def test_a_url_encoded_body_over_the_upload_limit_is_a_json_413_with_token_auth_too(admin_user_role, settings):
+def test_a_url_encoded_body_over_the_upload_limit_is_a_json_413_with_token_auth_too(
+    admin_user_role, settings
+):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2_000
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=admin_user_role).key}")
-    response = client.post("/api/sources/", data=urlencode({"name": "big", "license": "x" * 3_000}),
-                           content_type="application/x-www-form-urlencoded")
+    response = client.post(
+        "/api/sources/",
+        data=urlencode({"name": "big", "license": "x" * 3_000}),
+        content_type="application/x-www-form-urlencoded",
+    )
     assert response.status_code == 413
     assert response.json()["code"] == "request_too_large"
     assert not Source.objects.filter(name="big").exists()
@@ -172,8 +218,11 @@ def test_too_many_form_fields_is_a_json_400(admin_user_role, settings):
     settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 5
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=admin_user_role).key}")
-    response = client.post("/api/sources/", data=urlencode({f"f{n}": "x" for n in range(10)}),
-                           content_type="application/x-www-form-urlencoded")
+    response = client.post(
+        "/api/sources/",
+        data=urlencode({f"f{n}": "x" for n in range(10)}),
+        content_type="application/x-www-form-urlencoded",
+    )
     assert response.status_code == 400
     assert response.json()["code"] == "too_many_fields"
 
@@ -191,11 +240,15 @@ BAD_NUMBERS = ["²", "٣", "1.5", "-1", "9" * 5000, "99999999999"]
 
 @pytest.mark.parametrize("value", BAD_NUMBERS)
 def test_diff_api_refuses_non_ascii_digit_versions_with_400(annotator, parent, saved, value):
-    response = api_for(annotator).get(f"/api/parents/{parent.problem_id}/passes/1/diff/",
-                                      {"from": value, "to": "2"})
+    response = api_for(annotator).get(
+        f"/api/parents/{parent.problem_id}/passes/1/diff/", {"from": value, "to": "2"}
+    )
     assert response.status_code == 400
-    assert response.json() == {"message": "from must be a whole number between 0 and 2147483647.",
-                               "code": "invalid_parameter", "extra": {"parameter": "from"}}
+    assert response.json() == {
+        "message": "from must be a whole number between 0 and 2147483647.",
+        "code": "invalid_parameter",
+        "extra": {"parameter": "from"},
+    }
 
 
 def test_diff_api_still_diffs_and_still_requires_both_versions(annotator, parent, saved):
@@ -210,18 +263,24 @@ def test_diff_api_still_diffs_and_still_requires_both_versions(annotator, parent
 def test_if_match_with_digit_like_characters_is_a_400(annotator, parent, saved, value):
     body = json.dumps({"document": pass1(parent.problem_id)})
     client = api_for(annotator)
-    response = client.put(f"/api/parents/{parent.problem_id}/passes/1/", data=body,
-                          content_type="application/json", headers={"If-Match": f'"{value}"'})
+    response = client.put(
+        f"/api/parents/{parent.problem_id}/passes/1/",
+        data=body,
+        content_type="application/json",
+        headers={"If-Match": f'"{value}"'},
+    )
     assert response.status_code == 400 and response.json()["code"] == "precondition_invalid"
-    revert = client.post(f"/api/parents/{parent.problem_id}/passes/1/versions/1/revert/",
-                         headers={"If-Match": value})
+    revert = client.post(
+        f"/api/parents/{parent.problem_id}/passes/1/versions/1/revert/", headers={"If-Match": value}
+    )
     assert revert.status_code == 400 and revert.json()["code"] == "precondition_invalid"
     assert_unchanged(saved)
 
 
 @pytest.mark.parametrize("name", ["from", "to"])
-def test_history_page_with_a_digit_like_version_is_a_400_page_with_the_message(client, annotator, parent, saved,
-                                                                              name):
+def test_history_page_with_a_digit_like_version_is_a_400_page_with_the_message(
+    client, annotator, parent, saved, name
+):
     client.force_login(annotator)
     response = client.get(f"/problems/{parent.problem_id}/passes/1/history/", {name: "²"})
     assert response.status_code == 400
@@ -229,20 +288,27 @@ def test_history_page_with_a_digit_like_version_is_a_400_page_with_the_message(c
     assert client.get(f"/problems/{parent.problem_id}/passes/1/history/", {name: "1"}).status_code == 200
 
 
-def test_revert_form_with_a_digit_like_expected_version_says_so_and_changes_nothing(client, annotator, parent,
-                                                                                   saved):
+def test_revert_form_with_a_digit_like_expected_version_says_so_and_changes_nothing(
+    client, annotator, parent, saved
+):
     client.force_login(annotator)
-    response = client.post(f"/problems/{parent.problem_id}/passes/1/history/1/revert/",
-                           {"expected_version": "²"})
+    response = client.post(
+        f"/problems/{parent.problem_id}/passes/1/history/1/revert/", {"expected_version": "²"}
+    )
     assert response.status_code == 302
     assert [m.message for m in get_messages(response.wsgi_request)] == [
-        "expected_version must be a whole number between 0 and 2147483647."]
+        "expected_version must be a whole number between 0 and 2147483647."
+    ]
     assert_unchanged(saved)
 
 
 def test_draft_accept_form_with_a_digit_like_expected_version_says_so(client, annotator, parent, saved):
-    config = ModelConfig.objects.create(name="script", provider="scripted", model="script-1",
-                                        extra={"default": json.dumps(pass1(parent.problem_id, NODE))})
+    config = ModelConfig.objects.create(
+        name="script",
+        provider="scripted",
+        model="script-1",
+        extra={"default": json.dumps(pass1(parent.problem_id, NODE))},
+    )
     run = draft_run_create(pass_no=1, model_config=config, parents=[parent], actor=None, dispatch=False)
     draft = draft_execute(draft_id=LLMDraft.objects.get(run=run).pk)
     assert draft.status == LLMDraft.Status.READY
@@ -250,7 +316,8 @@ def test_draft_accept_form_with_a_digit_like_expected_version_says_so(client, an
     response = client.post(f"/drafts/{draft.pk}/accept", {"expected_version": "²"})
     assert response.status_code == 302
     assert [m.message for m in get_messages(response.wsgi_request)] == [
-        "expected_version must be a whole number between 0 and 2147483647."]
+        "expected_version must be a whole number between 0 and 2147483647."
+    ]
     draft.refresh_from_db()
     assert draft.status == LLMDraft.Status.READY
     assert_unchanged(saved)
@@ -262,7 +329,8 @@ def test_draft_home_with_a_digit_like_pass_number_says_so(client, annotator, par
     response = client.post("/drafts/", {"pass_no": "²", "model": config.name})
     assert response.status_code == 302
     assert [m.message for m in get_messages(response.wsgi_request)] == [
-        "pass_no must be a whole number between 0 and 2147483647."]
+        "pass_no must be a whole number between 0 and 2147483647."
+    ]
     assert not LLMDraft.objects.exists()
 
 
@@ -285,20 +353,39 @@ def test_debate_compare_with_a_digit_like_run_is_a_400(client, admin_user_role):
 
 # --- LLM drafts ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("output", "error"), [
-    ("[" * 5000 + "]" * 5000, "The output is not usable JSON: The JSON is nested more than 64 levels deep."),
-    ('{"problem_id": "prob_attack", "x": ' + "[" * 100 + "]" * 100 + "}",
-     "The output is not usable JSON: The JSON is nested more than 64 levels deep (at $.x" + "[0]" * 63 + ")."),
-    ('{"problem_id": "prob_attack", "visual_nodes": [{"text": "\\u0000"}]}',
-     "The output is not usable JSON: JSON strings may not contain the NUL character \\u0000 "
-     "(at $.visual_nodes[0].text)."),
-    ('{"problem_id": "prob_attack", "x": "\\ud800"}',
-     "The output is not usable JSON: JSON strings may not contain an unpaired surrogate such as \\ud800 (at $.x)."),
-    ('{"problem_id": "prob_attack", "x": NaN}', "The output is not usable JSON: JSON has no NaN; numbers must be finite."),
-])
+
+@pytest.mark.parametrize(
+    ("output", "error"),
+    [
+        (
+            "[" * 5000 + "]" * 5000,
+            "The output is not usable JSON: The JSON is nested more than 64 levels deep.",
+        ),
+        (
+            '{"problem_id": "prob_attack", "x": ' + "[" * 100 + "]" * 100 + "}",
+            "The output is not usable JSON: The JSON is nested more than 64 levels deep (at $.x"
+            + "[0]" * 63
+            + ").",
+        ),
+        (
+            '{"problem_id": "prob_attack", "visual_nodes": [{"text": "\\u0000"}]}',
+            "The output is not usable JSON: JSON strings may not contain the NUL character \\u0000 "
+            "(at $.visual_nodes[0].text).",
+        ),
+        (
+            '{"problem_id": "prob_attack", "x": "\\ud800"}',
+            "The output is not usable JSON: JSON strings may not contain an unpaired surrogate such as \\ud800 (at $.x).",
+        ),
+        (
+            '{"problem_id": "prob_attack", "x": NaN}',
+            "The output is not usable JSON: JSON has no NaN; numbers must be finite.",
+        ),
+    ],
+)
 def test_draft_output_the_database_cannot_store_fails_the_draft_with_a_parse_error(parent, output, error):
-    config = ModelConfig.objects.create(name="script", provider="scripted", model="script-1",
-                                        extra={"default": output})
+    config = ModelConfig.objects.create(
+        name="script", provider="scripted", model="script-1", extra={"default": output}
+    )
     run = draft_run_create(pass_no=1, model_config=config, parents=[parent], actor=None, dispatch=False)
     draft = draft_execute(draft_id=LLMDraft.objects.get(run=run).pk)
     assert draft.status == LLMDraft.Status.FAILED
@@ -324,14 +411,16 @@ class RawTextProvider:
 def test_a_raw_nul_or_surrogate_in_the_output_is_stored_as_a_replacement_character(parent):
     config = ModelConfig.objects.create(name="script", provider="scripted", model="script-1")
     run = draft_run_create(pass_no=1, model_config=config, parents=[parent], actor=None, dispatch=False)
-    draft = draft_execute(draft_id=LLMDraft.objects.get(run=run).pk,
-                          provider=RawTextProvider("not json \x00 at all \ud800"))
+    draft = draft_execute(
+        draft_id=LLMDraft.objects.get(run=run).pk, provider=RawTextProvider("not json \x00 at all \ud800")
+    )
     assert draft.status == LLMDraft.Status.FAILED
     assert draft.raw_output == "not json \ufffd at all \ufffd"
     assert draft.error == "The output is not valid JSON: Expecting value: line 1 column 1 (char 0)"
 
 
 # --- text length, CLI and other digit-like input -----------------------------------------------------------------
+
 
 def test_an_over_long_label_in_a_pass_put_is_a_400_and_changes_nothing(annotator, parent, saved, settings):
     settings.PHYSALIGN_TEXT_MAX_CHARS = 1000
@@ -348,7 +437,11 @@ def test_an_over_long_label_in_a_pass_put_is_a_400_and_changes_nothing(annotator
 def test_commands_given_a_digit_like_release_say_so(command, db):
     from django.core.management import CommandError, call_command
 
-    extra = {"solve": ["--model", "m"], "evaluate": ["--models", "m"], "debate": ["--solvers", "a,b,c", "--level", "5"]}
+    extra = {
+        "solve": ["--model", "m"],
+        "evaluate": ["--models", "m"],
+        "debate": ["--solvers", "a,b,c", "--level", "5"],
+    }
     with pytest.raises(CommandError, match="release must be a whole number"):
         call_command(command, "--release", "²", *extra[command])
 

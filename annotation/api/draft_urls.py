@@ -8,8 +8,11 @@ from . import drafts as api
 app_name = "drafts_api"
 
 urlpatterns = [
-    path("parents/<str:problem_id>/passes/<pass_no:pass_no>/drafts/", api.ParentDraftsView.as_view(),
-         name="parent_drafts"),
+    path(
+        "parents/<str:problem_id>/passes/<pass_no:pass_no>/drafts/",
+        api.ParentDraftsView.as_view(),
+        name="parent_drafts",
+    ),
     path("drafts/<int:draft_id>/", api.DraftDetailView.as_view(), name="draft_detail"),
     path("drafts/<int:draft_id>/accept/", api.DraftAcceptView.as_view(), name="draft_accept"),
     path("drafts/<int:draft_id>/discard/", api.DraftDiscardView.as_view(), name="draft_discard"),

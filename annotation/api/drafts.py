@@ -31,9 +31,28 @@ class DraftOutput(serializers.ModelSerializer):
 
     class Meta:
         model = LLMDraft
-        fields = ("id", "problem_id", "pass_no", "run", "model", "model_label", "prompt_version", "status",
-                  "raw_output", "parsed_document", "validation_errors", "error", "usage", "attempts", "latency_ms",
-                  "cost_usd", "accepted_into", "acceptance", "request_record", "created_at")
+        fields = (
+            "id",
+            "problem_id",
+            "pass_no",
+            "run",
+            "model",
+            "model_label",
+            "prompt_version",
+            "status",
+            "raw_output",
+            "parsed_document",
+            "validation_errors",
+            "error",
+            "usage",
+            "attempts",
+            "latency_ms",
+            "cost_usd",
+            "accepted_into",
+            "acceptance",
+            "request_record",
+            "created_at",
+        )
 
 
 class RecordComparisonOutput(serializers.Serializer):
@@ -47,7 +66,9 @@ class DraftDetailOutput(DraftOutput):
     """A draft with its per-record comparison against the current pass document (set by the view)."""
 
     comparison = RecordComparisonOutput(many=True, read_only=True)
-    current_version = serializers.IntegerField(read_only=True, help_text="0 when the pass has no document yet")
+    current_version = serializers.IntegerField(
+        read_only=True, help_text="0 when the pass has no document yet"
+    )
 
     class Meta(DraftOutput.Meta):
         fields = (*DraftOutput.Meta.fields, "comparison", "current_version")
@@ -69,7 +90,9 @@ class RunOutput(serializers.Serializer):
 
 # Drafting follows the right to edit the pass: from the URL, or of the draft / run the view loaded.
 CanDraftPass = role_permission(can_draft, kwargs=("pass_no",), name="CanDraftPass")
-CanDraftObject = role_permission(on_object=lambda user, obj: can_draft(user, obj.pass_no), name="CanDraftObject")
+CanDraftObject = role_permission(
+    on_object=lambda user, obj: can_draft(user, obj.pass_no), name="CanDraftObject"
+)
 
 
 def _parent(problem_id: str) -> ParentProblem:
@@ -92,8 +115,9 @@ class ParentDraftsView(APIView):
 
     @extend_schema(responses=DraftOutput(many=True))
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        drafts = LLMDraft.objects.filter(parent=_parent(problem_id), pass_no=pass_no) \
-            .select_related("model_config", "parent")
+        drafts = LLMDraft.objects.filter(parent=_parent(problem_id), pass_no=pass_no).select_related(
+            "model_config", "parent"
+        )
         return Response(DraftOutput(drafts, many=True).data)
 
     @extend_schema(request=Input, responses={202: RunOutput})
@@ -101,8 +125,9 @@ class ParentDraftsView(APIView):
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         model_config = get_object_or_404(ModelConfig, name=data.validated_data["model"])
-        run = draft_run_create(pass_no=pass_no, model_config=model_config, parents=[_parent(problem_id)],
-                               actor=request.user)
+        run = draft_run_create(
+            pass_no=pass_no, model_config=model_config, parents=[_parent(problem_id)], actor=request.user
+        )
         return Response(RunOutput(draft_run_progress(run=run)).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -114,9 +139,13 @@ class DraftDetailView(APIView):
         draft = get_object_or_404(LLMDraft.objects.select_related("parent", "model_config"), pk=draft_id)
         self.check_object_permissions(request, draft)
         current = PassDocument.objects.filter(parent=draft.parent, pass_no=draft.pass_no).first()
-        draft.comparison = record_comparison(draft_document=draft.parsed_document,
-                                             current_document=current.document if current else None) \
-            if draft.parsed_document is not None else []
+        draft.comparison = (
+            record_comparison(
+                draft_document=draft.parsed_document, current_document=current.document if current else None
+            )
+            if draft.parsed_document is not None
+            else []
+        )
         draft.current_version = current.version if current else 0
         return Response(DraftDetailOutput(draft).data)
 
@@ -134,8 +163,13 @@ class DraftAcceptView(APIView):
         document = data.validated_data.get("document")
         if document is not None and not isinstance(document, dict):
             raise serializers.ValidationError({"document": "must be a JSON object"})
-        draft_accept(draft=draft, actor=request.user, expected_version=data.validated_data.get("expected_version"),
-                     record_keys=data.validated_data.get("record_keys"), document=document)
+        draft_accept(
+            draft=draft,
+            actor=request.user,
+            expected_version=data.validated_data.get("expected_version"),
+            record_keys=data.validated_data.get("record_keys"),
+            document=document,
+        )
         draft.refresh_from_db()
         return Response(DraftOutput(draft).data)
 
@@ -160,5 +194,3 @@ class DraftRunView(APIView):
             raise Http404
         self.check_object_permissions(request, run)
         return Response(RunOutput(draft_run_progress(run=run)).data)
-
-

@@ -56,8 +56,21 @@ class ParentListOutput(serializers.ModelSerializer):
 
     class Meta:
         model = ParentProblem
-        fields = ["problem_id", "source", "source_split", "source_sample_id", "language", "domain",
-                  "answer_type", "status", "version", "stem", "query", "image_count", "updated_at"]
+        fields = [
+            "problem_id",
+            "source",
+            "source_split",
+            "source_sample_id",
+            "language",
+            "domain",
+            "answer_type",
+            "status",
+            "version",
+            "stem",
+            "query",
+            "image_count",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -68,9 +81,26 @@ class ParentDetailOutput(serializers.ModelSerializer):
 
     class Meta:
         model = ParentProblem
-        fields = ["problem_id", "source", "source_split", "source_sample_id", "language", "raw_question",
-                  "stem", "query", "options", "answer_type", "domain", "segmentation", "status", "version",
-                  "images", "passes", "created_at", "updated_at"]
+        fields = [
+            "problem_id",
+            "source",
+            "source_split",
+            "source_sample_id",
+            "language",
+            "raw_question",
+            "stem",
+            "query",
+            "options",
+            "answer_type",
+            "domain",
+            "segmentation",
+            "status",
+            "version",
+            "images",
+            "passes",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -100,8 +130,10 @@ class PassStateOutput(serializers.Serializer):
     approved_sha256 = serializers.CharField()
     approved_by = serializers.SerializerMethodField()
     approved_at = serializers.DateTimeField(allow_null=True)
-    approval_origin = serializers.CharField(help_text="review (on the review page), import (carried in an "
-                                            "imported file by an uploader allowed to approve), or '' (older)")
+    approval_origin = serializers.CharField(
+        help_text="review (on the review page), import (carried in an "
+        "imported file by an uploader allowed to approve), or '' (older)"
+    )
     approval_provenance = serializers.CharField(help_text="the reviewer an imported file names (text only)")
     updated_by = serializers.SerializerMethodField()
     updated_at = serializers.DateTimeField()
@@ -123,8 +155,18 @@ class PassStateOutput(serializers.Serializer):
 
 class ImportJobOutput(serializers.ModelSerializer):
     status = choice_string(ImportJob.Status.choices)
+
     class Meta:
         model = ImportJob
-        fields = ["id", "kind", "status", "original_name", "total", "done", "report", "created_at",
-                  "finished_at"]
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "original_name",
+            "total",
+            "done",
+            "report",
+            "created_at",
+            "finished_at",
+        ]
         read_only_fields = fields

@@ -71,20 +71,27 @@ ERROR_RESPONSE = ApiErrorOutput
 # --- permissions --------------------------------------------------------------------------------------
 
 # The pass number comes from the URL (the ``pass_no`` converter: 1–5).
-PassPermission = role_permission(perms.can_read_pass, unsafe=perms.can_edit_pass, kwargs=("pass_no",),
-                                 name="PassPermission")
+PassPermission = role_permission(
+    perms.can_read_pass, unsafe=perms.can_edit_pass, kwargs=("pass_no",), name="PassPermission"
+)
 PassReadPermission = role_permission(perms.can_read_pass, kwargs=("pass_no",), name="PassReadPermission")
 PassWritePermission = role_permission(perms.can_edit_pass, kwargs=("pass_no",), name="PassWritePermission")
-PassSubmitPermission = role_permission(perms.can_submit_pass, kwargs=("pass_no",), name="PassSubmitPermission")
-PassReviewPermission = role_permission(perms.can_review_pass_no, kwargs=("pass_no",), name="PassReviewPermission")
+PassSubmitPermission = role_permission(
+    perms.can_submit_pass, kwargs=("pass_no",), name="PassSubmitPermission"
+)
+PassReviewPermission = role_permission(
+    perms.can_review_pass_no, kwargs=("pass_no",), name="PassReviewPermission"
+)
 CanViewProblems = role_permission(perms.can_view_problems, name="CanViewProblems")
-CanViewSources = role_permission(perms.can_view_problems, unsafe=perms.can_manage_sources,
-                                 name="CanViewSources")
+CanViewSources = role_permission(
+    perms.can_view_problems, unsafe=perms.can_manage_sources, name="CanViewSources"
+)
 CanImport = role_permission(perms.can_view_import_jobs, unsafe=perms.can_import, name="CanImport")
 CanReadPassSummary = role_permission(lambda user: perms.can_read_pass(user, 1), name="CanReadPassSummary")
 
 
 # --- helpers ------------------------------------------------------------------------------------------
+
 
 def _parent_or_404(problem_id: str) -> ParentProblem:
     parent = parent_get(problem_id=problem_id)
@@ -102,8 +109,9 @@ def _pass_or_404(parent: ParentProblem, pass_no: int) -> PassDocument:
 
 def _require_pass5_open(parent: ParentProblem, pass_no: int) -> None:
     if pass_no == SOLUTION_PASS and not parent_passes_approved(parent=parent):
-        raise ApplicationError("Pass 5 opens only after passes 1–4 are approved.", code="pass5_locked",
-                               status=409)
+        raise ApplicationError(
+            "Pass 5 opens only after passes 1–4 are approved.", code="pass5_locked", status=409
+        )
 
 
 def _expected_version(request: Request) -> int | None:
@@ -122,8 +130,10 @@ def _expected_version(request: Request) -> int | None:
     except ApplicationError:
         version = None
     if version is None:
-        raise ApplicationError("If-Match must carry the document version you loaded, e.g. If-Match: \"3\".",
-                               code="precondition_invalid")
+        raise ApplicationError(
+            'If-Match must carry the document version you loaded, e.g. If-Match: "3".',
+            code="precondition_invalid",
+        )
     return version
 
 
@@ -138,12 +148,16 @@ PASS_PATH_PARAMS = [
     OpenApiParameter("pass_no", OpenApiTypes.INT, OpenApiParameter.PATH, enum=[1, 2, 3, 4, 5]),
 ]
 IF_MATCH = OpenApiParameter(
-    "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False,
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
     description="Version last loaded (the ETag). Required when the document exists; omit or 0 to create.",
 )
 
 
 # --- sources ------------------------------------------------------------------------------------------
+
 
 class SourceListApi(APIView):
     permission_classes = [CanViewSources]
@@ -158,8 +172,11 @@ class SourceListApi(APIView):
     def get(self, request: Request) -> Response:
         return Response(SourceOutput(source_list(), many=True).data)
 
-    @extend_schema(operation_id="sources_create", request=InputSerializer,
-                   responses={201: SourceOutput, 409: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="sources_create",
+        request=InputSerializer,
+        responses={201: SourceOutput, 409: ERROR_RESPONSE},
+    )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -179,6 +196,7 @@ class SourceDetailApi(APIView):
 
 
 # --- parent problems ----------------------------------------------------------------------------------
+
 
 @extend_schema_view(get=extend_schema(operation_id="parents_list"))
 class ParentListApi(generics.ListAPIView):
@@ -204,21 +222,27 @@ class ParentDetailApi(APIView):
         operation_id="parents_retrieve",
         responses=ParentDetailPrivateOutput,
         description="`answer` and `solution` are present only for admins; for every other role the keys are "
-                    "absent.",
+        "absent.",
     )
     def get(self, request: Request, problem_id: str) -> Response:
         parent = _parent_or_404(problem_id)
-        output = ParentDetailPrivateOutput if perms.can_view_private_fields(request.user) else ParentDetailOutput
+        output = (
+            ParentDetailPrivateOutput if perms.can_view_private_fields(request.user) else ParentDetailOutput
+        )
         return Response(output(parent).data)
 
 
 # --- pass documents -----------------------------------------------------------------------------------
 
+
 class PassListApi(APIView):
     permission_classes = [CanReadPassSummary]
 
-    @extend_schema(operation_id="passes_list", responses=PassSummaryOutput(many=True),
-                   parameters=[OpenApiParameter("problem_id", OpenApiTypes.STR, OpenApiParameter.PATH)])
+    @extend_schema(
+        operation_id="passes_list",
+        responses=PassSummaryOutput(many=True),
+        parameters=[OpenApiParameter("problem_id", OpenApiTypes.STR, OpenApiParameter.PATH)],
+    )
     def get(self, request: Request, problem_id: str) -> Response:
         parent = _parent_or_404(problem_id)
         return Response(PassSummaryOutput(parent.passes.all(), many=True).data)
@@ -231,33 +255,46 @@ class PassDetailApi(APIView):
     class InputSerializer(serializers.Serializer):
         document = serializers.JSONField(help_text="The whole pass document (Kit §2.4).")
 
-    @extend_schema(operation_id="passes_retrieve", parameters=PASS_PATH_PARAMS,
-                   responses={200: PassStateOutput,
-                              404: ERROR_RESPONSE, 409: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="passes_retrieve",
+        parameters=PASS_PATH_PARAMS,
+        responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE},
+    )
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
         parent = _parent_or_404(problem_id)
         _require_pass5_open(parent, pass_no)
         return _pass_state_response(_pass_or_404(parent, pass_no))
 
-    @extend_schema(operation_id="passes_update", parameters=[*PASS_PATH_PARAMS, IF_MATCH],
-                   request=InputSerializer,
-                   responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE,
-                              428: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="passes_update",
+        parameters=[*PASS_PATH_PARAMS, IF_MATCH],
+        request=InputSerializer,
+        responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE, 428: ERROR_RESPONSE},
+    )
     def put(self, request: Request, problem_id: str, pass_no: int) -> Response:
         parent = _parent_or_404(problem_id)
         expected = _expected_version(request)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        doc = pass_document_save(parent=parent, pass_no=pass_no, document=data.validated_data["document"],
-                                 actor=request.user, expected_version=expected)
+        doc = pass_document_save(
+            parent=parent,
+            pass_no=pass_no,
+            document=data.validated_data["document"],
+            actor=request.user,
+            expected_version=expected,
+        )
         return _pass_state_response(doc)
 
 
 class PassSubmitApi(APIView):
     permission_classes = [PassSubmitPermission]
 
-    @extend_schema(operation_id="passes_submit", parameters=PASS_PATH_PARAMS, request=None,
-                   responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="passes_submit",
+        parameters=PASS_PATH_PARAMS,
+        request=None,
+        responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE},
+    )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
         return _pass_state_response(pass_document_submit(doc=doc, actor=request.user))
@@ -271,8 +308,12 @@ class PassApproveApi(APIView):
         document_sha256 = serializers.RegexField(r"^[0-9a-f]{64}$", help_text="The hash you reviewed.")
         note = serializers.CharField(required=False, allow_blank=True, default="")
 
-    @extend_schema(operation_id="passes_approve", parameters=PASS_PATH_PARAMS, request=InputSerializer,
-                   responses={200: PassStateOutput, 403: ERROR_RESPONSE, 409: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="passes_approve",
+        parameters=PASS_PATH_PARAMS,
+        request=InputSerializer,
+        responses={200: PassStateOutput, 403: ERROR_RESPONSE, 409: ERROR_RESPONSE},
+    )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
         data = self.InputSerializer(data=request.data)
@@ -287,11 +328,16 @@ class PassRejectApi(APIView):
     @extend_schema_serializer(component_name="PassRejectInput")
     class InputSerializer(serializers.Serializer):
         document_sha256 = serializers.RegexField(r"^[0-9a-f]{64}$", help_text="The hash you reviewed.")
-        note = serializers.CharField(required=False, allow_blank=True, default="",
-                                     help_text="Required: what the annotator should fix.")
+        note = serializers.CharField(
+            required=False, allow_blank=True, default="", help_text="Required: what the annotator should fix."
+        )
 
-    @extend_schema(operation_id="passes_reject", parameters=PASS_PATH_PARAMS, request=InputSerializer,
-                   responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="passes_reject",
+        parameters=PASS_PATH_PARAMS,
+        request=InputSerializer,
+        responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE},
+    )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
         data = self.InputSerializer(data=request.data)
@@ -302,6 +348,7 @@ class PassRejectApi(APIView):
 
 # --- imports ------------------------------------------------------------------------------------------
 
+
 class ImportCreateApi(APIView):
     permission_classes = [CanImport]
     parser_classes = [MultiPartParser, FormParser]
@@ -311,13 +358,17 @@ class ImportCreateApi(APIView):
         kind = serializers.ChoiceField(choices=ImportJob.Kind.choices)
         file = serializers.FileField(help_text="A zip archive.")
 
-    @extend_schema(operation_id="imports_create", request=InputSerializer,
-                   responses={202: ImportJobOutput, 400: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="imports_create",
+        request=InputSerializer,
+        responses={202: ImportJobOutput, 400: ERROR_RESPONSE},
+    )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        job = import_job_create(kind=data.validated_data["kind"], upload=data.validated_data["file"],
-                                actor=request.user)
+        job = import_job_create(
+            kind=data.validated_data["kind"], upload=data.validated_data["file"], actor=request.user
+        )
         return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -333,6 +384,7 @@ class ImportDetailApi(APIView):
 
 
 # --- workspace: history, diff, revert -----------------------------------------------------------------
+
 
 class PassVersionOutput(serializers.Serializer):
     version = serializers.IntegerField()
@@ -372,14 +424,18 @@ class RecordChangeOutput(serializers.Serializer):
 
 
 # ``from`` is a keyword, so the fields are given as a mapping (declaration order is the output order).
-PassDiffOutput = type("PassDiffOutput", (serializers.Serializer,), {
-    "__module__": __name__,
-    "__doc__": "Record-level changes from version ``from`` (0: the empty document) to version ``to``.",
-    "from": serializers.IntegerField(),
-    "to": serializers.IntegerField(),
-    "counts": DiffCountsOutput(),
-    "changes": RecordChangeOutput(many=True),
-})
+PassDiffOutput = type(
+    "PassDiffOutput",
+    (serializers.Serializer,),
+    {
+        "__module__": __name__,
+        "__doc__": "Record-level changes from version ``from`` (0: the empty document) to version ``to``.",
+        "from": serializers.IntegerField(),
+        "to": serializers.IntegerField(),
+        "counts": DiffCountsOutput(),
+        "changes": RecordChangeOutput(many=True),
+    },
+)
 
 
 def _open_pass(problem_id: str, pass_no: int) -> PassDocument:
@@ -393,8 +449,11 @@ class PassVersionListApi(APIView):
 
     permission_classes = [PassReadPermission]
 
-    @extend_schema(operation_id="passes_versions_list", parameters=PASS_PATH_PARAMS,
-                   responses=PassVersionOutput(many=True))
+    @extend_schema(
+        operation_id="passes_versions_list",
+        parameters=PASS_PATH_PARAMS,
+        responses=PassVersionOutput(many=True),
+    )
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _open_pass(problem_id, pass_no)
         return Response(PassVersionOutput(pass_version_list(doc=doc), many=True).data)
@@ -403,10 +462,11 @@ class PassVersionListApi(APIView):
 class PassVersionDetailApi(APIView):
     permission_classes = [PassReadPermission]
 
-    @extend_schema(operation_id="passes_versions_retrieve",
-                   parameters=[*PASS_PATH_PARAMS, OpenApiParameter("version", OpenApiTypes.INT,
-                                                                   OpenApiParameter.PATH)],
-                   responses={200: PassVersionDetailOutput, 404: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="passes_versions_retrieve",
+        parameters=[*PASS_PATH_PARAMS, OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH)],
+        responses={200: PassVersionDetailOutput, 404: ERROR_RESPONSE},
+    )
     def get(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
         row = pass_version_get(doc=_open_pass(problem_id, pass_no), version=version)
         if row is None:
@@ -419,11 +479,15 @@ class PassDiffApi(APIView):
 
     permission_classes = [PassReadPermission]
 
-    @extend_schema(operation_id="passes_diff",
-                   parameters=[*PASS_PATH_PARAMS,
-                               OpenApiParameter("from", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
-                               OpenApiParameter("to", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True)],
-                   responses={200: PassDiffOutput, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="passes_diff",
+        parameters=[
+            *PASS_PATH_PARAMS,
+            OpenApiParameter("from", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
+            OpenApiParameter("to", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
+        ],
+        responses={200: PassDiffOutput, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE},
+    )
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _open_pass(problem_id, pass_no)
         from_v = int_param(request.query_params.get("from"), name="from")
@@ -431,8 +495,10 @@ class PassDiffApi(APIView):
         if from_v is None or to_v is None:
             raise ApplicationError("Give ?from=<version>&to=<version>.", code="versions_required")
         wanted = {from_v, to_v} - {0}
-        rows = {row.version: row.document
-                for row in PassDocumentVersion.objects.filter(pass_document=doc, version__in=wanted)}
+        rows = {
+            row.version: row.document
+            for row in PassDocumentVersion.objects.filter(pass_document=doc, version__in=wanted)
+        }
         if wanted - set(rows):
             raise Http404("No such version.")
         diff = document_diff(rows.get(from_v), rows.get(to_v))
@@ -444,13 +510,19 @@ class PassRevertApi(APIView):
 
     permission_classes = [PassWritePermission]
 
-    @extend_schema(operation_id="passes_revert",
-                   parameters=[*PASS_PATH_PARAMS, IF_MATCH,
-                               OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH)],
-                   request=None, responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE,
-                                            428: ERROR_RESPONSE})
+    @extend_schema(
+        operation_id="passes_revert",
+        parameters=[
+            *PASS_PATH_PARAMS,
+            IF_MATCH,
+            OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH),
+        ],
+        request=None,
+        responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE, 428: ERROR_RESPONSE},
+    )
     def post(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
         doc = _open_pass(problem_id, pass_no)
-        saved = pass_document_revert(doc=doc, version=version, actor=request.user,
-                                     expected_version=_expected_version(request))
+        saved = pass_document_revert(
+            doc=doc, version=version, actor=request.user, expected_version=_expected_version(request)
+        )
         return _pass_state_response(saved)

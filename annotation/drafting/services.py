@@ -39,8 +39,9 @@ logger = logging.getLogger(__name__)
 
 REVIEWABLE = (LLMDraft.Status.READY, LLMDraft.Status.INVALID)
 # a claimed draft keeps its status (pending); the lease alone marks the claim
-DRAFT_ROWS = RowTable(LLMDraft, terminal=tuple(s for s in LLMDraft.Status.values if s != LLMDraft.Status.PENDING),
-                      running=None)
+DRAFT_ROWS = RowTable(
+    LLMDraft, terminal=tuple(s for s in LLMDraft.Status.values if s != LLMDraft.Status.PENDING), running=None
+)
 DRAFT_LEASE_SECONDS = 600
 PARSE_ERROR = "PARSE_ERROR"
 
@@ -49,6 +50,7 @@ PARSE_ERROR = "PARSE_ERROR"
 # Building the request (public input only)
 # ------------------------------------------------------------------------------------------------
 
+
 def draft_request_build(*, parent: ParentProblem, pass_no: int) -> tuple[LLMRequest, str]:
     """The model request for drafting ``pass_no`` of ``parent`` and the prompt version."""
     images = []
@@ -56,15 +58,25 @@ def draft_request_build(*, parent: ParentProblem, pass_no: int) -> tuple[LLMRequ
         with image.file.open("rb") as handle:
             data = handle.read()
         images.append(PromptImage(image.image_id, image.width, image.height, image.media_type, data))
-    earlier = {doc.pass_no: doc.document for doc in PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no)}
+    earlier = {
+        doc.pass_no: doc.document for doc in PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no)
+    }
     prompt = build_draft_prompt(
-        pass_no=pass_no, problem_id=parent.problem_id, stem=parent.stem, query=parent.query,
-        options=parent.options or [], images=images, earlier_passes=earlier,
+        pass_no=pass_no,
+        problem_id=parent.problem_id,
+        stem=parent.stem,
+        query=parent.query,
+        options=parent.options or [],
+        images=images,
+        earlier_passes=earlier,
         solution=parent.solution if pass_no == 5 else None,
     )
-    request = LLMRequest(system=prompt.system, user=prompt.user,
-                         images=tuple(ImageInput(i.data, i.media_type) for i in prompt.images),
-                         request_id=f"draft:{parent.problem_id}:pass{pass_no}")
+    request = LLMRequest(
+        system=prompt.system,
+        user=prompt.user,
+        images=tuple(ImageInput(i.data, i.media_type) for i in prompt.images),
+        request_id=f"draft:{parent.problem_id}:pass{pass_no}",
+    )
     return request, prompt.version
 
 
@@ -90,6 +102,7 @@ def parse_output(text: str) -> tuple[dict[str, Any] | None, str]:
 # Runs and execution
 # ------------------------------------------------------------------------------------------------
 
+
 def _dispatch(draft_ids: list[int]) -> None:
     from ..tasks import draft_execute_task  # the tasks module imports this one
 
@@ -98,8 +111,14 @@ def _dispatch(draft_ids: list[int]) -> None:
 
 
 @transaction.atomic
-def draft_run_create(*, pass_no: int, model_config: ModelConfig, parents: list[ParentProblem], actor: Any,
-                     dispatch: bool = True) -> DraftRun:
+def draft_run_create(
+    *,
+    pass_no: int,
+    model_config: ModelConfig,
+    parents: list[ParentProblem],
+    actor: Any,
+    dispatch: bool = True,
+) -> DraftRun:
     """One draft per parent, queued for the Celery workers once the transaction commits."""
     if pass_no not in (1, 2, 3, 4, 5):
         raise ApplicationError("Pass numbers run from 1 to 5.", code="pass_not_found", status=404)
@@ -108,20 +127,44 @@ def draft_run_create(*, pass_no: int, model_config: ModelConfig, parents: list[P
     if pass_no == 5:
         parents = [p for p in parents if parent_passes_approved(parent=p)]
     if not parents:
-        raise ApplicationError("No problem to draft (Pass 5 needs Passes 1–4 approved).", code="nothing_to_draft")
+        raise ApplicationError(
+            "No problem to draft (Pass 5 needs Passes 1–4 approved).", code="nothing_to_draft"
+        )
     user = actor if getattr(actor, "is_authenticated", False) else None
-    run = DraftRun.objects.create(pass_no=pass_no, model_config=model_config, prompt_version=PROMPT_VERSIONS[pass_no],
-                                  status=DraftRun.Status.QUEUED, total=len(parents), created_by=user)
-    drafts = LLMDraft.objects.bulk_create([
-        LLMDraft(parent=parent, pass_no=pass_no, run=run, model_config=model_config,
-                 model_label=f"{model_config.name} ({model_config.provider}:{model_config.model})",
-                 prompt_version=run.prompt_version, status=LLMDraft.Status.PENDING, created_by=user)
-        for parent in parents
-    ])
-    event_record(actor=actor, verb="draft_run.create", obj=run, after={"pass_no": pass_no, "total": run.total,
-                                                                        "model": model_config.name})
-    ids = [d.pk for d in drafts] if all(d.pk for d in drafts) else \
-        list(LLMDraft.objects.filter(run=run).values_list("pk", flat=True))
+    run = DraftRun.objects.create(
+        pass_no=pass_no,
+        model_config=model_config,
+        prompt_version=PROMPT_VERSIONS[pass_no],
+        status=DraftRun.Status.QUEUED,
+        total=len(parents),
+        created_by=user,
+    )
+    drafts = LLMDraft.objects.bulk_create(
+        [
+            LLMDraft(
+                parent=parent,
+                pass_no=pass_no,
+                run=run,
+                model_config=model_config,
+                model_label=f"{model_config.name} ({model_config.provider}:{model_config.model})",
+                prompt_version=run.prompt_version,
+                status=LLMDraft.Status.PENDING,
+                created_by=user,
+            )
+            for parent in parents
+        ]
+    )
+    event_record(
+        actor=actor,
+        verb="draft_run.create",
+        obj=run,
+        after={"pass_no": pass_no, "total": run.total, "model": model_config.name},
+    )
+    ids = (
+        [d.pk for d in drafts]
+        if all(d.pk for d in drafts)
+        else list(LLMDraft.objects.filter(run=run).values_list("pk", flat=True))
+    )
     if dispatch:
         transaction.on_commit(partial(_dispatch, ids))
     return run
@@ -145,8 +188,12 @@ def draft_outcome(*, parent: ParentProblem, pass_no: int, result: Any) -> DraftO
     parsed, parse_error = parse_output(result.text)
     if parsed is None:
         prefix = "truncated output; " if result.status == OutputStatus.TRUNCATED else ""
-        return DraftOutcome(LLMDraft.Status.FAILED, None,
-                            [{"code": PARSE_ERROR, "path": "", "message": parse_error}], prefix + parse_error)
+        return DraftOutcome(
+            LLMDraft.Status.FAILED,
+            None,
+            [{"code": PARSE_ERROR, "path": "", "message": parse_error}],
+            prefix + parse_error,
+        )
     issues = pass_validation_issues(parent=parent, pass_no=pass_no, document=parsed)
     status = LLMDraft.Status.READY if not issues else LLMDraft.Status.INVALID
     return DraftOutcome(status, parsed, issues, "")
@@ -167,21 +214,41 @@ def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
             draft.refresh_from_db()
             return draft
     if draft.run_id:
-        DraftRun.objects.filter(pk=draft.run_id, status=DraftRun.Status.QUEUED).update(status=DraftRun.Status.RUNNING)
+        DraftRun.objects.filter(pk=draft.run_id, status=DraftRun.Status.QUEUED).update(
+            status=DraftRun.Status.RUNNING
+        )
     request, version = draft_request_build(parent=draft.parent, pass_no=draft.pass_no)
     result = model_generate(model_config=draft.model_config, request=request, **generate_kwargs)
     outcome = draft_outcome(parent=draft.parent, pass_no=draft.pass_no, result=result)
-    record = {**request.record(), "prompt_version": version, "model": draft.model_config.name,
-              "provider": draft.model_config.provider, "model_id": draft.model_config.model,
-              "settings": {"max_output_tokens": draft.model_config.max_output_tokens,
-                           "temperature": draft.model_config.temperature,
-                           "reasoning": draft.model_config.reasoning},
-              "finish_reason": result.finish_reason, "result_status": result.status}
-    _draft_store(draft, status=outcome.status, token=claim.token, request_record=record,
-                 raw_output=jsonsafety.storable_text(result.text), parsed_document=outcome.parsed,
-                 validation_errors=outcome.issues, error=jsonsafety.storable_text(outcome.error[:5000]),
-                 usage=result.usage.as_dict(), attempts=result.attempts_record(), latency_ms=result.latency_ms,
-                 cost_usd=result.cost_usd, prompt_version=version)
+    record = {
+        **request.record(),
+        "prompt_version": version,
+        "model": draft.model_config.name,
+        "provider": draft.model_config.provider,
+        "model_id": draft.model_config.model,
+        "settings": {
+            "max_output_tokens": draft.model_config.max_output_tokens,
+            "temperature": draft.model_config.temperature,
+            "reasoning": draft.model_config.reasoning,
+        },
+        "finish_reason": result.finish_reason,
+        "result_status": result.status,
+    }
+    _draft_store(
+        draft,
+        status=outcome.status,
+        token=claim.token,
+        request_record=record,
+        raw_output=jsonsafety.storable_text(result.text),
+        parsed_document=outcome.parsed,
+        validation_errors=outcome.issues,
+        error=jsonsafety.storable_text(outcome.error[:5000]),
+        usage=result.usage.as_dict(),
+        attempts=result.attempts_record(),
+        latency_ms=result.latency_ms,
+        cost_usd=result.cost_usd,
+        prompt_version=version,
+    )
     draft.refresh_from_db()
     return draft
 
@@ -190,8 +257,9 @@ class DraftBusy(Exception):
     """The draft is claimed by another live worker; the task looks again after a while."""
 
 
-def _draft_store(draft: LLMDraft, *, status: str, token: str | None = None, cost_usd: Any = 0,
-                 **fields: Any) -> None:
+def _draft_store(
+    draft: LLMDraft, *, status: str, token: str | None = None, cost_usd: Any = 0, **fields: Any
+) -> None:
     """Write a pending draft's outcome once (under its claim when ``token`` is given) and count it in its run."""
     with transaction.atomic():
         rows = LLMDraft.objects.filter(pk=draft.pk, status=LLMDraft.Status.PENDING)
@@ -200,8 +268,9 @@ def _draft_store(draft: LLMDraft, *, status: str, token: str | None = None, cost
         written = rows.update(status=status, cost_usd=cost_usd, **fields)
         if written and draft.run_id:
             counter = "failed" if status == LLMDraft.Status.FAILED else "done"
-            DraftRun.objects.filter(pk=draft.run_id).update(**{counter: F(counter) + 1},
-                                                            cost_usd=F("cost_usd") + cost_usd)
+            DraftRun.objects.filter(pk=draft.run_id).update(
+                **{counter: F(counter) + 1}, cost_usd=F("cost_usd") + cost_usd
+            )
             _run_finish_if_complete(run_id=draft.run_id)
 
 
@@ -216,14 +285,25 @@ def _run_finish_if_complete(*, run_id: int) -> None:
 def draft_run_progress(*, run: DraftRun) -> dict[str, Any]:
     finished = run.done + run.failed
     percent = int(100 * finished / run.total) if run.total else 100
-    return {"id": run.pk, "status": run.status, "pass_no": run.pass_no, "total": run.total, "done": run.done,
-            "failed": run.failed, "finished": finished, "percent": percent, "cost_usd": str(run.cost_usd),
-            "model": run.model_config.name, "finished_at": run.finished_at}
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "pass_no": run.pass_no,
+        "total": run.total,
+        "done": run.done,
+        "failed": run.failed,
+        "finished": finished,
+        "percent": percent,
+        "cost_usd": str(run.cost_usd),
+        "model": run.model_config.name,
+        "finished_at": run.finished_at,
+    }
 
 
 # ------------------------------------------------------------------------------------------------
 # Review: compare, accept whole / per record, discard
 # ------------------------------------------------------------------------------------------------
+
 
 def document_records(document: Any) -> dict[str, Any]:
     """Flatten a pass document into ``{"collection/id": record, "field": value}`` for comparison."""
@@ -246,7 +326,9 @@ def record_comparison(*, draft_document: Any, current_document: Any) -> list[dic
     current = document_records(current_document)
     rows = []
     for key, value in draft.items():
-        state = "new" if key not in current else ("same" if digest(current[key]) == digest(value) else "changed")
+        state = (
+            "new" if key not in current else ("same" if digest(current[key]) == digest(value) else "changed")
+        )
         rows.append({"key": key, "state": state, "draft": value, "current": current.get(key)})
     for key, value in current.items():
         if key not in draft:
@@ -266,17 +348,24 @@ def acceptance_stats(*, draft_document: Any, accepted_document: Any) -> dict[str
     }
 
 
-def merge_records(*, current_document: Any, draft_document: dict[str, Any], keys: list[str],
-                  pass_no: int, problem_id: str) -> dict[str, Any]:
+def merge_records(
+    *, current_document: Any, draft_document: dict[str, Any], keys: list[str], pass_no: int, problem_id: str
+) -> dict[str, Any]:
     """The current document with the chosen draft records put in (same id replaced, else appended)."""
-    base = json.loads(json.dumps(current_document)) if isinstance(current_document, dict) \
+    base = (
+        json.loads(json.dumps(current_document))
+        if isinstance(current_document, dict)
         else skeleton(pass_no, problem_id)
+    )
     chosen = set(keys)
     draft_records = document_records(draft_document)
     unknown = chosen - set(draft_records)
     if unknown:
-        raise ApplicationError("Some chosen records are not in the draft.", code="record_unknown",
-                               extra={"keys": sorted(unknown)})
+        raise ApplicationError(
+            "Some chosen records are not in the draft.",
+            code="record_unknown",
+            extra={"keys": sorted(unknown)},
+        )
     for key in [k for k in draft_records if k in chosen]:  # draft order
         collection, _, _ = key.partition("/")
         if "/" not in key:
@@ -295,35 +384,60 @@ def merge_records(*, current_document: Any, draft_document: dict[str, Any], keys
 
 
 @transaction.atomic
-def draft_accept(*, draft: LLMDraft, actor: Any, expected_version: int | None,
-                 record_keys: list[str] | None = None, document: dict[str, Any] | None = None) -> PassDocument:
+def draft_accept(
+    *,
+    draft: LLMDraft,
+    actor: Any,
+    expected_version: int | None,
+    record_keys: list[str] | None = None,
+    document: dict[str, Any] | None = None,
+) -> PassDocument:
     """Accept a draft into the pass document: whole (default), only ``record_keys`` merged into the
     current document, or as ``document`` (the draft after the human's edits)."""
     draft = LLMDraft.objects.select_for_update().select_related("parent").get(pk=draft.pk)
     if draft.status not in REVIEWABLE or draft.parsed_document is None:
-        raise ApplicationError("Only a ready (or invalid but parsed) draft can be accepted.",
-                               code="draft_not_acceptable", extra={"status": draft.status})
+        raise ApplicationError(
+            "Only a ready (or invalid but parsed) draft can be accepted.",
+            code="draft_not_acceptable",
+            extra={"status": draft.status},
+        )
     current = PassDocument.objects.filter(parent=draft.parent, pass_no=draft.pass_no).first()
     if document is not None:
         mode, final = "edited", document
     elif record_keys is not None:
         mode = "records"
-        final = merge_records(current_document=current.document if current else None,
-                              draft_document=draft.parsed_document, keys=record_keys, pass_no=draft.pass_no,
-                              problem_id=draft.parent.problem_id)
+        final = merge_records(
+            current_document=current.document if current else None,
+            draft_document=draft.parsed_document,
+            keys=record_keys,
+            pass_no=draft.pass_no,
+            problem_id=draft.parent.problem_id,
+        )
     else:
         mode, final = "whole", draft.parsed_document
-    doc = pass_document_save(parent=draft.parent, pass_no=draft.pass_no, document=final, actor=actor,
-                             expected_version=expected_version)
+    doc = pass_document_save(
+        parent=draft.parent,
+        pass_no=draft.pass_no,
+        document=final,
+        actor=actor,
+        expected_version=expected_version,
+    )
     note = f"accepted LLM draft #{draft.pk} ({mode})"
     pass_version_record(doc=doc, actor=actor, source_draft=draft, note=note)
-    PassDocumentVersion.objects.filter(pass_document=doc, version=doc.version, source_draft__isnull=True) \
-        .update(source_draft=draft, note=note)
+    PassDocumentVersion.objects.filter(
+        pass_document=doc, version=doc.version, source_draft__isnull=True
+    ).update(source_draft=draft, note=note)
     stats = acceptance_stats(draft_document=draft.parsed_document, accepted_document=doc.document)
     draft.status = LLMDraft.Status.ACCEPTED
     draft.accepted_into = doc
-    draft.acceptance = {**stats, "mode": mode, "record_keys": record_keys or [], "version": doc.version,
-                        "document_sha256": doc.document_sha256, "accepted_at": timezone.now().isoformat()}
+    draft.acceptance = {
+        **stats,
+        "mode": mode,
+        "record_keys": record_keys or [],
+        "version": doc.version,
+        "document_sha256": doc.document_sha256,
+        "accepted_at": timezone.now().isoformat(),
+    }
     draft.save(update_fields=["status", "accepted_into", "acceptance"])
     event_record(actor=actor, verb="llm_draft.accept", obj=draft, after=draft.acceptance)
     return doc
@@ -333,13 +447,21 @@ def draft_accept(*, draft: LLMDraft, actor: Any, expected_version: int | None,
 def draft_discard(*, draft: LLMDraft, actor: Any) -> LLMDraft:
     draft = LLMDraft.objects.select_for_update().get(pk=draft.pk)
     if draft.status in (LLMDraft.Status.ACCEPTED, LLMDraft.Status.DISCARDED, LLMDraft.Status.PENDING):
-        raise ApplicationError("This draft cannot be discarded now.", code="draft_not_discardable",
-                               extra={"status": draft.status})
+        raise ApplicationError(
+            "This draft cannot be discarded now.",
+            code="draft_not_discardable",
+            extra={"status": draft.status},
+        )
     before = draft.status
     draft.status = LLMDraft.Status.DISCARDED
     draft.save(update_fields=["status"])
-    event_record(actor=actor, verb="llm_draft.discard", obj=draft, before={"status": before},
-                 after={"status": draft.status})
+    event_record(
+        actor=actor,
+        verb="llm_draft.discard",
+        obj=draft,
+        before={"status": before},
+        after={"status": draft.status},
+    )
     return draft
 
 

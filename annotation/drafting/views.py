@@ -62,17 +62,29 @@ def draft_home(request: HttpRequest) -> HttpResponse:
             if not _can_draft_pass(request.user, pass_no):
                 raise PermissionDenied
             model_config = get_object_or_404(ModelConfig, name=request.POST.get("model", ""), is_active=True)
-            ids = [pid.strip() for pid in request.POST.get("problem_ids", "").replace(",", " ").split() if pid.strip()]
-            parents = list(ParentProblem.objects.filter(problem_id__in=ids) if ids else
-                           ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED))
-            run = draft_run_create(pass_no=pass_no, model_config=model_config, parents=parents, actor=request.user)
+            ids = [
+                pid.strip()
+                for pid in request.POST.get("problem_ids", "").replace(",", " ").split()
+                if pid.strip()
+            ]
+            parents = list(
+                ParentProblem.objects.filter(problem_id__in=ids)
+                if ids
+                else ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED)
+            )
+            run = draft_run_create(
+                pass_no=pass_no, model_config=model_config, parents=parents, actor=request.user
+            )
         except ApplicationError as exc:
             messages.error(request, exc.message)
             return redirect("drafts:home")
         return redirect("drafts:run_detail", run_id=run.pk)
     runs = DraftRun.objects.select_related("model_config").order_by("-created_at")[:RECENT_RUNS]
-    return TemplateResponse(request, "drafts/home.html", {"runs": runs, "models": models, "passes": DRAFTABLE_PASSES,
-                                                          "nav_section": "drafts"})
+    return TemplateResponse(
+        request,
+        "drafts/home.html",
+        {"runs": runs, "models": models, "passes": DRAFTABLE_PASSES, "nav_section": "drafts"},
+    )
 
 
 @login_required
@@ -82,8 +94,13 @@ def draft_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if not _can_draft_pass(request.user, run.pass_no):
         raise PermissionDenied
     drafts = run.drafts.select_related("parent").order_by("parent__problem_id")
-    context = {"run": run, "progress": draft_run_progress(run=run), "drafts": drafts,
-               "running": run.finished_at is None, "nav_section": "drafts"}
+    context = {
+        "run": run,
+        "progress": draft_run_progress(run=run),
+        "drafts": drafts,
+        "running": run.finished_at is None,
+        "nav_section": "drafts",
+    }
     template = "drafts/run.html#progress" if _partial(request) else "drafts/run.html"
     return TemplateResponse(request, template, context)
 
@@ -94,22 +111,46 @@ def draft_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 def draft_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
     parent = get_object_or_404(ParentProblem, problem_id=problem_id)
     current = PassDocument.objects.filter(parent=parent, pass_no=pass_no).first()
-    drafts = list(LLMDraft.objects.filter(parent=parent, pass_no=pass_no).select_related("model_config", "run"))
+    drafts = list(
+        LLMDraft.objects.filter(parent=parent, pass_no=pass_no).select_related("model_config", "run")
+    )
     cards = []
     for draft in drafts:
-        rows = record_comparison(draft_document=draft.parsed_document,
-                                 current_document=current.document if current else None) \
-            if draft.parsed_document is not None else []
+        rows = (
+            record_comparison(
+                draft_document=draft.parsed_document, current_document=current.document if current else None
+            )
+            if draft.parsed_document is not None
+            else []
+        )
         for row in rows:  # shown as JSON, as the annotator will see it in the document
-            row["draft_json"] = json.dumps(row["draft"], ensure_ascii=False) if row["draft"] is not None else "—"
-            row["current_json"] = json.dumps(row["current"], ensure_ascii=False) if row["current"] is not None else "—"
-        cards.append({"draft": draft, "rows": rows, "reviewable": draft.status in REVIEWABLE and
-                      draft.parsed_document is not None,
-                      "counts": {state: sum(1 for r in rows if r["state"] == state)
-                                 for state in ("new", "changed", "same", "current_only")}})
-    context = {"parent": parent, "pass_no": pass_no, "current": current, "cards": cards, "passes": DRAFTABLE_PASSES,
-               "models": ModelConfig.objects.filter(is_active=True), "nav_section": "drafts",
-               "pending": any(d.status == LLMDraft.Status.PENDING for d in drafts)}
+            row["draft_json"] = (
+                json.dumps(row["draft"], ensure_ascii=False) if row["draft"] is not None else "—"
+            )
+            row["current_json"] = (
+                json.dumps(row["current"], ensure_ascii=False) if row["current"] is not None else "—"
+            )
+        cards.append(
+            {
+                "draft": draft,
+                "rows": rows,
+                "reviewable": draft.status in REVIEWABLE and draft.parsed_document is not None,
+                "counts": {
+                    state: sum(1 for r in rows if r["state"] == state)
+                    for state in ("new", "changed", "same", "current_only")
+                },
+            }
+        )
+    context = {
+        "parent": parent,
+        "pass_no": pass_no,
+        "current": current,
+        "cards": cards,
+        "passes": DRAFTABLE_PASSES,
+        "models": ModelConfig.objects.filter(is_active=True),
+        "nav_section": "drafts",
+        "pending": any(d.status == LLMDraft.Status.PENDING for d in drafts),
+    }
     template = "drafts/review.html#drafts" if _partial(request) else "drafts/review.html"
     return TemplateResponse(request, template, context)
 
@@ -154,9 +195,12 @@ def draft_accept_view(request: HttpRequest, draft_id: int) -> HttpResponse:
     else:
         draft.refresh_from_db()
         stats = draft.acceptance
-        messages.success(request, f"Accepted draft #{draft.pk} into Pass {draft.pass_no} v{doc.version} "
-                                  f"({stats['kept']} kept, {stats['added']} added, {stats['removed']} left out, "
-                                  f"{stats['changed']} changed).")
+        messages.success(
+            request,
+            f"Accepted draft #{draft.pk} into Pass {draft.pass_no} v{doc.version} "
+            f"({stats['kept']} kept, {stats['added']} added, {stats['removed']} left out, "
+            f"{stats['changed']} changed).",
+        )
     return _back(draft.parent, draft.pass_no)
 
 

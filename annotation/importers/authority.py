@@ -32,5 +32,8 @@ class ImportAuthority:
         if actor is None:
             return cls(may_review=True, may_edit_private=True)
         user = actor if getattr(actor, "is_authenticated", False) else None
-        return cls(may_review=permissions.can_import_review_state(actor),
-                   may_edit_private=permissions.can_edit_private_fields(actor), user=user)
+        return cls(
+            may_review=permissions.can_import_review_state(actor),
+            may_edit_private=permissions.can_edit_private_fields(actor),
+            user=user,
+        )

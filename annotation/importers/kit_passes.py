@@ -65,8 +65,12 @@ def prepare_passes(
         try:
             document_sha256 = digest(document)
         except (RecursionError, ValueError, UnicodeEncodeError):
-            row.error("PASS_JSON_INVALID", f"passes/pass{pass_no}/{problem_id}.json cannot be stored "
-                      "(too deeply nested, or text that is not valid Unicode).", pass_no=pass_no)
+            row.error(
+                "PASS_JSON_INVALID",
+                f"passes/pass{pass_no}/{problem_id}.json cannot be stored "
+                "(too deeply nested, or text that is not valid Unicode).",
+                pass_no=pass_no,
+            )
             continue
         status, reviewer, note = _pass_status_from_stage(row, pass_no, stage, document_sha256, authority)
         passes.append(
@@ -139,8 +143,14 @@ def validate_passes(
     image_refs = [ImageRef(p.image_id, p.info.width, p.info.height) for p in images]
     checked = []
     for prepared in passes:
-        context = context_for(prepared.pass_no, problem_id=problem_id, stem=stem, query=query, images=image_refs,
-                              earlier=documents)
+        context = context_for(
+            prepared.pass_no,
+            problem_id=problem_id,
+            stem=stem,
+            query=query,
+            images=image_refs,
+            earlier=documents,
+        )
         issues = checked_issues(prepared.pass_no, prepared.document, context)
         if prepared.pass_no in REQUIRED_PASSES:
             issues += forbidden_key_issues(prepared.pass_no, prepared.document)
@@ -148,9 +158,12 @@ def validate_passes(
             row.warn(issue["code"], issue["message"], pass_no=prepared.pass_no, path=issue.get("path", ""))
         if issues and prepared.status != PassDocument.Status.DRAFT:
             if prepared.status == PassDocument.Status.APPROVED:
-                row.warn("SOURCE_REVIEW_DOCUMENT_INVALID",
-                         f"Pass {prepared.pass_no} is approved in the review state but has validation issues; "
-                         "it is imported as a draft and needs fixing and a new review.", pass_no=prepared.pass_no)
+                row.warn(
+                    "SOURCE_REVIEW_DOCUMENT_INVALID",
+                    f"Pass {prepared.pass_no} is approved in the review state but has validation issues; "
+                    "it is imported as a draft and needs fixing and a new review.",
+                    pass_no=prepared.pass_no,
+                )
             prepared = replace(prepared, status=PassDocument.Status.DRAFT, reviewer="")
         checked.append(prepared)
     return checked
@@ -161,20 +174,32 @@ def _approval_fields(prepared: PreparedPass, authority: ImportAuthority) -> dict
     the uploader (who may review); the file's reviewer name is provenance text, never an account."""
     if prepared.status != PassDocument.Status.APPROVED:
         return {"status": prepared.status, "review_note": prepared.review_note}
-    return {"status": prepared.status, "review_note": prepared.review_note,
-            "approved_sha256": prepared.document_sha256, "approved_by": authority.user, "approved_at": timezone.now(),
-            "approval_origin": PassDocument.ApprovalOrigin.IMPORT, "approval_provenance": prepared.reviewer[:200]}
+    return {
+        "status": prepared.status,
+        "review_note": prepared.review_note,
+        "approved_sha256": prepared.document_sha256,
+        "approved_by": authority.user,
+        "approved_at": timezone.now(),
+        "approval_origin": PassDocument.ApprovalOrigin.IMPORT,
+        "approval_provenance": prepared.reviewer[:200],
+    }
 
 
 def _pass_event_state(doc: PassDocument) -> dict[str, Any]:
-    return {"version": doc.version, "document_sha256": doc.document_sha256, "status": doc.status,
-            "approved_sha256": doc.approved_sha256, "approval_origin": doc.approval_origin,
-            "approval_provenance": doc.approval_provenance,
-            "approved_by": doc.approved_by.get_username() if doc.approved_by_id else None}
+    return {
+        "version": doc.version,
+        "document_sha256": doc.document_sha256,
+        "status": doc.status,
+        "approved_sha256": doc.approved_sha256,
+        "approval_origin": doc.approval_origin,
+        "approval_provenance": doc.approval_provenance,
+        "approved_by": doc.approved_by.get_username() if doc.approved_by_id else None,
+    }
 
 
-def passes_write(parent: ParentProblem, prepared_parent: PreparedParent, *, actor: Any,
-                  authority: ImportAuthority) -> bool:
+def passes_write(
+    parent: ParentProblem, prepared_parent: PreparedParent, *, actor: Any, authority: ImportAuthority
+) -> bool:
     """Create or update the parent's pass documents. True if any changed.
 
     - A new document is stored with the status the check phase allowed (approved only from an uploader
@@ -189,35 +214,51 @@ def passes_write(parent: ParentProblem, prepared_parent: PreparedParent, *, acto
         doc = existing.get(prepared.pass_no)
         same_content = doc is not None and doc.document_sha256 == prepared.document_sha256
         last_editor = doc.updated_by_id if same_content else getattr(authority.user, "pk", None)
-        if (prepared.status in (PassDocument.Status.APPROVED, PassDocument.Status.REJECTED) and authority.user
-                and permissions.is_self_review(authority.user, last_editor_id=last_editor)):
+        if (
+            prepared.status in (PassDocument.Status.APPROVED, PassDocument.Status.REJECTED)
+            and authority.user
+            and permissions.is_self_review(authority.user, last_editor_id=last_editor)
+        ):
             prepared_parent.report.warn(
                 "SOURCE_REVIEW_SELF_REVIEW",
                 f"Pass {prepared.pass_no}: you would review a document you are the last editor of (this import "
-                "writes it); it is imported as submitted for another reviewer.", pass_no=prepared.pass_no)
+                "writes it); it is imported as submitted for another reviewer.",
+                pass_no=prepared.pass_no,
+            )
             prepared = replace(prepared, status=PassDocument.Status.SUBMITTED, reviewer="", review_note="")
         if doc is None:
             doc = PassDocument.objects.create(
-                parent=parent, pass_no=prepared.pass_no, document=prepared.document,
-                document_sha256=prepared.document_sha256, updated_by=authority.user,
-                **_approval_fields(prepared, authority))
+                parent=parent,
+                pass_no=prepared.pass_no,
+                document=prepared.document,
+                document_sha256=prepared.document_sha256,
+                updated_by=authority.user,
+                **_approval_fields(prepared, authority),
+            )
             pass_version_record(doc=doc, actor=actor)
-            event_record(actor=actor, verb="pass.imported", obj=doc,
-                         after={"problem_id": parent.problem_id, "pass_no": doc.pass_no, **_pass_event_state(doc)})
+            event_record(
+                actor=actor,
+                verb="pass.imported",
+                obj=doc,
+                after={"problem_id": parent.problem_id, "pass_no": doc.pass_no, **_pass_event_state(doc)},
+            )
             changed_any = True
             continue
         before = _pass_event_state(doc)
         if same_content:
-            if doc.approval_is_fresh or prepared.status not in (PassDocument.Status.APPROVED,
-                                                                PassDocument.Status.REJECTED):
+            if doc.approval_is_fresh or prepared.status not in (
+                PassDocument.Status.APPROVED,
+                PassDocument.Status.REJECTED,
+            ):
                 continue
             if doc.status == prepared.status and doc.review_note == prepared.review_note:
                 continue
             for name, value in _approval_fields(prepared, authority).items():
                 setattr(doc, name, value)
             doc.save()
-            event_record(actor=actor, verb="pass.review_imported", obj=doc, before=before,
-                         after=_pass_event_state(doc))
+            event_record(
+                actor=actor, verb="pass.review_imported", obj=doc, before=before, after=_pass_event_state(doc)
+            )
             changed_any = True
             continue
         was_approved = doc.status == PassDocument.Status.APPROVED
@@ -226,10 +267,15 @@ def passes_write(parent: ParentProblem, prepared_parent: PreparedParent, *, acto
             prepared_parent.report.warn(
                 "APPROVED_DOCUMENT_REPLACED",
                 f"Pass {prepared.pass_no} was approved; the imported document differs, so it is stored as a new "
-                "version for review and the approval is stale.", pass_no=prepared.pass_no)
+                "version for review and the approval is stale.",
+                pass_no=prepared.pass_no,
+            )
             # approved_sha256/approved_by stay: the old approval remains on record but is no longer fresh
-            doc.status = (PassDocument.Status.DRAFT if prepared.status == PassDocument.Status.DRAFT
-                          else PassDocument.Status.SUBMITTED)
+            doc.status = (
+                PassDocument.Status.DRAFT
+                if prepared.status == PassDocument.Status.DRAFT
+                else PassDocument.Status.SUBMITTED
+            )
             doc.review_note = ""
         else:
             for name, value in _approval_fields(prepared, authority).items():
@@ -238,6 +284,8 @@ def passes_write(parent: ParentProblem, prepared_parent: PreparedParent, *, acto
         doc.updated_by = authority.user
         doc.save()
         pass_version_record(doc=doc, actor=actor)
-        event_record(actor=actor, verb="pass.reimported", obj=doc, before=before, after=_pass_event_state(doc))
+        event_record(
+            actor=actor, verb="pass.reimported", obj=doc, before=before, after=_pass_event_state(doc)
+        )
         changed_any = True
     return changed_any

@@ -29,7 +29,11 @@ KNOWN_KIT_ROW_KEYS = {
 
 
 def prepare_kit_row(
-    row: RowReport, data: dict[str, Any], *, inputs: KitInputs, seen_ids: dict[str, int],
+    row: RowReport,
+    data: dict[str, Any],
+    *,
+    inputs: KitInputs,
+    seen_ids: dict[str, int],
     authority: ImportAuthority,
 ) -> PreparedParent | None:
     problem_id = check_problem_id(row, data.get("problem_id"), seen_ids)
@@ -156,11 +160,20 @@ def prepare_kit_row(
         "meta": {k: v for k, v in data.items() if k not in KNOWN_KIT_ROW_KEYS},
     }
     fields["kit_source"] = kit_source_record(
-        row=data, review=review, passes={p.pass_no: (p.file_sha256, p.document_sha256) for p in passes},
-        guard=kit_source_guard(stem=stem, query=query, options=options, language=language,
-                               source_name=identity["source_dataset"], split=identity["source_split"],
-                               sample=identity["source_sample_id"],
-                               images=[(i.image_id, i.info.sha256) for i in images]))
+        row=data,
+        review=review,
+        passes={p.pass_no: (p.file_sha256, p.document_sha256) for p in passes},
+        guard=kit_source_guard(
+            stem=stem,
+            query=query,
+            options=options,
+            language=language,
+            source_name=identity["source_dataset"],
+            split=identity["source_split"],
+            sample=identity["source_sample_id"],
+            images=[(i.image_id, i.info.sha256) for i in images],
+        ),
+    )
     return PreparedParent(
         report=row,
         problem_id=problem_id,
@@ -182,14 +195,18 @@ def _kit_exclusion(row: RowReport, review: dict[str, Any], authority: ImportAuth
     if not (isinstance(exclusion, dict) and exclusion.get("status") == "excluded"):
         return False
     if not authority.may_review:
-        row.warn("SOURCE_REVIEW_NOT_IMPORTED", "The review state excludes this problem; only source reviewers "
-                 "and admins can import review decisions, so the exclusion is ignored.")
+        row.warn(
+            "SOURCE_REVIEW_NOT_IMPORTED",
+            "The review state excludes this problem; only source reviewers "
+            "and admins can import review decisions, so the exclusion is ignored.",
+        )
         return False
     return True
 
 
-def refresh_kit_parent_status(parent: ParentProblem, prepared: PreparedParent, *, actor: Any,
-                               authority: ImportAuthority) -> bool:
+def refresh_kit_parent_status(
+    parent: ParentProblem, prepared: PreparedParent, *, actor: Any, authority: ImportAuthority
+) -> bool:
     """A kit row's parent status follows what is stored now: excluded (an allowed exclusion, or kept when
     the uploader may not review), annotated when Passes 1–4 are freshly approved, in annotation when it has
     documents, else new. True if it changed."""
@@ -206,6 +223,11 @@ def refresh_kit_parent_status(parent: ParentProblem, prepared: PreparedParent, *
     before = parent.status
     parent.status = wanted
     parent.save(update_fields=["status", "updated_at"])
-    event_record(actor=actor, verb="parent.status_changed", obj=parent, before={"status": before},
-                 after={"status": wanted, "by": "import"})
+    event_record(
+        actor=actor,
+        verb="parent.status_changed",
+        obj=parent,
+        before={"status": before},
+        after={"status": wanted, "by": "import"},
+    )
     return True

@@ -130,8 +130,14 @@ def _parent_snapshot(parent: ParentProblem, names: Iterable[str]) -> dict[str, A
     return {name: _audit_value(name, getattr(parent, name)) for name in names}
 
 
-def _write_parent(prepared: PreparedParent, *, actor: Any, authority: ImportAuthority, state: WriteState,
-                  job: ImportJob | None) -> str:
+def _write_parent(
+    prepared: PreparedParent,
+    *,
+    actor: Any,
+    authority: ImportAuthority,
+    state: WriteState,
+    job: ImportJob | None,
+) -> str:
     """Create or update one parent and its images. Returns created | updated | unchanged.
 
     An existing parent's answer, solution and answer type (derived from the answer) are kept unless the
@@ -147,8 +153,12 @@ def _write_parent(prepared: PreparedParent, *, actor: Any, authority: ImportAuth
         parent.kit_source = kit_source
     job_ref = {"import_job": job.pk} if job is not None else {}
     if parent is None:
-        parent = ParentProblem(problem_id=prepared.problem_id, source=source, **fields,
-                               **({"kit_source": kit_source} if kit_source is not None else {}))
+        parent = ParentProblem(
+            problem_id=prepared.problem_id,
+            source=source,
+            **fields,
+            **({"kit_source": kit_source} if kit_source is not None else {}),
+        )
         parent.save()
         _sync_images(parent, prepared.images, state)
         after = _parent_snapshot(parent, [*fields, "status", "version"])
@@ -192,9 +202,13 @@ def _write_parent(prepared: PreparedParent, *, actor: Any, authority: ImportAuth
     event_record(actor=actor, verb="parent.reimported", obj=parent, before=before, after=after)
     private_changed = sorted(set(PRIVATE_FIELDS) & set(changed))
     if private_changed:  # only an admin (or the server's operator) gets here
-        event_record(actor=actor, verb="parent.private_fields_changed", obj=parent,
-                     before={n: before[n] for n in private_changed},
-                     after={**{n: after[n] for n in private_changed}, **job_ref})
+        event_record(
+            actor=actor,
+            verb="parent.private_fields_changed",
+            obj=parent,
+            before={n: before[n] for n in private_changed},
+            after={**{n: after[n] for n in private_changed}, **job_ref},
+        )
     if parent.passes.exists() and ({"stem", "query", "options"} & set(changed) or images_changed):
         prepared.report.warn(
             "PARENT_CHANGED_UNDER_PASSES",
@@ -217,7 +231,9 @@ def _run_writes(
                 if write_passes:
                     parent = ParentProblem.objects.select_for_update().get(problem_id=prepared.problem_id)
                     passes_changed = passes_write(parent, prepared, actor=actor, authority=authority)
-                    status_changed = refresh_kit_parent_status(parent, prepared, actor=actor, authority=authority)
+                    status_changed = refresh_kit_parent_status(
+                        parent, prepared, actor=actor, authority=authority
+                    )
                     if (passes_changed or status_changed) and outcome == "unchanged":
                         outcome = "updated"
                 prepared.report.outcome = outcome

@@ -59,12 +59,16 @@ def checked_zip_members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         if info.file_size > ZIP_RATIO_FLOOR and info.file_size > max_ratio * max(info.compress_size, 1):
             raise ApplicationError(
                 f"The archive entry {info.filename!r} expands {info.file_size / max(info.compress_size, 1):,.0f} "
-                f"times; the limit is {max_ratio} (a zip bomb?).", code="import_zip_ratio")
+                f"times; the limit is {max_ratio} (a zip bomb?).",
+                code="import_zip_ratio",
+            )
         total += info.file_size
         compressed += info.compress_size
     if total > ZIP_RATIO_FLOOR and total > max_ratio * max(compressed, 1):
-        raise ApplicationError(f"The archive expands {total / max(compressed, 1):,.0f} times; the limit is {max_ratio}.",
-                               code="import_zip_ratio")
+        raise ApplicationError(
+            f"The archive expands {total / max(compressed, 1):,.0f} times; the limit is {max_ratio}.",
+            code="import_zip_ratio",
+        )
     limit = _max_uncompressed_bytes()
     if total > limit:
         raise ApplicationError(
@@ -99,8 +103,10 @@ def find_root(names: Iterable[str], kind: str) -> str:
 def extract_zip(archive_path: Path, destination: Path) -> None:
     """Extract with every safety check again, counting the bytes actually written (the sizes an archive
     declares may lie): the total cap and the expansion ratio hold for what is really written."""
-    limit = min(_max_uncompressed_bytes(),
-                max(ZIP_RATIO_FLOOR, settings.PHYSALIGN_IMPORT_MAX_ZIP_RATIO * archive_path.stat().st_size))
+    limit = min(
+        _max_uncompressed_bytes(),
+        max(ZIP_RATIO_FLOOR, settings.PHYSALIGN_IMPORT_MAX_ZIP_RATIO * archive_path.stat().st_size),
+    )
     written = 0
     destination = destination.resolve()
     with zipfile.ZipFile(archive_path) as archive:

@@ -8,7 +8,6 @@ import annotation.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,219 +16,455 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ParentProblem',
+            name="ParentProblem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('problem_id', models.CharField(max_length=180, unique=True)),
-                ('source_split', models.CharField(max_length=100)),
-                ('source_sample_id', models.CharField(max_length=300)),
-                ('language', models.CharField(choices=[('en', 'English'), ('zh', 'Chinese')], max_length=2)),
-                ('raw_question', models.TextField(blank=True)),
-                ('stem', models.TextField(blank=True)),
-                ('query', models.TextField(blank=True)),
-                ('options', models.JSONField(blank=True, default=list)),
-                ('answer', models.TextField(blank=True)),
-                ('solution', models.TextField(blank=True)),
-                ('answer_type', models.CharField(choices=[('choice', 'Multiple choice'), ('fill', 'Fill in the blank'), ('short', 'Short answer'), ('calc', 'Calculation')], max_length=10)),
-                ('domain', models.CharField(blank=True, max_length=100)),
-                ('segmentation', models.JSONField(blank=True, default=dict)),
-                ('meta', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('new', 'New'), ('in_annotation', 'In annotation'), ('annotated', 'Passes 1–4 approved'), ('excluded', 'Excluded')], default='new', max_length=20)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("problem_id", models.CharField(max_length=180, unique=True)),
+                ("source_split", models.CharField(max_length=100)),
+                ("source_sample_id", models.CharField(max_length=300)),
+                ("language", models.CharField(choices=[("en", "English"), ("zh", "Chinese")], max_length=2)),
+                ("raw_question", models.TextField(blank=True)),
+                ("stem", models.TextField(blank=True)),
+                ("query", models.TextField(blank=True)),
+                ("options", models.JSONField(blank=True, default=list)),
+                ("answer", models.TextField(blank=True)),
+                ("solution", models.TextField(blank=True)),
+                (
+                    "answer_type",
+                    models.CharField(
+                        choices=[
+                            ("choice", "Multiple choice"),
+                            ("fill", "Fill in the blank"),
+                            ("short", "Short answer"),
+                            ("calc", "Calculation"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("domain", models.CharField(blank=True, max_length=100)),
+                ("segmentation", models.JSONField(blank=True, default=dict)),
+                ("meta", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("new", "New"),
+                            ("in_annotation", "In annotation"),
+                            ("annotated", "Passes 1–4 approved"),
+                            ("excluded", "Excluded"),
+                        ],
+                        default="new",
+                        max_length=20,
+                    ),
+                ),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['problem_id'],
+                "ordering": ["problem_id"],
             },
         ),
         migrations.CreateModel(
-            name='Source',
+            name="Source",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('license', models.CharField(blank=True, max_length=500)),
-                ('url', models.URLField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("license", models.CharField(blank=True, max_length=500)),
+                ("url", models.URLField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='PassDocument',
+            name="PassDocument",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pass_no', models.PositiveSmallIntegerField()),
-                ('document', models.JSONField()),
-                ('document_sha256', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('submitted', 'Submitted'), ('approved', 'Approved'), ('rejected', 'Rejected')], default='draft', max_length=10)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('approved_sha256', models.CharField(blank=True, max_length=64)),
-                ('approved_at', models.DateTimeField(blank=True, null=True)),
-                ('review_note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('approved_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='passes', to='annotation.parentproblem')),
-                ('updated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pass_no", models.PositiveSmallIntegerField()),
+                ("document", models.JSONField()),
+                ("document_sha256", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Draft"),
+                            ("submitted", "Submitted"),
+                            ("approved", "Approved"),
+                            ("rejected", "Rejected"),
+                        ],
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("approved_sha256", models.CharField(blank=True, max_length=64)),
+                ("approved_at", models.DateTimeField(blank=True, null=True)),
+                ("review_note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "approved_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="passes",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "updated_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['parent', 'pass_no'],
+                "ordering": ["parent", "pass_no"],
             },
         ),
         migrations.CreateModel(
-            name='LLMDraft',
+            name="LLMDraft",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pass_no', models.PositiveSmallIntegerField()),
-                ('model_label', models.CharField(max_length=200)),
-                ('prompt_version', models.CharField(max_length=100)),
-                ('raw_output', models.TextField(blank=True)),
-                ('parsed_document', models.JSONField(blank=True, null=True)),
-                ('validation_errors', models.JSONField(blank=True, default=list)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('ready', 'Ready'), ('invalid', 'Output failed validation'), ('failed', 'Request failed'), ('accepted', 'Accepted'), ('discarded', 'Discarded')], default='pending', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='llm_drafts', to='annotation.parentproblem')),
-                ('accepted_into', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='accepted_drafts', to='annotation.passdocument')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pass_no", models.PositiveSmallIntegerField()),
+                ("model_label", models.CharField(max_length=200)),
+                ("prompt_version", models.CharField(max_length=100)),
+                ("raw_output", models.TextField(blank=True)),
+                ("parsed_document", models.JSONField(blank=True, null=True)),
+                ("validation_errors", models.JSONField(blank=True, default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("ready", "Ready"),
+                            ("invalid", "Output failed validation"),
+                            ("failed", "Request failed"),
+                            ("accepted", "Accepted"),
+                            ("discarded", "Discarded"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="llm_drafts",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "accepted_into",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="accepted_drafts",
+                        to="annotation.passdocument",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='ProblemImage',
+            name="ProblemImage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('image_id', models.CharField(max_length=100)),
-                ('ordinal', models.PositiveIntegerField()),
-                ('file', models.FileField(max_length=300, upload_to=annotation.models.problem_image_path)),
-                ('original_name', models.CharField(blank=True, max_length=300)),
-                ('media_type', models.CharField(max_length=50)),
-                ('width', models.PositiveIntegerField()),
-                ('height', models.PositiveIntegerField()),
-                ('byte_size', models.PositiveIntegerField()),
-                ('sha256', models.CharField(max_length=64)),
-                ('pixels_sha256', models.CharField(max_length=64)),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='images', to='annotation.parentproblem')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("image_id", models.CharField(max_length=100)),
+                ("ordinal", models.PositiveIntegerField()),
+                ("file", models.FileField(max_length=300, upload_to=annotation.models.problem_image_path)),
+                ("original_name", models.CharField(blank=True, max_length=300)),
+                ("media_type", models.CharField(max_length=50)),
+                ("width", models.PositiveIntegerField()),
+                ("height", models.PositiveIntegerField()),
+                ("byte_size", models.PositiveIntegerField()),
+                ("sha256", models.CharField(max_length=64)),
+                ("pixels_sha256", models.CharField(max_length=64)),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="images",
+                        to="annotation.parentproblem",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['parent', 'ordinal'],
+                "ordering": ["parent", "ordinal"],
             },
         ),
         migrations.AddField(
-            model_name='parentproblem',
-            name='source',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='problems', to='annotation.source'),
+            model_name="parentproblem",
+            name="source",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="problems", to="annotation.source"
+            ),
         ),
         migrations.CreateModel(
-            name='Event',
+            name="Event",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('verb', models.CharField(max_length=100)),
-                ('object_type', models.CharField(max_length=100)),
-                ('object_id', models.CharField(max_length=200)),
-                ('before', models.JSONField(blank=True, null=True)),
-                ('after', models.JSONField(blank=True, null=True)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("verb", models.CharField(max_length=100)),
+                ("object_type", models.CharField(max_length=100)),
+                ("object_id", models.CharField(max_length=200)),
+                ("before", models.JSONField(blank=True, null=True)),
+                ("after", models.JSONField(blank=True, null=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
-                'indexes': [models.Index(fields=['object_type', 'object_id'], name='annotation__object__f0cdbf_idx')],
+                "ordering": ["-at", "-id"],
+                "indexes": [
+                    models.Index(fields=["object_type", "object_id"], name="annotation__object__f0cdbf_idx")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ImportJob',
+            name="ImportJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('problems', 'Problems manifest (JSONL + images)'), ('kit_workspace', 'Kit source workspace')], max_length=20)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Imported'), ('failed', 'Nothing imported')], default='queued', max_length=10)),
-                ('upload', models.FileField(blank=True, max_length=300, upload_to='imports/')),
-                ('original_name', models.CharField(blank=True, max_length=300)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('report', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("problems", "Problems manifest (JSONL + images)"),
+                            ("kit_workspace", "Kit source workspace"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Imported"),
+                            ("failed", "Nothing imported"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("upload", models.FileField(blank=True, max_length=300, upload_to="imports/")),
+                ("original_name", models.CharField(blank=True, max_length=300)),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("report", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('kind__in', ['problems', 'kit_workspace'])), name='import_kind_valid'), models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'succeeded', 'failed'])), name='import_status_valid')],
+                "ordering": ["-created_at"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("kind__in", ["problems", "kit_workspace"])),
+                        name="import_kind_valid",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("status__in", ["queued", "running", "succeeded", "failed"])),
+                        name="import_status_valid",
+                    ),
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='passdocument',
-            constraint=models.UniqueConstraint(fields=('parent', 'pass_no'), name='one_document_per_pass'),
+            model_name="passdocument",
+            constraint=models.UniqueConstraint(fields=("parent", "pass_no"), name="one_document_per_pass"),
         ),
         migrations.AddConstraint(
-            model_name='passdocument',
-            constraint=models.CheckConstraint(condition=models.Q(('pass_no__gte', 1), ('pass_no__lte', 5)), name='pass_no_1_to_5'),
+            model_name="passdocument",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("pass_no__gte", 1), ("pass_no__lte", 5)), name="pass_no_1_to_5"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='passdocument',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['draft', 'submitted', 'approved', 'rejected'])), name='pass_status_valid'),
+            model_name="passdocument",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["draft", "submitted", "approved", "rejected"])),
+                name="pass_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='passdocument',
-            constraint=models.CheckConstraint(condition=models.Q(('version__gte', 1)), name='pass_version_positive'),
+            model_name="passdocument",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("version__gte", 1)), name="pass_version_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='passdocument',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'approved'), _negated=True), models.Q(('approved_sha256', ''), _negated=True), _connector='OR'), name='approved_pass_has_hash'),
+            model_name="passdocument",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "approved"), _negated=True),
+                    models.Q(("approved_sha256", ""), _negated=True),
+                    _connector="OR",
+                ),
+                name="approved_pass_has_hash",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='llmdraft',
-            constraint=models.CheckConstraint(condition=models.Q(('pass_no__gte', 1), ('pass_no__lte', 5)), name='draft_pass_no_1_to_5'),
+            model_name="llmdraft",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("pass_no__gte", 1), ("pass_no__lte", 5)), name="draft_pass_no_1_to_5"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='llmdraft',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['pending', 'ready', 'invalid', 'failed', 'accepted', 'discarded'])), name='draft_status_valid'),
+            model_name="llmdraft",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("status__in", ["pending", "ready", "invalid", "failed", "accepted", "discarded"])
+                ),
+                name="draft_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='problemimage',
-            constraint=models.UniqueConstraint(fields=('parent', 'image_id'), name='image_id_unique_per_parent'),
+            model_name="problemimage",
+            constraint=models.UniqueConstraint(
+                fields=("parent", "image_id"), name="image_id_unique_per_parent"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='problemimage',
-            constraint=models.UniqueConstraint(fields=('parent', 'ordinal'), name='image_ordinal_unique_per_parent'),
+            model_name="problemimage",
+            constraint=models.UniqueConstraint(
+                fields=("parent", "ordinal"), name="image_ordinal_unique_per_parent"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='problemimage',
-            constraint=models.CheckConstraint(condition=models.Q(('image_id__startswith', 'V'), _negated=True), name='image_id_not_view_id'),
+            model_name="problemimage",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("image_id__startswith", "V"), _negated=True), name="image_id_not_view_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='problemimage',
-            constraint=models.CheckConstraint(condition=models.Q(('width__gt', 0), ('height__gt', 0)), name='image_size_positive'),
+            model_name="problemimage",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("width__gt", 0), ("height__gt", 0)), name="image_size_positive"
+            ),
         ),
         migrations.AddIndex(
-            model_name='parentproblem',
-            index=models.Index(fields=['language'], name='annotation__languag_1c43e1_idx'),
+            model_name="parentproblem",
+            index=models.Index(fields=["language"], name="annotation__languag_1c43e1_idx"),
         ),
         migrations.AddIndex(
-            model_name='parentproblem',
-            index=models.Index(fields=['domain'], name='annotation__domain_98801f_idx'),
+            model_name="parentproblem",
+            index=models.Index(fields=["domain"], name="annotation__domain_98801f_idx"),
         ),
         migrations.AddIndex(
-            model_name='parentproblem',
-            index=models.Index(fields=['status'], name='annotation__status_f68f23_idx'),
+            model_name="parentproblem",
+            index=models.Index(fields=["status"], name="annotation__status_f68f23_idx"),
         ),
         migrations.AddConstraint(
-            model_name='parentproblem',
-            constraint=models.CheckConstraint(condition=models.Q(('language__in', ['en', 'zh'])), name='parent_language_valid'),
+            model_name="parentproblem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("language__in", ["en", "zh"])), name="parent_language_valid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='parentproblem',
-            constraint=models.CheckConstraint(condition=models.Q(('answer_type__in', ['choice', 'fill', 'short', 'calc'])), name='parent_answer_type_valid'),
+            model_name="parentproblem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("answer_type__in", ["choice", "fill", "short", "calc"])),
+                name="parent_answer_type_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='parentproblem',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['new', 'in_annotation', 'annotated', 'excluded'])), name='parent_status_valid'),
+            model_name="parentproblem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["new", "in_annotation", "annotated", "excluded"])),
+                name="parent_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='parentproblem',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('source_split', ''), _negated=True), models.Q(('source_sample_id', ''), _negated=True)), name='parent_source_identity_present'),
+            model_name="parentproblem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("source_split", ""), _negated=True),
+                    models.Q(("source_sample_id", ""), _negated=True),
+                ),
+                name="parent_source_identity_present",
+            ),
         ),
     ]

@@ -9,131 +9,211 @@ def backfill_versions(apps, schema_editor):
     PassDocument = apps.get_model("annotation", "PassDocument")
     PassDocumentVersion = apps.get_model("annotation", "PassDocumentVersion")
     PassDocumentVersion.objects.bulk_create(
-        [PassDocumentVersion(pass_document=doc, version=doc.version, document=doc.document,
-                             document_sha256=doc.document_sha256, saved_by=doc.updated_by)
-         for doc in PassDocument.objects.all()],
+        [
+            PassDocumentVersion(
+                pass_document=doc,
+                version=doc.version,
+                document=doc.document,
+                document_sha256=doc.document_sha256,
+                saved_by=doc.updated_by,
+            )
+            for doc in PassDocument.objects.all()
+        ],
         ignore_conflicts=True,
     )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0002_role_groups'),
-        ('evaluation', '0001_model_config'),
+        ("annotation", "0002_role_groups"),
+        ("evaluation", "0001_model_config"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PassDocumentVersion',
+            name="PassDocumentVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField()),
-                ('document', models.JSONField()),
-                ('document_sha256', models.CharField(max_length=64)),
-                ('saved_at', models.DateTimeField(auto_now_add=True)),
-                ('note', models.CharField(blank=True, max_length=300)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.PositiveIntegerField()),
+                ("document", models.JSONField()),
+                ("document_sha256", models.CharField(max_length=64)),
+                ("saved_at", models.DateTimeField(auto_now_add=True)),
+                ("note", models.CharField(blank=True, max_length=300)),
             ],
             options={
-                'ordering': ['pass_document', '-version'],
+                "ordering": ["pass_document", "-version"],
             },
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='acceptance',
+            model_name="llmdraft",
+            name="acceptance",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='attempts',
+            model_name="llmdraft",
+            name="attempts",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='cost_usd',
+            model_name="llmdraft",
+            name="cost_usd",
             field=models.DecimalField(decimal_places=6, default=0, max_digits=14),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='error',
+            model_name="llmdraft",
+            name="error",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='latency_ms',
+            model_name="llmdraft",
+            name="latency_ms",
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='model_config',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='evaluation.modelconfig'),
+            model_name="llmdraft",
+            name="model_config",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="evaluation.modelconfig",
+            ),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='request_record',
+            model_name="llmdraft",
+            name="request_record",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='usage',
+            model_name="llmdraft",
+            name="usage",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.CreateModel(
-            name='DraftRun',
+            name="DraftRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pass_no', models.PositiveSmallIntegerField()),
-                ('prompt_version', models.CharField(max_length=100)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Finished'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=10)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('failed', models.PositiveIntegerField(default=0)),
-                ('cost_usd', models.DecimalField(decimal_places=6, default=0, max_digits=14)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('model_config', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='evaluation.modelconfig')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pass_no", models.PositiveSmallIntegerField()),
+                ("prompt_version", models.CharField(max_length=100)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Finished"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("failed", models.PositiveIntegerField(default=0)),
+                ("cost_usd", models.DecimalField(decimal_places=6, default=0, max_digits=14)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "model_config",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='run',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='drafts', to='annotation.draftrun'),
+            model_name="llmdraft",
+            name="run",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="drafts",
+                to="annotation.draftrun",
+            ),
         ),
         migrations.AddIndex(
-            model_name='llmdraft',
-            index=models.Index(fields=['parent', 'pass_no'], name='annotation__parent__7331a6_idx'),
+            model_name="llmdraft",
+            index=models.Index(fields=["parent", "pass_no"], name="annotation__parent__7331a6_idx"),
         ),
         migrations.AddField(
-            model_name='passdocumentversion',
-            name='pass_document',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='annotation.passdocument'),
+            model_name="passdocumentversion",
+            name="pass_document",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="versions",
+                to="annotation.passdocument",
+            ),
         ),
         migrations.AddField(
-            model_name='passdocumentversion',
-            name='saved_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="passdocumentversion",
+            name="saved_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='passdocumentversion',
-            name='source_draft',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='annotation.llmdraft'),
+            model_name="passdocumentversion",
+            name="source_draft",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="annotation.llmdraft",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='draftrun',
-            constraint=models.CheckConstraint(condition=models.Q(('pass_no__gte', 1), ('pass_no__lte', 5)), name='draftrun_pass_no_1_to_5'),
+            model_name="draftrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("pass_no__gte", 1), ("pass_no__lte", 5)), name="draftrun_pass_no_1_to_5"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='draftrun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'succeeded', 'failed', 'cancelled'])), name='draftrun_status_valid'),
+            model_name="draftrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["queued", "running", "succeeded", "failed", "cancelled"])),
+                name="draftrun_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='passdocumentversion',
-            constraint=models.UniqueConstraint(fields=('pass_document', 'version'), name='one_row_per_pass_version'),
+            model_name="passdocumentversion",
+            constraint=models.UniqueConstraint(
+                fields=("pass_document", "version"), name="one_row_per_pass_version"
+            ),
         ),
         migrations.RunPython(backfill_versions, migrations.RunPython.noop),
     ]

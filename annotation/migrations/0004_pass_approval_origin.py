@@ -4,20 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0003_pass_versions_draft_runs'),
+        ("annotation", "0003_pass_versions_draft_runs"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='passdocument',
-            name='approval_origin',
-            field=models.CharField(blank=True, choices=[('review', 'Reviewed in the app'), ('import', 'Imported approval')], max_length=10),
+            model_name="passdocument",
+            name="approval_origin",
+            field=models.CharField(
+                blank=True,
+                choices=[("review", "Reviewed in the app"), ("import", "Imported approval")],
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='passdocument',
-            name='approval_provenance',
+            model_name="passdocument",
+            name="approval_provenance",
             field=models.CharField(blank=True, max_length=200),
         ),
     ]

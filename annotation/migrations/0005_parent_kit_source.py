@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0004_pass_approval_origin'),
+        ("annotation", "0004_pass_approval_origin"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='parentproblem',
-            name='kit_source',
+            model_name="parentproblem",
+            name="kit_source",
             field=models.JSONField(blank=True, default=dict),
         ),
     ]

@@ -4,25 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0007_model_config_moves_to_registry'),
+        ("annotation", "0007_model_config_moves_to_registry"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='llmdraft',
-            name='claim_token',
+            model_name="llmdraft",
+            name="claim_token",
             field=models.CharField(blank=True, max_length=32),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='claimed_at',
+            model_name="llmdraft",
+            name="claimed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='llmdraft',
-            name='claims',
+            model_name="llmdraft",
+            name="claims",
             field=models.PositiveSmallIntegerField(default=0),
         ),
     ]

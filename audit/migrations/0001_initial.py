@@ -19,23 +19,37 @@ class Migration(migrations.Migration):
                 migrations.CreateModel(
                     name="Event",
                     fields=[
-                        ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False,
-                                                   verbose_name="ID")),
+                        (
+                            "id",
+                            models.BigAutoField(
+                                auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                            ),
+                        ),
                         ("at", models.DateTimeField(auto_now_add=True, db_index=True)),
                         ("verb", models.CharField(max_length=100)),
                         ("object_type", models.CharField(max_length=100)),
                         ("object_id", models.CharField(max_length=200)),
                         ("before", models.JSONField(blank=True, null=True)),
                         ("after", models.JSONField(blank=True, null=True)),
-                        ("actor", models.ForeignKey(blank=True, null=True,
-                                                    on_delete=django.db.models.deletion.SET_NULL,
-                                                    related_name="+", to=settings.AUTH_USER_MODEL)),
+                        (
+                            "actor",
+                            models.ForeignKey(
+                                blank=True,
+                                null=True,
+                                on_delete=django.db.models.deletion.SET_NULL,
+                                related_name="+",
+                                to=settings.AUTH_USER_MODEL,
+                            ),
+                        ),
                     ],
                     options={
                         "db_table": "annotation_event",
                         "ordering": ["-at", "-id"],
-                        "indexes": [models.Index(fields=["object_type", "object_id"],
-                                                 name="annotation__object__f0cdbf_idx")],
+                        "indexes": [
+                            models.Index(
+                                fields=["object_type", "object_id"], name="annotation__object__f0cdbf_idx"
+                            )
+                        ],
                     },
                 ),
             ],

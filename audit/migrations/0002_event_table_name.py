@@ -15,7 +15,8 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.AlterModelTable(name="event", table=None),
-        migrations.RenameIndex(model_name="event", new_name="audit_event_object_idx",
-                               old_name="annotation__object__f0cdbf_idx"),
+        migrations.RenameIndex(
+            model_name="event", new_name="audit_event_object_idx", old_name="annotation__object__f0cdbf_idx"
+        ),
         move_content_type("event", from_app="annotation", to_app="audit"),
     ]

@@ -55,16 +55,20 @@ class EvalRunOutput(serializers.Serializer):
     conditions = json_list(CONDITIONS, source="run.conditions")
     total = serializers.IntegerField(source="progress.total")
     done = serializers.IntegerField(source="progress.done")
-    by_status = json_value({"type": "object", "additionalProperties": {"type": "integer"}}, source="progress.by_status")
+    by_status = json_value(
+        {"type": "object", "additionalProperties": {"type": "integer"}}, source="progress.by_status"
+    )
     input_tokens = serializers.IntegerField(source="progress.input_tokens")
     output_tokens = serializers.IntegerField(source="progress.output_tokens")
     cost_usd = serializers.CharField(source="progress.cost_usd", help_text="Decimal dollars")
     manifest = json_object("Code revision, package versions, prompt/template hashes", source="run.manifest")
-    metrics = json_object("Metric snapshots with CIs (null until the run is scored)", source="run.metrics",
-                          allow_null=True)
+    metrics = json_object(
+        "Metric snapshots with CIs (null until the run is scored)", source="run.metrics", allow_null=True
+    )
 
-
-    @extend_schema_field(serializers.ListField(child=serializers.CharField(), help_text="Model configuration names"))
+    @extend_schema_field(
+        serializers.ListField(child=serializers.CharField(), help_text="Model configuration names")
+    )
     def get_models(self, row: dict[str, Any]) -> list[str]:
         return [m.name for m in row["run"].model_configs.all()]
 
@@ -80,16 +84,25 @@ class EvalRunListView(APIView):
     def get(self, request: Request) -> Response:
         return Response(EvalRunListedOutput(run_list()[:200], many=True).data)
 
-    @extend_schema(operation_id="eval_runs_create", request=EvalRunInput,
-                   responses={201: EvalRunOutput, 400: ApiErrorOutput})
+    @extend_schema(
+        operation_id="eval_runs_create",
+        request=EvalRunInput,
+        responses={201: EvalRunOutput, 400: ApiErrorOutput},
+    )
     def post(self, request: Request) -> Response:
         data = EvalRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         release = get_object_or_404(Release, release_id=v["release"]) if v["release"] else None
-        run = eval_run_create(model_names=v["models"], conditions=v["conditions"], release=release,
-                              probe_filter=v["probe_filter"], name=v["name"], actor=request.user,
-                              options={"resamples": v["resamples"]})
+        run = eval_run_create(
+            model_names=v["models"],
+            conditions=v["conditions"],
+            release=release,
+            probe_filter=v["probe_filter"],
+            name=v["name"],
+            actor=request.user,
+            options={"resamples": v["resamples"]},
+        )
         return Response(_run_output(run), status=status.HTTP_201_CREATED)
 
 

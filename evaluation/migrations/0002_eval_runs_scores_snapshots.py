@@ -6,132 +6,262 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluation', '0001_model_config'),
-        ('probes', '0001_probes_initial'),
+        ("evaluation", "0001_model_config"),
+        ("probes", "0001_probes_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='EvalRun',
+            name="EvalRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('conditions', models.JSONField(default=list)),
-                ('probe_filter', models.JSONField(blank=True, default=dict)),
-                ('seed', models.IntegerField(default=2027)),
-                ('options', models.JSONField(blank=True, default=dict)),
-                ('manifest', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('cancelled', 'Cancelled'), ('scoring', 'Scoring'), ('completed', 'Completed'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('metrics', models.JSONField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('model_configs', models.ManyToManyField(related_name='eval_runs', to='evaluation.modelconfig')),
-                ('release', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='eval_runs', to='probes.release')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(blank=True, max_length=200)),
+                ("conditions", models.JSONField(default=list)),
+                ("probe_filter", models.JSONField(blank=True, default=dict)),
+                ("seed", models.IntegerField(default=2027)),
+                ("options", models.JSONField(blank=True, default=dict)),
+                ("manifest", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("cancelled", "Cancelled"),
+                            ("scoring", "Scoring"),
+                            ("completed", "Completed"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("metrics", models.JSONField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "model_configs",
+                    models.ManyToManyField(related_name="eval_runs", to="evaluation.modelconfig"),
+                ),
+                (
+                    "release",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="eval_runs",
+                        to="probes.release",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='EvalRequest',
+            name="EvalRequest",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('condition', models.CharField(max_length=10)),
-                ('pools', models.JSONField(default=list)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('completed', 'Completed'), ('unparseable', 'Unparseable'), ('refusal', 'Refusal'), ('truncated', 'Truncated'), ('infra_missing', 'Infrastructure missing')], default='pending', max_length=14)),
-                ('claims', models.PositiveSmallIntegerField(default=0)),
-                ('attempts', models.JSONField(blank=True, default=list)),
-                ('claim_token', models.CharField(blank=True, max_length=32)),
-                ('claimed_at', models.DateTimeField(blank=True, null=True)),
-                ('raw_output', models.TextField(blank=True, null=True)),
-                ('finish_reason', models.CharField(blank=True, max_length=30)),
-                ('provider_status', models.CharField(blank=True, max_length=20)),
-                ('error', models.TextField(blank=True)),
-                ('input_tokens', models.PositiveIntegerField(default=0)),
-                ('output_tokens', models.PositiveIntegerField(default=0)),
-                ('cost_usd', models.DecimalField(decimal_places=8, default=0, max_digits=14)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('request_hash', models.CharField(blank=True, max_length=64)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('model', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='evaluation.modelconfig')),
-                ('probe', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='probes.probe')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='requests', to='evaluation.evalrun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("condition", models.CharField(max_length=10)),
+                ("pools", models.JSONField(default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("unparseable", "Unparseable"),
+                            ("refusal", "Refusal"),
+                            ("truncated", "Truncated"),
+                            ("infra_missing", "Infrastructure missing"),
+                        ],
+                        default="pending",
+                        max_length=14,
+                    ),
+                ),
+                ("claims", models.PositiveSmallIntegerField(default=0)),
+                ("attempts", models.JSONField(blank=True, default=list)),
+                ("claim_token", models.CharField(blank=True, max_length=32)),
+                ("claimed_at", models.DateTimeField(blank=True, null=True)),
+                ("raw_output", models.TextField(blank=True, null=True)),
+                ("finish_reason", models.CharField(blank=True, max_length=30)),
+                ("provider_status", models.CharField(blank=True, max_length=20)),
+                ("error", models.TextField(blank=True)),
+                ("input_tokens", models.PositiveIntegerField(default=0)),
+                ("output_tokens", models.PositiveIntegerField(default=0)),
+                ("cost_usd", models.DecimalField(decimal_places=8, default=0, max_digits=14)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("request_hash", models.CharField(blank=True, max_length=64)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "model",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
+                (
+                    "probe",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="probes.probe"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="requests",
+                        to="evaluation.evalrun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'pk'],
+                "ordering": ["run", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='ItemScore',
+            name="ItemScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(max_length=14)),
-                ('C', models.SmallIntegerField(null=True)),
-                ('G', models.SmallIntegerField(null=True)),
-                ('J', models.SmallIntegerField(null=True)),
-                ('object_valid', models.BooleanField(default=False)),
-                ('field_valid', models.JSONField(default=dict)),
-                ('canonical', models.JSONField(null=True)),
-                ('scored_at', models.DateTimeField(auto_now=True)),
-                ('request', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='score', to='evaluation.evalrequest')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("status", models.CharField(max_length=14)),
+                ("C", models.SmallIntegerField(null=True)),
+                ("G", models.SmallIntegerField(null=True)),
+                ("J", models.SmallIntegerField(null=True)),
+                ("object_valid", models.BooleanField(default=False)),
+                ("field_valid", models.JSONField(default=dict)),
+                ("canonical", models.JSONField(null=True)),
+                ("scored_at", models.DateTimeField(auto_now=True)),
+                (
+                    "request",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="score",
+                        to="evaluation.evalrequest",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='MetricSnapshot',
+            name="MetricSnapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('subject', models.CharField(max_length=100)),
-                ('pool', models.CharField(max_length=20)),
-                ('metric', models.CharField(max_length=60)),
-                ('value', models.FloatField(null=True)),
-                ('ci_low', models.FloatField(null=True)),
-                ('ci_high', models.FloatField(null=True)),
-                ('lower', models.FloatField(null=True)),
-                ('upper', models.FloatField(null=True)),
-                ('support_parents', models.PositiveIntegerField(default=0)),
-                ('support_probes', models.PositiveIntegerField(default=0)),
-                ('undefined_reason', models.CharField(blank=True, max_length=60)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('model', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='evaluation.modelconfig')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='evaluation.evalrun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("subject", models.CharField(max_length=100)),
+                ("pool", models.CharField(max_length=20)),
+                ("metric", models.CharField(max_length=60)),
+                ("value", models.FloatField(null=True)),
+                ("ci_low", models.FloatField(null=True)),
+                ("ci_high", models.FloatField(null=True)),
+                ("lower", models.FloatField(null=True)),
+                ("upper", models.FloatField(null=True)),
+                ("support_parents", models.PositiveIntegerField(default=0)),
+                ("support_probes", models.PositiveIntegerField(default=0)),
+                ("undefined_reason", models.CharField(blank=True, max_length=60)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "model",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="snapshots",
+                        to="evaluation.evalrun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'subject', 'metric'],
+                "ordering": ["run", "subject", "metric"],
             },
         ),
         migrations.AddConstraint(
-            model_name='evalrun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'cancelled', 'scoring', 'completed', 'failed'])), name='eval_run_status_valid'),
+            model_name="evalrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("status__in", ["queued", "running", "cancelled", "scoring", "completed", "failed"])
+                ),
+                name="eval_run_status_valid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='evalrequest',
-            index=models.Index(fields=['run', 'status'], name='eval_request_run_status'),
+            model_name="evalrequest",
+            index=models.Index(fields=["run", "status"], name="eval_request_run_status"),
         ),
         migrations.AddConstraint(
-            model_name='evalrequest',
-            constraint=models.UniqueConstraint(fields=('run', 'model', 'probe', 'condition'), name='eval_request_unique'),
+            model_name="evalrequest",
+            constraint=models.UniqueConstraint(
+                fields=("run", "model", "probe", "condition"), name="eval_request_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evalrequest',
-            constraint=models.CheckConstraint(condition=models.Q(('condition__in', ['raw', 'gold', 'no_image', 'reordered'])), name='eval_request_condition_valid'),
+            model_name="evalrequest",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("condition__in", ["raw", "gold", "no_image", "reordered"])),
+                name="eval_request_condition_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evalrequest',
-            constraint=models.CheckConstraint(condition=models.Q(('claims__lte', 3)), name='eval_request_claims_bounded'),
+            model_name="evalrequest",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("claims__lte", 3)), name="eval_request_claims_bounded"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='itemscore',
-            constraint=models.CheckConstraint(condition=models.Q(('J__isnull', True), models.Q(('C__isnull', False), ('G__isnull', False)), _connector='OR'), name='item_score_j_needs_c_and_g'),
+            model_name="itemscore",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("J__isnull", True), models.Q(("C__isnull", False), ("G__isnull", False)), _connector="OR"
+                ),
+                name="item_score_j_needs_c_and_g",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='metricsnapshot',
-            constraint=models.UniqueConstraint(fields=('run', 'subject', 'metric'), name='metric_snapshot_unique'),
+            model_name="metricsnapshot",
+            constraint=models.UniqueConstraint(
+                fields=("run", "subject", "metric"), name="metric_snapshot_unique"
+            ),
         ),
     ]

@@ -6,163 +6,387 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0003_pass_versions_draft_runs'),
-        ('evaluation', '0002_eval_runs_scores_snapshots'),
-        ('probes', '0001_probes_initial'),
+        ("annotation", "0003_pass_versions_draft_runs"),
+        ("evaluation", "0002_eval_runs_scores_snapshots"),
+        ("probes", "0001_probes_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SolveRun',
+            name="SolveRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('kind', models.CharField(choices=[('single', 'Single solver'), ('debate', 'Debate solver')], default='single', max_length=10)),
-                ('parent_ids', models.JSONField(default=list)),
-                ('seed', models.IntegerField(default=2027)),
-                ('options', models.JSONField(blank=True, default=dict)),
-                ('manifest', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('cancelled', 'Cancelled'), ('grading', 'Awaiting expert grading'), ('completed', 'Completed'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('model', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='solve_runs', to='evaluation.modelconfig')),
-                ('release', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='solve_runs', to='probes.release')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(blank=True, max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("single", "Single solver"), ("debate", "Debate solver")],
+                        default="single",
+                        max_length=10,
+                    ),
+                ),
+                ("parent_ids", models.JSONField(default=list)),
+                ("seed", models.IntegerField(default=2027)),
+                ("options", models.JSONField(blank=True, default=dict)),
+                ("manifest", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("cancelled", "Cancelled"),
+                            ("grading", "Awaiting expert grading"),
+                            ("completed", "Completed"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "model",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="solve_runs",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
+                (
+                    "release",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="solve_runs",
+                        to="probes.release",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='SolveResponse',
+            name="SolveResponse",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('answer_type', models.CharField(max_length=10)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('completed', 'Completed'), ('refusal', 'Refusal'), ('truncated', 'Truncated'), ('infra_missing', 'Infrastructure missing')], default='pending', max_length=14)),
-                ('claims', models.PositiveSmallIntegerField(default=0)),
-                ('claim_token', models.CharField(blank=True, max_length=32)),
-                ('claimed_at', models.DateTimeField(blank=True, null=True)),
-                ('attempts', models.JSONField(blank=True, default=list)),
-                ('raw_output', models.TextField(blank=True, null=True)),
-                ('final_answer', models.TextField(blank=True)),
-                ('finish_reason', models.CharField(blank=True, max_length=30)),
-                ('provider_status', models.CharField(blank=True, max_length=20)),
-                ('error', models.TextField(blank=True)),
-                ('calls', models.PositiveIntegerField(default=0)),
-                ('input_tokens', models.PositiveIntegerField(default=0)),
-                ('output_tokens', models.PositiveIntegerField(default=0)),
-                ('cost_usd', models.DecimalField(decimal_places=8, default=0, max_digits=14)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('request_hash', models.CharField(blank=True, max_length=64)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('grading', models.CharField(choices=[('script', 'Scored by script'), ('pending', 'Awaiting expert grading'), ('graded', 'Graded by an expert'), ('none', 'Not gradable (no response)')], default='script', max_length=10)),
-                ('match', models.BooleanField(null=True)),
-                ('credit', models.FloatField(null=True)),
-                ('correct', models.BooleanField(null=True)),
-                ('graded_at', models.DateTimeField(blank=True, null=True)),
-                ('grade_note', models.TextField(blank=True)),
-                ('graded_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.parentproblem')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='responses', to='evaluation.solverun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("answer_type", models.CharField(max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("refusal", "Refusal"),
+                            ("truncated", "Truncated"),
+                            ("infra_missing", "Infrastructure missing"),
+                        ],
+                        default="pending",
+                        max_length=14,
+                    ),
+                ),
+                ("claims", models.PositiveSmallIntegerField(default=0)),
+                ("claim_token", models.CharField(blank=True, max_length=32)),
+                ("claimed_at", models.DateTimeField(blank=True, null=True)),
+                ("attempts", models.JSONField(blank=True, default=list)),
+                ("raw_output", models.TextField(blank=True, null=True)),
+                ("final_answer", models.TextField(blank=True)),
+                ("finish_reason", models.CharField(blank=True, max_length=30)),
+                ("provider_status", models.CharField(blank=True, max_length=20)),
+                ("error", models.TextField(blank=True)),
+                ("calls", models.PositiveIntegerField(default=0)),
+                ("input_tokens", models.PositiveIntegerField(default=0)),
+                ("output_tokens", models.PositiveIntegerField(default=0)),
+                ("cost_usd", models.DecimalField(decimal_places=8, default=0, max_digits=14)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("request_hash", models.CharField(blank=True, max_length=64)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "grading",
+                    models.CharField(
+                        choices=[
+                            ("script", "Scored by script"),
+                            ("pending", "Awaiting expert grading"),
+                            ("graded", "Graded by an expert"),
+                            ("none", "Not gradable (no response)"),
+                        ],
+                        default="script",
+                        max_length=10,
+                    ),
+                ),
+                ("match", models.BooleanField(null=True)),
+                ("credit", models.FloatField(null=True)),
+                ("correct", models.BooleanField(null=True)),
+                ("graded_at", models.DateTimeField(blank=True, null=True)),
+                ("grade_note", models.TextField(blank=True)),
+                (
+                    "graded_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="responses",
+                        to="evaluation.solverun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'pk'],
+                "ordering": ["run", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='DebateRun',
+            name="DebateRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('solver_names', models.JSONField(default=list)),
-                ('level', models.PositiveSmallIntegerField(default=1)),
-                ('settings', models.JSONField(blank=True, default=dict)),
-                ('extractor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='evaluation.modelconfig')),
-                ('frontend', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='evaluation.modelconfig')),
-                ('pruner', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='evaluation.modelconfig')),
-                ('selector', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='evaluation.modelconfig')),
-                ('solve_run', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='debate', to='evaluation.solverun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("solver_names", models.JSONField(default=list)),
+                ("level", models.PositiveSmallIntegerField(default=1)),
+                ("settings", models.JSONField(blank=True, default=dict)),
+                (
+                    "extractor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
+                (
+                    "frontend",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
+                (
+                    "pruner",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
+                (
+                    "selector",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
+                (
+                    "solve_run",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="debate",
+                        to="evaluation.solverun",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='GradeComponent',
+            name="GradeComponent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveSmallIntegerField()),
-                ('description', models.CharField(max_length=500)),
-                ('awarded', models.DecimalField(decimal_places=2, max_digits=7)),
-                ('maximum', models.DecimalField(decimal_places=2, max_digits=7)),
-                ('response', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='components', to='evaluation.solveresponse')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveSmallIntegerField()),
+                ("description", models.CharField(max_length=500)),
+                ("awarded", models.DecimalField(decimal_places=2, max_digits=7)),
+                ("maximum", models.DecimalField(decimal_places=2, max_digits=7)),
+                (
+                    "response",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="components",
+                        to="evaluation.solveresponse",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['response', 'order'],
-                'constraints': [models.UniqueConstraint(fields=('response', 'order'), name='grade_component_unique'), models.CheckConstraint(condition=models.Q(('maximum__gt', 0)), name='grade_component_maximum_positive'), models.CheckConstraint(condition=models.Q(('awarded__gte', 0), ('awarded__lte', models.F('maximum'))), name='grade_component_awarded_bounded')],
+                "ordering": ["response", "order"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("response", "order"), name="grade_component_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(("maximum__gt", 0)), name="grade_component_maximum_positive"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("awarded__gte", 0), ("awarded__lte", models.F("maximum"))),
+                        name="grade_component_awarded_bounded",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='DebateTurn',
+            name="DebateTurn",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('round', models.PositiveSmallIntegerField(default=0)),
-                ('stage', models.CharField(max_length=20)),
-                ('agent', models.CharField(blank=True, max_length=100)),
-                ('request', models.JSONField(blank=True, default=dict)),
-                ('raw_output', models.TextField(blank=True)),
-                ('parsed', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(blank=True, max_length=20)),
-                ('input_tokens', models.PositiveIntegerField(default=0)),
-                ('output_tokens', models.PositiveIntegerField(default=0)),
-                ('cost_usd', models.DecimalField(decimal_places=8, default=0, max_digits=14)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('model', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='evaluation.modelconfig')),
-                ('response', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='evaluation.solveresponse')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seq", models.PositiveIntegerField()),
+                ("round", models.PositiveSmallIntegerField(default=0)),
+                ("stage", models.CharField(max_length=20)),
+                ("agent", models.CharField(blank=True, max_length=100)),
+                ("request", models.JSONField(blank=True, default=dict)),
+                ("raw_output", models.TextField(blank=True)),
+                ("parsed", models.JSONField(blank=True, default=dict)),
+                ("status", models.CharField(blank=True, max_length=20)),
+                ("input_tokens", models.PositiveIntegerField(default=0)),
+                ("output_tokens", models.PositiveIntegerField(default=0)),
+                ("cost_usd", models.DecimalField(decimal_places=8, default=0, max_digits=14)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "model",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="evaluation.modelconfig",
+                    ),
+                ),
+                (
+                    "response",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="turns",
+                        to="evaluation.solveresponse",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['response', 'seq'],
-                'constraints': [models.UniqueConstraint(fields=('response', 'seq'), name='debate_turn_unique')],
+                "ordering": ["response", "seq"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("response", "seq"), name="debate_turn_unique")
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='solverun',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['single', 'debate'])), name='solve_run_kind_valid'),
+            model_name="solverun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind__in", ["single", "debate"])), name="solve_run_kind_valid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='solverun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'cancelled', 'grading', 'completed', 'failed'])), name='solve_run_status_valid'),
+            model_name="solverun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("status__in", ["queued", "running", "cancelled", "grading", "completed", "failed"])
+                ),
+                name="solve_run_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='solverun',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'single'), _negated=True), ('model__isnull', False), _connector='OR'), name='solve_run_single_has_model'),
+            model_name="solverun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "single"), _negated=True), ("model__isnull", False), _connector="OR"
+                ),
+                name="solve_run_single_has_model",
+            ),
         ),
         migrations.AddIndex(
-            model_name='solveresponse',
-            index=models.Index(fields=['run', 'status'], name='solve_response_run_status'),
+            model_name="solveresponse",
+            index=models.Index(fields=["run", "status"], name="solve_response_run_status"),
         ),
         migrations.AddConstraint(
-            model_name='solveresponse',
-            constraint=models.UniqueConstraint(fields=('run', 'parent'), name='solve_response_unique'),
+            model_name="solveresponse",
+            constraint=models.UniqueConstraint(fields=("run", "parent"), name="solve_response_unique"),
         ),
         migrations.AddConstraint(
-            model_name='solveresponse',
-            constraint=models.CheckConstraint(condition=models.Q(('credit__isnull', True), models.Q(('credit__gte', 0), ('credit__lte', 1)), _connector='OR'), name='solve_response_credit_unit'),
+            model_name="solveresponse",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("credit__isnull", True),
+                    models.Q(("credit__gte", 0), ("credit__lte", 1)),
+                    _connector="OR",
+                ),
+                name="solve_response_credit_unit",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='solveresponse',
-            constraint=models.CheckConstraint(condition=models.Q(('claims__lte', 3)), name='solve_response_claims_bounded'),
+            model_name="solveresponse",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("claims__lte", 3)), name="solve_response_claims_bounded"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='solveresponse',
-            constraint=models.CheckConstraint(condition=models.Q(('grading__in', ['script', 'pending', 'graded', 'none'])), name='solve_response_grading_valid'),
+            model_name="solveresponse",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("grading__in", ["script", "pending", "graded", "none"])),
+                name="solve_response_grading_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='debaterun',
-            constraint=models.CheckConstraint(condition=models.Q(('level__gte', 1), ('level__lte', 5)), name='debate_run_level_valid'),
+            model_name="debaterun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("level__gte", 1), ("level__lte", 5)), name="debate_run_level_valid"
+            ),
         ),
     ]

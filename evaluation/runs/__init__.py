@@ -22,4 +22,19 @@ from .results import (
 )
 from .tables import DEFAULT_OPTIONS
 
-__all__ = ["DEFAULT_OPTIONS", "eval_run_create", "eval_run_dispatch", "eval_run_cancel", "eval_run_resume", "eval_chunk_process", "build_request", "eval_run_finalize", "eval_run_rescore", "metrics_store", "run_items", "run_progress", "RunProgress", "POOL_OF"]
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "eval_run_create",
+    "eval_run_dispatch",
+    "eval_run_cancel",
+    "eval_run_resume",
+    "eval_chunk_process",
+    "build_request",
+    "eval_run_finalize",
+    "eval_run_rescore",
+    "metrics_store",
+    "run_items",
+    "run_progress",
+    "RunProgress",
+    "POOL_OF",
+]

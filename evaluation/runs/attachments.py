@@ -26,8 +26,9 @@ class _ImageCache:
     by the bytes it holds (cachetools' LRU sized by ``len`` of the data; a lock: runs use threads)."""
 
     def __init__(self, max_bytes: int) -> None:
-        self._items: LRUCache[tuple[str, str], _Image] = LRUCache(maxsize=max_bytes,
-                                                                   getsizeof=lambda image: len(image.data))
+        self._items: LRUCache[tuple[str, str], _Image] = LRUCache(
+            maxsize=max_bytes, getsizeof=lambda image: len(image.data)
+        )
         self._lock = threading.Lock()
 
     def get(self, sha256: str, media_type: str) -> _Image | None:
@@ -60,16 +61,28 @@ def attachments_load(probes: list[Probe]) -> dict[int, tuple[ImageInput, ...] | 
         try:
             resolved[probe.pk] = index.of(probe)
         except AttachmentMissing as error:
-            resolved[probe.pk] = AttachmentError(f"attachment of {probe.logical_probe_id} unreadable: {error}")
-    loaded = view_bytes(a.view_pk for found in resolved.values() if not isinstance(found, AttachmentError)
-                        for a in found if a.view_pk is not None and _image_cache.get(a.sha256, a.media_type) is None)
+            resolved[probe.pk] = AttachmentError(
+                f"attachment of {probe.logical_probe_id} unreadable: {error}"
+            )
+    loaded = view_bytes(
+        a.view_pk
+        for found in resolved.values()
+        if not isinstance(found, AttachmentError)
+        for a in found
+        if a.view_pk is not None and _image_cache.get(a.sha256, a.media_type) is None
+    )
     result: dict[int, tuple[ImageInput, ...] | AttachmentError] = {}
     for probe in probes:
         found = resolved[probe.pk]
         try:
-            result[probe.pk] = found if isinstance(found, AttachmentError) else tuple(
-                _image_cache.get(a.sha256, a.media_type) or _image_cache.put(a.sha256, _load(a, loaded))
-                for a in found)
+            result[probe.pk] = (
+                found
+                if isinstance(found, AttachmentError)
+                else tuple(
+                    _image_cache.get(a.sha256, a.media_type) or _image_cache.put(a.sha256, _load(a, loaded))
+                    for a in found
+                )
+            )
         except (OSError, ValueError) as error:  # one unreadable file fails its probe's rows, not the chunk
             result[probe.pk] = AttachmentError(f"attachment of {probe.logical_probe_id} unreadable: {error}")
     return result

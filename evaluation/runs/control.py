@@ -26,11 +26,18 @@ def _chunk_task() -> Any:
 ROWS = RowTable(EvalRequest, terminal=TERMINAL, running=EvalRequest.Status.RUNNING)
 
 
-RUNS = RunTable(EvalRun, rows="requests", row_table=ROWS, verb="eval_run",
-                idle=(EvalRun.Status.CANCELLED, EvalRun.Status.COMPLETED), done=(EvalRun.Status.COMPLETED,),
-                done_message="The run is complete.", chunk_task=_chunk_task,
-                finalize=lambda run_id: eval_run_finalize(run_id=run_id),
-                default_chunk_size=DEFAULT_OPTIONS["chunk_size"])
+RUNS = RunTable(
+    EvalRun,
+    rows="requests",
+    row_table=ROWS,
+    verb="eval_run",
+    idle=(EvalRun.Status.CANCELLED, EvalRun.Status.COMPLETED),
+    done=(EvalRun.Status.COMPLETED,),
+    done_message="The run is complete.",
+    chunk_task=_chunk_task,
+    finalize=lambda run_id: eval_run_finalize(run_id=run_id),
+    default_chunk_size=DEFAULT_OPTIONS["chunk_size"],
+)
 
 
 def eval_run_dispatch(*, run_id: int) -> int:

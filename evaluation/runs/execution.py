@@ -35,12 +35,25 @@ from .tables import SCORE_FIELDS, TERMINAL
 ACTIVE = (EvalRequest.Status.PENDING, EvalRequest.Status.RUNNING)
 
 
-_RESULT_FIELDS = ["status", "attempts", "finish_reason", "provider_status", "input_tokens", "output_tokens",
-                  "cost_usd", "latency_ms", "request_hash", "error", "raw_output", "completed_at"]
+_RESULT_FIELDS = [
+    "status",
+    "attempts",
+    "finish_reason",
+    "provider_status",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "latency_ms",
+    "request_hash",
+    "error",
+    "raw_output",
+    "completed_at",
+]
 
 
-def _claim(request_ids: list[int], lease: int, token: str, rows: dict[int, EvalRequest]
-           ) -> tuple[list[int], list[int]]:
+def _claim(
+    request_ids: list[int], lease: int, token: str, rows: dict[int, EvalRequest]
+) -> tuple[list[int], list[int]]:
     """Claim the claimable rows among ``request_ids`` (the run engine's lease rules): (claimed ids, busy ids).
     ``rows`` (the chunk's loaded rows) get their new claim fields; a row whose three claims all died without
     an answer is finished as infra_missing. Runs inside the caller's transaction, which holds the locks."""
@@ -66,29 +79,53 @@ def _store_results(done: list[tuple[EvalRequest, ItemScore]], *, token: str | No
         row.status = item.status  # the scored status (unparseable, refusal, …) is the row's final status
     if connection.vendor == "postgresql":
         return _store_results_postgres(done, token=token, now=now)
-    owned = EvalRequest.objects.select_for_update().filter(pk__in=[row.pk for row, _ in done]).exclude(
-        status__in=TERMINAL)
+    owned = (
+        EvalRequest.objects.select_for_update()
+        .filter(pk__in=[row.pk for row, _ in done])
+        .exclude(status__in=TERMINAL)
+    )
     if token is not None:
         owned = owned.filter(claim_token=token)
     keep = set(owned.order_by("pk").values_list("pk", flat=True))
     kept = [(row, item) for row, item in done if row.pk in keep]
     if kept:
         EvalRequest.objects.bulk_update([row for row, _ in kept], _RESULT_FIELDS)
-        ItemScore.objects.bulk_create([item for _, item in kept], update_conflicts=True, unique_fields=["request"],
-                                      update_fields=SCORE_FIELDS)
+        ItemScore.objects.bulk_create(
+            [item for _, item in kept],
+            update_conflicts=True,
+            unique_fields=["request"],
+            update_fields=SCORE_FIELDS,
+        )
     return len(kept)
 
 
 # field → (SQL type of the array its values are sent in, cast to the column's type)
-_RESULT_TYPES = {"status": ("text", ""), "attempts": ("text", "::jsonb"), "finish_reason": ("text", ""),
-                 "provider_status": ("text", ""), "input_tokens": ("bigint", ""), "output_tokens": ("bigint", ""),
-                 "cost_usd": ("numeric", ""), "latency_ms": ("bigint", ""), "request_hash": ("text", ""),
-                 "error": ("text", ""), "raw_output": ("text", ""), "completed_at": ("timestamptz", "")}
+_RESULT_TYPES = {
+    "status": ("text", ""),
+    "attempts": ("text", "::jsonb"),
+    "finish_reason": ("text", ""),
+    "provider_status": ("text", ""),
+    "input_tokens": ("bigint", ""),
+    "output_tokens": ("bigint", ""),
+    "cost_usd": ("numeric", ""),
+    "latency_ms": ("bigint", ""),
+    "request_hash": ("text", ""),
+    "error": ("text", ""),
+    "raw_output": ("text", ""),
+    "completed_at": ("timestamptz", ""),
+}
 
 
-_SCORE_TYPES = {"status": ("text", ""), "C": ("smallint", ""), "G": ("smallint", ""), "J": ("smallint", ""),
-                "object_valid": ("boolean", ""), "field_valid": ("text", "::jsonb"),
-                "canonical": ("text", "::jsonb"), "scored_at": ("timestamptz", "")}
+_SCORE_TYPES = {
+    "status": ("text", ""),
+    "C": ("smallint", ""),
+    "G": ("smallint", ""),
+    "J": ("smallint", ""),
+    "object_valid": ("boolean", ""),
+    "field_valid": ("text", "::jsonb"),
+    "canonical": ("text", "::jsonb"),
+    "scored_at": ("timestamptz", ""),
+}
 
 
 _JSON_FIELDS = {"attempts", "field_valid", "canonical"}
@@ -116,7 +153,9 @@ def _store_results_postgres(done: list[tuple[EvalRequest, ItemScore]], *, token:
     s_cols = [sc.get_field(name).column for name in _SCORE_TYPES]
     r_arrays = ", ".join(["%s::bigint[]"] + [f"%s::{t}[]" for t, _ in _RESULT_TYPES.values()])
     s_arrays = ", ".join(["%s::bigint[]"] + [f"%s::{t}[]" for t, _ in _SCORE_TYPES.values()])
-    r_set = ", ".join(f'"{c}" = v."{c}"{cast}' for c, (_, cast) in zip(r_cols, _RESULT_TYPES.values(), strict=True))
+    r_set = ", ".join(
+        f'"{c}" = v."{c}"{cast}' for c, (_, cast) in zip(r_cols, _RESULT_TYPES.values(), strict=True)
+    )
     s_select = ", ".join(f's."{c}"{cast}' for c, (_, cast) in zip(s_cols, _SCORE_TYPES.values(), strict=True))
     s_update = ", ".join(f'"{c}" = EXCLUDED."{c}"' for c in s_cols)
     terminal = ", ".join(["%s"] * len(TERMINAL))
@@ -129,7 +168,8 @@ def _store_results_postgres(done: list[tuple[EvalRequest, ItemScore]], *, token:
         f'INSERT INTO "{sc.db_table}" ("{request_id}", {", ".join(f"{chr(34)}{c}{chr(34)}" for c in s_cols)}) '
         f'SELECT s."_rid", {s_select} FROM unnest({s_arrays}) AS s("_rid", '
         f'{", ".join(f"{chr(34)}{c}{chr(34)}" for c in s_cols)}) JOIN u ON u.id = s."_rid" '
-        f'ON CONFLICT ("{request_id}") DO UPDATE SET {s_update}')
+        f'ON CONFLICT ("{request_id}") DO UPDATE SET {s_update}'
+    )
     params: list[Any] = [[row.pk for row in rows], *_column_arrays(rows, _RESULT_TYPES, now=now), *TERMINAL]
     if token is not None:
         params.append(token)
@@ -143,8 +183,11 @@ def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tupl
     """One provider call and its score; no database access (runs in a pool thread)."""
     config = replace(config, max_retries=min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
     result = llm.generate(request, config, limiter=shared_limiter())
-    row.attempts, row.finish_reason, row.provider_status = result.attempts_record(), result.finish_reason or "", \
-        result.status
+    row.attempts, row.finish_reason, row.provider_status = (
+        result.attempts_record(),
+        result.finish_reason or "",
+        result.status,
+    )
     row.input_tokens, row.output_tokens = result.usage.input_tokens, result.usage.output_tokens
     row.cost_usd, row.latency_ms = Decimal(result.cost_usd), result.latency_ms
     row.request_hash, row.error = request.fingerprint(), result.error[:2000]
@@ -193,22 +236,37 @@ class _ChunkExecutor:
         self.threads = _chunk_threads(list(self.configs.values()))
         self.cancel_checked = time.monotonic()
 
-    def _prepare(self, queue: list[int], rows: dict[int, EvalRequest], images: dict[int, tuple[ImageInput, ...]],
-                 *, want: int, slab: int) -> None:
+    def _prepare(
+        self,
+        queue: list[int],
+        rows: dict[int, EvalRequest],
+        images: dict[int, tuple[ImageInput, ...]],
+        *,
+        want: int,
+        slab: int,
+    ) -> None:
         """Make sure the next ``want`` queued rows are loaded (row, probe, key, attachments), loading up to
         ``slab`` at a time; drop queued ids that are already terminal or gone."""
         while [pk for pk in queue[:want] if pk not in rows]:
             todo = [pk for pk in queue[:slab] if pk not in rows]
-            loaded = {row.pk: row for row in EvalRequest.objects.filter(pk__in=todo).exclude(status__in=TERMINAL)
-                      .select_related("probe", "probe__key").defer(*_DEFERRED)}
+            loaded = {
+                row.pk: row
+                for row in EvalRequest.objects.filter(pk__in=todo)
+                .exclude(status__in=TERMINAL)
+                .select_related("probe", "probe__key")
+                .defer(*_DEFERRED)
+            }
             for row in loaded.values():
                 row.model = self.configs[row.model_id]
             rows.update(loaded)
             if len(loaded) < len(todo):
                 gone = set(todo) - set(loaded)
                 queue[:] = [pk for pk in queue if pk not in gone]
-            probes = {r.probe.pk: r.probe for r in loaded.values() if r.condition != "no_image"
-                      and r.probe.pk not in images}
+            probes = {
+                r.probe.pk: r.probe
+                for r in loaded.values()
+                if r.condition != "no_image" and r.probe.pk not in images
+            }
             images.update(attachments_load(list(probes.values())))
 
     def _cancelled(self) -> bool:
@@ -218,8 +276,15 @@ class _ChunkExecutor:
         self.cancel_checked = now
         return EvalRun.objects.filter(pk=self.run.pk, status=EvalRun.Status.CANCELLED).exists()
 
-    def _refill(self, done: list[tuple[EvalRequest, ItemScore]], queue: list[int], free: int, busy: list[int],
-                rows: dict[int, EvalRequest], images: dict[int, tuple[ImageInput, ...]]) -> list[EvalRequest]:
+    def _refill(
+        self,
+        done: list[tuple[EvalRequest, ItemScore]],
+        queue: list[int],
+        free: int,
+        busy: list[int],
+        rows: dict[int, EvalRequest],
+        images: dict[int, tuple[ImageInput, ...]],
+    ) -> list[EvalRequest]:
         """Store ``done``; claim up to ``free`` rows from the front of ``queue``."""
         claimed: list[int] = []
         with transaction.atomic():
@@ -253,8 +318,9 @@ class _ChunkExecutor:
                 now = time.monotonic()
                 # one transaction serves several rows: refill once the queued requests have started, store
                 # answers in batches, but never hold an answer for more than a second
-                if (free and (free >= refill or not in_flight)) or (done and (
-                        not in_flight or len(done) >= refill or now - stored >= 1.0)):
+                if (free and (free >= refill or not in_flight)) or (
+                    done and (not in_flight or len(done) >= refill or now - stored >= 1.0)
+                ):
                     unsendable = []  # stored with the next refill
                     for row in self._refill(done, queue, free, busy, rows, images):
                         attachments = images.get(row.probe.pk, ()) if row.condition != "no_image" else ()
@@ -262,7 +328,9 @@ class _ChunkExecutor:
                             unsendable.append(_unsendable(row, str(attachments)))
                             continue
                         request = build_request(row, self.run.seed, attachments)
-                        in_flight[pool.submit(_call, row, request, self.provider_configs[row.model_id])] = row.pk
+                        in_flight[pool.submit(_call, row, request, self.provider_configs[row.model_id])] = (
+                            row.pk
+                        )
                     for row, _ in done:
                         rows.pop(row.pk, None)
                     done, stored = unsendable, now
@@ -278,8 +346,11 @@ class _ChunkExecutor:
                     else:
                         done.append(future.result())
                 if in_flight and now - renewed >= self.lease / 3:  # slow calls: keep their leases alive
-                    EvalRequest.objects.filter(pk__in=list(in_flight.values()), claim_token=self.token,
-                                               status=EvalRequest.Status.RUNNING).update(claimed_at=timezone.now())
+                    EvalRequest.objects.filter(
+                        pk__in=list(in_flight.values()),
+                        claim_token=self.token,
+                        status=EvalRequest.Status.RUNNING,
+                    ).update(claimed_at=timezone.now())
                     renewed = now
         if errors:  # those rows stay running under this claim; after the lease a later claim retries them
             raise errors[0]
@@ -299,5 +370,13 @@ def eval_chunk_process(*, run_id: int, request_ids: list[int]) -> list[int]:
     return busy
 
 
-_DEFERRED = ("raw_output", "error", "probe__raw_view", "probe__gold_view", "probe__metadata",
-             "probe__key__native_query", "probe__key__displays", "probe__key__assets")
+_DEFERRED = (
+    "raw_output",
+    "error",
+    "probe__raw_view",
+    "probe__gold_view",
+    "probe__metadata",
+    "probe__key__native_query",
+    "probe__key__displays",
+    "probe__key__assets",
+)

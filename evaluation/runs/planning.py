@@ -60,21 +60,35 @@ def _planned_probes(release: Release | None, probe_filter: dict[str, Any]) -> li
 def _manifest(run: EvalRun, configs: list[ModelConfig], planned: list[PlannedProbe]) -> dict[str, Any]:
     prompt_hashes = sorted({digest(p.probe.raw_messages["system"]) for p in planned})
     return {
-        "schema": "physalign_eval_manifest_v1", "code_revision": code_revision(), "python": platform.python_version(),
-        "packages": package_versions(), "conditions": run.conditions, "seed": run.seed, "options": run.options,
-        "release": run.release.release_id if run.release else None, "probe_filter": run.probe_filter,
+        "schema": "physalign_eval_manifest_v1",
+        "code_revision": code_revision(),
+        "python": platform.python_version(),
+        "packages": package_versions(),
+        "conditions": run.conditions,
+        "seed": run.seed,
+        "options": run.options,
+        "release": run.release.release_id if run.release else None,
+        "probe_filter": run.probe_filter,
         "probe_ids_sha256": digest(sorted(p.probe.logical_probe_id for p in planned)),
-        "system_prompt_sha256": prompt_hashes, "scoring": {"parsing": "kit_5_1", "normalizers": "v2_1",
-                                                           "max_infra_retries": MAX_CLAIMS - 1},
+        "system_prompt_sha256": prompt_hashes,
+        "scoring": {"parsing": "kit_5_1", "normalizers": "v2_1", "max_infra_retries": MAX_CLAIMS - 1},
         "models": {c.name: provider_config_for(c).settings_record() for c in configs},
         "bootstrap": {"resamples": run.options["resamples"], "seed": run.seed, "unit": "parent"},
     }
 
 
 @transaction.atomic
-def eval_run_create(*, model_names: list[str], conditions: list[str], release: Release | None = None,
-                    probe_filter: dict[str, Any] | None = None, name: str = "", actor: Any = None,
-                    options: dict[str, Any] | None = None, start: bool = True) -> EvalRun:
+def eval_run_create(
+    *,
+    model_names: list[str],
+    conditions: list[str],
+    release: Release | None = None,
+    probe_filter: dict[str, Any] | None = None,
+    name: str = "",
+    actor: Any = None,
+    options: dict[str, Any] | None = None,
+    start: bool = True,
+) -> EvalRun:
     """Create the run and every request row (the fixed denominator), then queue the work."""
     unknown = [c for c in conditions if c not in CONDITIONS]
     if not conditions or unknown:
@@ -82,23 +96,38 @@ def eval_run_create(*, model_names: list[str], conditions: list[str], release: R
     configs = list(ModelConfig.objects.filter(name__in=model_names, is_active=True).order_by("name"))
     missing = sorted(set(model_names) - {c.name for c in configs})
     if not configs or missing:
-        raise ApplicationError(f"Unknown or inactive models: {missing or model_names}.", code="models_invalid")
+        raise ApplicationError(
+            f"Unknown or inactive models: {missing or model_names}.", code="models_invalid"
+        )
     planned = _planned_probes(release, probe_filter or {})
     if not planned:
         raise ApplicationError("No probes match this run.", code="no_probes")
-    run = EvalRun.objects.create(name=name, release=release, conditions=[c for c in CONDITIONS if c in conditions],
-                                 probe_filter=probe_filter or {}, options={**DEFAULT_OPTIONS, **(options or {})},
-                                 created_by=actor if getattr(actor, "pk", None) else None)
+    run = EvalRun.objects.create(
+        name=name,
+        release=release,
+        conditions=[c for c in CONDITIONS if c in conditions],
+        probe_filter=probe_filter or {},
+        options={**DEFAULT_OPTIONS, **(options or {})},
+        created_by=actor if getattr(actor, "pk", None) else None,
+    )
     run.model_configs.set(configs)
-    rows = [EvalRequest(run=run, model=config, probe=p.probe, condition=condition, pools=p.pools)
-            for config in configs for condition in run.conditions for p in planned
-            if condition != "gold" or "P" in p.pools]
+    rows = [
+        EvalRequest(run=run, model=config, probe=p.probe, condition=condition, pools=p.pools)
+        for config in configs
+        for condition in run.conditions
+        for p in planned
+        if condition != "gold" or "P" in p.pools
+    ]
     EvalRequest.objects.bulk_create(rows, batch_size=1000)
     run.total = len(rows)
     run.manifest = _manifest(run, configs, planned)
     run.save(update_fields=["total", "manifest"])
-    event_record(actor=actor, verb="eval_run.create", obj=run, after={"total": run.total, "models": model_names,
-                                                                      "conditions": run.conditions})
+    event_record(
+        actor=actor,
+        verb="eval_run.create",
+        obj=run,
+        after={"total": run.total, "models": model_names, "conditions": run.conditions},
+    )
     if start:
         transaction.on_commit(lambda: eval_run_dispatch(run_id=run.pk))
     return run

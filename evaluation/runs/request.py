@@ -21,5 +21,9 @@ def build_request(row: EvalRequest, seed: int, images: tuple[ImageInput, ...] | 
         images = ()
     elif images is None:
         images = probe_images(probe)
-    return LLMRequest(system=messages["system"], user=user, images=images,
-                      request_id=f"{row.run_id}:{row.model_id}:{probe.logical_probe_id}:{row.condition}")
+    return LLMRequest(
+        system=messages["system"],
+        user=user,
+        images=images,
+        request_id=f"{row.run_id}:{row.model_id}:{probe.logical_probe_id}:{row.condition}",
+    )

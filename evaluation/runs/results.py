@@ -31,8 +31,11 @@ def _nearest_outcome(probe: Probe) -> str:
 
 def run_items(run: EvalRun) -> list[dict[str, Any]]:
     """The run as item-file records (the contract of ``manage.py metrics``)."""
-    rows = (run.requests.filter(status__in=TERMINAL).select_related("model", "probe__parent", "probe__key", "score")
-            .order_by("pk"))
+    rows = (
+        run.requests.filter(status__in=TERMINAL)
+        .select_related("model", "probe__parent", "probe__key", "score")
+        .order_by("pk")
+    )
     nearest_cache: dict[int, str] = {}
     items = []
     for row in rows:
@@ -40,12 +43,23 @@ def run_items(run: EvalRun) -> list[dict[str, Any]]:
         if probe.pk not in nearest_cache:
             nearest_cache[probe.pk] = _nearest_outcome(probe)
         s = getattr(row, "score", None)
-        items.append({"model": row.model.name, "condition": row.condition, "probe_id": probe.logical_probe_id,
-                      "parent_id": probe.parent.problem_id, "task_id": probe.task_id, "interface": probe.interface,
-                      "pools": row.pools, "status": s.status if s else row.status,
-                      "C": s.C if s else None, "G": s.G if s else None,
-                      "K": len(probe.key.view.candidate_map), "gold_alias_count": len(probe.key.gold_aliases),
-                      "nearest": nearest_cache[probe.pk]})
+        items.append(
+            {
+                "model": row.model.name,
+                "condition": row.condition,
+                "probe_id": probe.logical_probe_id,
+                "parent_id": probe.parent.problem_id,
+                "task_id": probe.task_id,
+                "interface": probe.interface,
+                "pools": row.pools,
+                "status": s.status if s else row.status,
+                "C": s.C if s else None,
+                "G": s.G if s else None,
+                "K": len(probe.key.view.candidate_map),
+                "gold_alias_count": len(probe.key.gold_aliases),
+                "nearest": nearest_cache[probe.pk],
+            }
+        )
     return items
 
 
@@ -68,25 +82,52 @@ def eval_run_finalize(*, run_id: int) -> EvalRun | None:
     return run
 
 
-POOL_OF = {"GAcc": "B", "CAcc": "L", "JAcc": "L", "GAcc_L": "L", "GAcc_given_C": "L", "GErr_given_C": "L",
-           "quadrants": "L", "paired": "P_m", "kit_paired": "P", "no_image": "B", "reordered": "B", "H": "H", "H_hard": "H_hard",
-           "random": "B", "nearest": "H"}
+POOL_OF = {
+    "GAcc": "B",
+    "CAcc": "L",
+    "JAcc": "L",
+    "GAcc_L": "L",
+    "GAcc_given_C": "L",
+    "GErr_given_C": "L",
+    "quadrants": "L",
+    "paired": "P_m",
+    "kit_paired": "P",
+    "no_image": "B",
+    "reordered": "B",
+    "H": "H",
+    "H_hard": "H_hard",
+    "random": "B",
+    "nearest": "H",
+}
 
 
 @transaction.atomic
 def metrics_store(*, run: EvalRun) -> dict[str, Any]:
-    result = metrics_core.compute_metrics(run_items(run), resamples=int(run.options.get("resamples", 2000)),
-                                          seed=run.seed)
+    result = metrics_core.compute_metrics(
+        run_items(run), resamples=int(run.options.get("resamples", 2000)), seed=run.seed
+    )
     configs = {c.name: c for c in run.model_configs.all()}
     run.snapshots.all().delete()
     snapshots = []
     for subject, name, stat in metrics_core.iter_statistics(result):
         ci = stat["ci"] or [None, None]
-        snapshots.append(MetricSnapshot(
-            run=run, model=configs.get(subject), subject=subject, pool=POOL_OF.get(name.split(".")[0], ""),
-            metric=name, value=stat["value"], ci_low=ci[0], ci_high=ci[1], lower=stat["lower"], upper=stat["upper"],
-            support_parents=stat["parents"], support_probes=stat["probes"],
-            undefined_reason=metrics_core.undefined_reason(stat)))
+        snapshots.append(
+            MetricSnapshot(
+                run=run,
+                model=configs.get(subject),
+                subject=subject,
+                pool=POOL_OF.get(name.split(".")[0], ""),
+                metric=name,
+                value=stat["value"],
+                ci_low=ci[0],
+                ci_high=ci[1],
+                lower=stat["lower"],
+                upper=stat["upper"],
+                support_parents=stat["parents"],
+                support_probes=stat["probes"],
+                undefined_reason=metrics_core.undefined_reason(stat),
+            )
+        )
     MetricSnapshot.objects.bulk_create(snapshots)
     EvalRun.objects.filter(pk=run.pk).update(metrics=result)
     run.metrics = result
@@ -100,7 +141,9 @@ def eval_run_rescore(*, run: EvalRun, actor: Any = None) -> dict[str, Any]:
     for row in rows.iterator(chunk_size=500):
         before = getattr(row, "score", None)
         old = (before.C, before.G) if before else None
-        row.status = EvalRequest.Status.INFRA_MISSING if row.raw_output is None else EvalRequest.Status.COMPLETED
+        row.status = (
+            EvalRequest.Status.INFRA_MISSING if row.raw_output is None else EvalRequest.Status.COMPLETED
+        )
         item = score_row(row)
         changed += int(old != (item.C, item.G))
     result = metrics_store(run=run)
@@ -134,5 +177,13 @@ def run_progress(run: EvalRun) -> RunProgress:
         elapsed = max((end - run.started_at).total_seconds(), 1e-3)
         rate = done / elapsed
         eta = (run.total - done) / rate if rate else None
-    return RunProgress(total=run.total, done=done, by_status=counts, input_tokens=agg["i"] or 0,
-                       output_tokens=agg["o"] or 0, cost_usd=agg["c"] or Decimal(0), rate_per_s=rate, eta_s=eta)
+    return RunProgress(
+        total=run.total,
+        done=done,
+        by_status=counts,
+        input_tokens=agg["i"] or 0,
+        output_tokens=agg["o"] or 0,
+        cost_usd=agg["c"] or Decimal(0),
+        rate_per_s=rate,
+        eta_s=eta,
+    )

@@ -12,16 +12,24 @@ from .tables import SCORE_FIELDS
 def score_of(row: EvalRequest) -> ItemScore:
     key = row.probe.key.key if hasattr(row.probe, "key") else {}
     result = score(ModelResponse(row.raw_output, _response_status(row)), key, row.condition)
-    return ItemScore(request_id=row.pk, status=result.status, C=result.C, G=result.G, J=result.J,
-                     object_valid=result.object_valid, field_valid=result.field_valid,
-                     canonical=list(result.canonical) if result.canonical else None)
+    return ItemScore(
+        request_id=row.pk,
+        status=result.status,
+        C=result.C,
+        G=result.G,
+        J=result.J,
+        object_valid=result.object_valid,
+        field_valid=result.field_valid,
+        canonical=list(result.canonical) if result.canonical else None,
+    )
 
 
 def score_row(row: EvalRequest) -> ItemScore:
     """Score one stored row (rescore) and keep the row's status in step with its score."""
     item = score_of(row)
     item, _ = ItemScore.objects.update_or_create(
-        request=row, defaults={f: getattr(item, f) for f in SCORE_FIELDS if f != "scored_at"})
+        request=row, defaults={f: getattr(item, f) for f in SCORE_FIELDS if f != "scored_at"}
+    )
     if row.status != item.status:
         EvalRequest.objects.filter(pk=row.pk).update(status=item.status)
         row.status = item.status
@@ -31,5 +39,6 @@ def score_row(row: EvalRequest) -> ItemScore:
 def _response_status(row: EvalRequest) -> str:
     if row.status == EvalRequest.Status.INFRA_MISSING or row.raw_output is None:
         return "infra_missing"
-    return {OutputStatus.REFUSAL: "refusal", OutputStatus.TRUNCATED: "truncated"}.get(row.provider_status,
-                                                                                       "completed")
+    return {OutputStatus.REFUSAL: "refusal", OutputStatus.TRUNCATED: "truncated"}.get(
+        row.provider_status, "completed"
+    )

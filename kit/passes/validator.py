@@ -325,16 +325,30 @@ def checked_issues(pass_no: int, document: Any, context: PassContext) -> list[di
         return [issue.as_dict() for issue in validate_pass_document(pass_no, document, context)]
     except Exception:
         logger.exception("pass validator crashed on %s pass %s", context.problem_id, pass_no)
-        return [{"code": VALIDATOR_CRASHED, "path": "",
-                 "message": "The validator could not check this document; it cannot be submitted or approved."}]
+        return [
+            {
+                "code": VALIDATOR_CRASHED,
+                "path": "",
+                "message": "The validator could not check this document; it cannot be submitted or approved.",
+            }
+        ]
 
 
-def context_for(pass_no: int, *, problem_id: str, stem: str, query: str, images: Iterable[ImageRef],
-                earlier: dict[int, object]) -> PassContext:
+def context_for(
+    pass_no: int,
+    *,
+    problem_id: str,
+    stem: str,
+    query: str,
+    images: Iterable[ImageRef],
+    earlier: dict[int, object],
+) -> PassContext:
     """The context a Pass ``pass_no`` document is validated in: the problem's public text and images, and
     the documents of the passes before it (``earlier``: pass number → document). The workspace (stored
     documents) and the importers (the file's documents) both build it here."""
-    documents = {f"pass{n}": doc for n, doc in earlier.items() if n < pass_no and n <= 4 and isinstance(doc, dict)}
+    documents = {
+        f"pass{n}": doc for n, doc in earlier.items() if n < pass_no and n <= 4 and isinstance(doc, dict)
+    }
     return PassContext(problem_id=problem_id, stem=stem, query=query, images=tuple(images), **documents)
 
 
@@ -376,11 +390,10 @@ def _ids_in_document(document: object, kind: str) -> set[str]:
     return ids
 
 
-
-
 def forbidden_key_message(key: str) -> str:
-    return (f"The key {key!r} is not allowed: annotation passes must not carry answers, solutions or "
-            "reasoning.")
+    return (
+        f"The key {key!r} is not allowed: annotation passes must not carry answers, solutions or reasoning."
+    )
 
 
 def forbidden_key_paths(pass_no: int, document: Any) -> list[tuple[str, str]]:
@@ -395,8 +408,11 @@ def forbidden_key_paths(pass_no: int, document: Any) -> list[tuple[str, str]]:
         if isinstance(value, dict):
             children = [(child, _join(path, key)) for key, child in value.items()]
             for key in value:
-                if isinstance(key, str) and key.lower() in FORBIDDEN_KEYS and \
-                        not (pass_no == 5 and path == "" and key == "final_answer"):
+                if (
+                    isinstance(key, str)
+                    and key.lower() in FORBIDDEN_KEYS
+                    and not (pass_no == 5 and path == "" and key == "final_answer")
+                ):
                     found.append((_join(path, key), key))
         elif isinstance(value, list):
             children = [(child, f"{path}[{index}]") for index, child in enumerate(value)]
@@ -408,8 +424,10 @@ def forbidden_key_paths(pass_no: int, document: Any) -> list[tuple[str, str]]:
 
 def forbidden_key_issues(pass_no: int, document: Any) -> list[dict[str, str]]:
     """The forbidden keys of a document as issue dicts, for callers that scan without the whole validator."""
-    return [{"code": FORBIDDEN_KEY, "path": path, "message": forbidden_key_message(key)}
-            for path, key in forbidden_key_paths(pass_no, document)]
+    return [
+        {"code": FORBIDDEN_KEY, "path": path, "message": forbidden_key_message(key)}
+        for path, key in forbidden_key_paths(pass_no, document)
+    ]
 
 
 @dataclass
@@ -639,8 +657,9 @@ class _Validation:
         elif self.known[kind].complete:
             self.add(REFERENCE_UNKNOWN, path, f"There is no {KIND_LABELS[kind]} with id {value}.")
 
-    def _optional_reference(self, record: dict[str, Any], key: str, path: str,
-                            kinds: tuple[str, ...]) -> None:
+    def _optional_reference(
+        self, record: dict[str, Any], key: str, path: str, kinds: tuple[str, ...]
+    ) -> None:
         """A reference field where "" means "not set"."""
         value = record.get(key, _MISSING)
         if value is _MISSING:
@@ -721,8 +740,9 @@ class _Validation:
                 f"{key} lists {KIND_LABELS[kind]}s, so provenance must include {tag}.",
             )
 
-    def _evidenced(self, record: dict[str, Any], path: str, visual_key: str,
-                   mention_key: str) -> list[str] | None:
+    def _evidenced(
+        self, record: dict[str, Any], path: str, visual_key: str, mention_key: str
+    ) -> list[str] | None:
         visual = self._reference_list(record, visual_key, path, ("visual",))
         mentions = self._reference_list(record, mention_key, path, ("mention",))
         return self._provenance(record, path, visual, mentions, visual_key, mention_key)
@@ -815,8 +835,9 @@ class _Validation:
         if self.pass_no == 2:
             self._check_pass2_physical_node(node, path, provenance)
 
-    def _check_pass2_physical_node(self, node: dict[str, Any], path: str,
-                                   provenance: list[str] | None) -> None:
+    def _check_pass2_physical_node(
+        self, node: dict[str, Any], path: str, provenance: list[str] | None
+    ) -> None:
         if provenance is not None and provenance != ["IMAGE"]:
             self.add(
                 PASS2_PROVENANCE_NOT_IMAGE_ONLY,

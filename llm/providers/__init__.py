@@ -17,8 +17,9 @@ from ..types import LLMRequest, ProviderConfig, ProviderReply
 
 
 class Provider(Protocol):
-    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
-             attempt: int = 1) -> ProviderReply: ...
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply: ...
 
 
 class Endpoint(NamedTuple):
@@ -38,31 +39,41 @@ def _read_key(config: ProviderConfig, *, required: bool) -> str | None:
     """Read the key from the named environment variable at call time; never stored or logged."""
     if not config.api_key_env:
         if required:
-            raise ProviderError(f"Model config {config.name!r} names no API key variable.", kind=ErrorKind.CONFIG)
+            raise ProviderError(
+                f"Model config {config.name!r} names no API key variable.", kind=ErrorKind.CONFIG
+            )
         return None
     value = os.environ.get(config.api_key_env, "")
     if not value and required:
-        raise ProviderError(f"The environment variable {config.api_key_env} is not set.", kind=ErrorKind.CONFIG)
+        raise ProviderError(
+            f"The environment variable {config.api_key_env} is not set.", kind=ErrorKind.CONFIG
+        )
     return value or None
 
 
 def provider_for(name: str) -> Provider:
     if name in ("openai", "openai_compatible"):
         from .openai_provider import OpenAIProvider
+
         return OpenAIProvider()
     if name == "anthropic":
         from .anthropic_provider import AnthropicProvider
+
         return AnthropicProvider()
     if name == "google":
         from .google_provider import GoogleProvider
+
         return GoogleProvider()
     if name == "simulated":
         from .simulated import SimulatedProvider
+
         return SimulatedProvider()
     if name == "scripted":
         from .scripted import ScriptedProvider
+
         return ScriptedProvider()
     if name == "baseline-ocr-nearest":
         from .baseline_ocr import BaselineOCRNearestProvider
+
         return BaselineOCRNearestProvider()
     raise ProviderError(f"Unknown provider {name!r}.", kind=ErrorKind.CONFIG)

@@ -20,8 +20,15 @@ from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seco
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
 from . import endpoint_for
 
-FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "refusal": "refusal",
-          "model_context_window_exceeded": "length", "pause_turn": "other", "tool_use": "other"}
+FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "refusal": "refusal",
+    "model_context_window_exceeded": "length",
+    "pause_turn": "other",
+    "tool_use": "other",
+}
 
 
 def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]:
@@ -29,13 +36,22 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
     reasoning = check_reasoning(caps, config.reasoning)
     check_images(caps, len(request.images), [len(i.data) for i in request.images])
     content: list[dict[str, Any]] = [
-        {"type": "image", "source": {"type": "base64", "media_type": image.media_type,
-                                     "data": base64.b64encode(image.data).decode("ascii")}}
+        {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": image.media_type,
+                "data": base64.b64encode(image.data).decode("ascii"),
+            },
+        }
         for image in request.images
     ]
     content.append({"type": "text", "text": request.user})
-    payload: dict[str, Any] = {"model": config.model, "messages": [{"role": "user", "content": content}],
-                               **token_cap(caps, config.max_output_tokens)}
+    payload: dict[str, Any] = {
+        "model": config.model,
+        "messages": [{"role": "user", "content": content}],
+        **token_cap(caps, config.max_output_tokens),
+    }
     if request.system:
         payload["system"] = request.system
     if caps.reasoning == Reasoning.ANTHROPIC_BUDGET and reasoning:
@@ -49,14 +65,20 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
 
 
 class AnthropicProvider:
-    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
-             attempt: int = 1) -> ProviderReply:
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply:
         endpoint = endpoint_for(config)
         payload = build_payload(request, config)
         # never follow a redirect: it could lead to an address the endpoint check never saw
         owned = None if http_client is not None else anthropic.DefaultHttpxClient(follow_redirects=False)
-        client = anthropic.Anthropic(api_key=endpoint.api_key, base_url=endpoint.base_url, max_retries=0,
-                                     timeout=config.timeout_seconds, http_client=http_client or owned)
+        client = anthropic.Anthropic(
+            api_key=endpoint.api_key,
+            base_url=endpoint.base_url,
+            max_retries=0,
+            timeout=config.timeout_seconds,
+            http_client=http_client or owned,
+        )
         try:
             message = client.messages.create(**payload)
         except anthropic.APITimeoutError as exc:
@@ -64,14 +86,20 @@ class AnthropicProvider:
         except anthropic.APIConnectionError as exc:
             raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
         except anthropic.APIStatusError as exc:
-            raise ProviderError(f"HTTP {exc.status_code}: {exc.message}",
-                                kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
-                                status_code=exc.status_code,
-                                retry_after=retry_after_seconds(exc.response.headers)) from exc
+            raise ProviderError(
+                f"HTTP {exc.status_code}: {exc.message}",
+                kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
+                status_code=exc.status_code,
+                retry_after=retry_after_seconds(exc.response.headers),
+            ) from exc
         finally:
             if owned is not None:
                 owned.close()
         text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
         finish = FINISH.get(message.stop_reason or "", "other")
-        usage = Usage(input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0)
-        return ProviderReply(text=text, finish_reason=finish, usage=usage, raw=message.model_dump(mode="json"))
+        usage = Usage(
+            input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0
+        )
+        return ProviderReply(
+            text=text, finish_reason=finish, usage=usage, raw=message.model_dump(mode="json")
+        )

@@ -74,20 +74,28 @@ def _attachment_ids(user: str) -> list[str]:
     return re.findall(r"^([^\s:;]+):", legend, re.M)
 
 
-def nearest_candidate(anchor: Box, candidates: dict[str, list[Box]], order: list[str],
-                      sizes: dict[str, tuple[int, int]]) -> str | None:
+def nearest_candidate(
+    anchor: Box, candidates: dict[str, list[Box]], order: list[str], sizes: dict[str, tuple[int, int]]
+) -> str | None:
     """Kit §5.6 ``public_R_center_to_rectangle_pixel_squared_v1`` (``kit.nearest``, the compiler's own
     rule) over the boxes parsed from the prompt; ties → first in display order."""
     if anchor.image_id not in sizes:
         return None
 
     def locator(box: Box) -> dict[str, Any]:
-        return {"kind": "visual", "image_id": box.image_id,
-                "geometry": {"type": "bbox", "bbox_1000": [box.x0, box.y0, box.x1, box.y1]}}
+        return {
+            "kind": "visual",
+            "image_id": box.image_id,
+            "geometry": {"type": "bbox", "bbox_1000": [box.x0, box.y0, box.x1, box.y1]},
+        }
 
-    view = {"query_anchor_ids": ["R"], "anchors": {"R": locator(anchor)},
-            "candidates": [{"alias": alias, "locators": [locator(b) for b in candidates.get(alias, [])]}
-                           for alias in order]}
+    view = {
+        "query_anchor_ids": ["R"],
+        "anchors": {"R": locator(anchor)},
+        "candidates": [
+            {"alias": alias, "locators": [locator(b) for b in candidates.get(alias, [])]} for alias in order
+        ],
+    }
     if not view["candidates"]:
         return None
     return controls_choice(nearest_region(view, sizes), order)
@@ -111,8 +119,9 @@ def ocr_box(image_bytes: bytes, box: Box) -> str:
         try:
             text = pytesseract.image_to_string(padded, config="--psm 7")
         except pytesseract.TesseractNotFoundError as exc:
-            raise ProviderError("tesseract is not installed (apt-get install tesseract-ocr).",
-                                kind=ErrorKind.CONFIG) from exc
+            raise ProviderError(
+                "tesseract is not installed (apt-get install tesseract-ocr).", kind=ErrorKind.CONFIG
+            ) from exc
     return " ".join(text.split())
 
 
@@ -133,8 +142,9 @@ def _fill(template: Any, owner: str, reads: dict[str, str]) -> Any:
 
 
 class BaselineOCRNearestProvider:
-    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
-             attempt: int = 1) -> ProviderReply:
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply:
         from PIL import Image
 
         user = request.user
@@ -171,5 +181,9 @@ class BaselineOCRNearestProvider:
                 reads[alias] = ocr_box(anchor_image, boxes[0]) if anchor_image else ""
         answer = _fill(template, owner, reads)
         text = json.dumps(answer, ensure_ascii=False)
-        return ProviderReply(text=text, finish_reason="stop", usage=Usage(),
-                             raw={"baseline": "ocr-nearest", "rule": rule, "reads": reads, "owner": owner})
+        return ProviderReply(
+            text=text,
+            finish_reason="stop",
+            usage=Usage(),
+            raw={"baseline": "ocr-nearest", "rule": rule, "reads": reads, "owner": owner},
+        )

@@ -43,12 +43,15 @@ def build_config(request: LLMRequest, config: ProviderConfig) -> gtypes.Generate
 
 
 class GoogleProvider:
-    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
-             attempt: int = 1) -> ProviderReply:
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply:
         endpoint = endpoint_for(config)
         generate_config = build_config(request, config)
-        options: dict[str, Any] = {"retry_options": gtypes.HttpRetryOptions(attempts=1),
-                                   "timeout": int(config.timeout_seconds * 1000)}
+        options: dict[str, Any] = {
+            "retry_options": gtypes.HttpRetryOptions(attempts=1),
+            "timeout": int(config.timeout_seconds * 1000),
+        }
         if endpoint.base_url:
             options["base_url"] = endpoint.base_url
         if http_client is not None:
@@ -57,16 +60,24 @@ class GoogleProvider:
             options["client_args"] = {"follow_redirects": False}
         client = genai.Client(api_key=endpoint.api_key, http_options=gtypes.HttpOptions(**options))
         parts = [gtypes.Part.from_text(text=request.user)]
-        parts += [gtypes.Part.from_bytes(data=image.data, mime_type=image.media_type) for image in request.images]
+        parts += [
+            gtypes.Part.from_bytes(data=image.data, mime_type=image.media_type) for image in request.images
+        ]
         try:
             response = client.models.generate_content(
-                model=config.model, contents=[gtypes.Content(role="user", parts=parts)], config=generate_config)
+                model=config.model,
+                contents=[gtypes.Content(role="user", parts=parts)],
+                config=generate_config,
+            )
         except genai_errors.APIError as exc:
             headers = getattr(getattr(exc, "response", None), "headers", None)
             message = f"HTTP {exc.code} {exc.status or ''}: {exc.message or ''}".strip()
-            raise ProviderError(message, kind=kind_for_status(int(exc.code or 0), message),
-                                status_code=int(exc.code or 0) or None,
-                                retry_after=retry_after_seconds(headers)) from exc
+            raise ProviderError(
+                message,
+                kind=kind_for_status(int(exc.code or 0), message),
+                status_code=int(exc.code or 0) or None,
+                retry_after=retry_after_seconds(headers),
+            ) from exc
         except httpx2.TimeoutException as exc:
             raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
         except httpx2.TransportError as exc:
@@ -85,9 +96,17 @@ class GoogleProvider:
             finish = "other"
         text = ""
         if candidate is not None and candidate.content is not None and candidate.content.parts:
-            text = "".join(p.text for p in candidate.content.parts if p.text and not getattr(p, "thought", False))
+            text = "".join(
+                p.text for p in candidate.content.parts if p.text and not getattr(p, "thought", False)
+            )
         meta = response.usage_metadata
-        usage = Usage(input_tokens=int(getattr(meta, "prompt_token_count", 0) or 0),
-                      output_tokens=int(getattr(meta, "candidates_token_count", 0) or 0),
-                      reasoning_tokens=int(getattr(meta, "thoughts_token_count", 0) or 0)) if meta else Usage()
+        usage = (
+            Usage(
+                input_tokens=int(getattr(meta, "prompt_token_count", 0) or 0),
+                output_tokens=int(getattr(meta, "candidates_token_count", 0) or 0),
+                reasoning_tokens=int(getattr(meta, "thoughts_token_count", 0) or 0),
+            )
+            if meta
+            else Usage()
+        )
         return ProviderReply(text=text, finish_reason=finish, usage=usage, raw=raw)

@@ -13,8 +13,13 @@ from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seco
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
 from . import endpoint_for
 
-FINISH = {"stop": "stop", "length": "length", "content_filter": "content_filter", "tool_calls": "other",
-          "function_call": "other"}
+FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "content_filter": "content_filter",
+    "tool_calls": "other",
+    "function_call": "other",
+}
 
 
 def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]:
@@ -29,8 +34,11 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
     if request.system:
         messages.append({"role": "system", "content": request.system})
     messages.append({"role": "user", "content": content})
-    payload: dict[str, Any] = {"model": config.model, "messages": messages,
-                               **token_cap(caps, config.max_output_tokens)}
+    payload: dict[str, Any] = {
+        "model": config.model,
+        "messages": messages,
+        **token_cap(caps, config.max_output_tokens),
+    }
     if config.temperature is not None and temperature_allowed(caps, reasoning):
         payload["temperature"] = config.temperature
     if "effort" in reasoning:
@@ -41,16 +49,22 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
 
 
 class OpenAIProvider:
-    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
-             attempt: int = 1) -> ProviderReply:
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply:
         compatible = config.provider == "openai_compatible"
         endpoint = endpoint_for(config, key_required=not compatible)
         key = endpoint.api_key or "not-needed"  # local servers often need none
         payload = build_payload(request, config)
         # never follow a redirect: it could lead to an address the endpoint check never saw
         owned = None if http_client is not None else openai.DefaultHttpxClient(follow_redirects=False)
-        client = openai.OpenAI(api_key=key, base_url=endpoint.base_url, max_retries=0,
-                               timeout=config.timeout_seconds, http_client=http_client or owned)
+        client = openai.OpenAI(
+            api_key=key,
+            base_url=endpoint.base_url,
+            max_retries=0,
+            timeout=config.timeout_seconds,
+            http_client=http_client or owned,
+        )
         try:
             completion = client.chat.completions.create(**payload)
         except openai.APITimeoutError as exc:
@@ -59,9 +73,12 @@ class OpenAIProvider:
             raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
         except openai.APIStatusError as exc:
             message = f"HTTP {exc.status_code}: {exc.message}"
-            raise ProviderError(message, kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
-                                status_code=exc.status_code,
-                                retry_after=retry_after_seconds(exc.response.headers)) from exc
+            raise ProviderError(
+                message,
+                kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
+                status_code=exc.status_code,
+                retry_after=retry_after_seconds(exc.response.headers),
+            ) from exc
         except openai.APIResponseValidationError as exc:  # pragma: no cover - strict validation is off
             raise ProviderError(f"invalid response: {exc}", kind=ErrorKind.OTHER, retryable=True) from exc
         finally:
@@ -79,7 +96,11 @@ class OpenAIProvider:
         if completion.usage is not None:
             details = getattr(completion.usage, "completion_tokens_details", None)
             reasoning = int(getattr(details, "reasoning_tokens", 0) or 0) if details is not None else 0
-            usage = Usage(input_tokens=completion.usage.prompt_tokens or 0,
-                          output_tokens=max((completion.usage.completion_tokens or 0) - reasoning, 0),
-                          reasoning_tokens=reasoning)
-        return ProviderReply(text=text, finish_reason=finish, usage=usage, raw=completion.model_dump(mode="json"))
+            usage = Usage(
+                input_tokens=completion.usage.prompt_tokens or 0,
+                output_tokens=max((completion.usage.completion_tokens or 0) - reasoning, 0),
+                reasoning_tokens=reasoning,
+            )
+        return ProviderReply(
+            text=text, finish_reason=finish, usage=usage, raw=completion.model_dump(mode="json")
+        )

@@ -23,8 +23,9 @@ def _matches(entry: dict[str, Any], request: LLMRequest) -> bool:
 
 
 class ScriptedProvider:
-    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
-             attempt: int = 1) -> ProviderReply:
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply:
         outputs: list[Any] | None = None
         for entry in config.extra.get("responses", []):
             if _matches(entry, request):
@@ -32,16 +33,28 @@ class ScriptedProvider:
                 break
         if outputs is None:
             if "default" not in config.extra:
-                raise ProviderError("The script has no output for this request.", kind=ErrorKind.BAD_REQUEST,
-                                    status_code=400)
+                raise ProviderError(
+                    "The script has no output for this request.", kind=ErrorKind.BAD_REQUEST, status_code=400
+                )
             outputs = [config.extra["default"]]
         output = outputs[min(attempt, len(outputs)) - 1]
         if isinstance(output, dict) and "error" in output:
             status = int(output["error"])
             kind = output.get("kind") or kind_for_status(status, str(output.get("message", "")))
-            raise ProviderError(f"HTTP {status}: {output.get('message', 'scripted')}", kind=kind,
-                                status_code=status or None, retry_after=output.get("retry_after"))
-        text, finish = (output.get("text", ""), output.get("finish_reason", "stop")) if isinstance(output, dict) \
+            raise ProviderError(
+                f"HTTP {status}: {output.get('message', 'scripted')}",
+                kind=kind,
+                status_code=status or None,
+                retry_after=output.get("retry_after"),
+            )
+        text, finish = (
+            (output.get("text", ""), output.get("finish_reason", "stop"))
+            if isinstance(output, dict)
             else (str(output), "stop")
-        usage = Usage(input_tokens=(len(request.system) + len(request.user)) // 4, output_tokens=len(text) // 4)
-        return ProviderReply(text=text, finish_reason=finish, usage=usage, raw={"scripted": True, "attempt": attempt})
+        )
+        usage = Usage(
+            input_tokens=(len(request.system) + len(request.user)) // 4, output_tokens=len(text) // 4
+        )
+        return ProviderReply(
+            text=text, finish_reason=finish, usage=usage, raw={"scripted": True, "attempt": attempt}
+        )

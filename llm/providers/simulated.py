@@ -41,7 +41,9 @@ FAULTS = ("429", "500", "503", "timeout", "400", "malformed", "refusal", "trunca
 
 
 def _rng(config: ProviderConfig, request: LLMRequest, salt: str) -> random.Random:
-    seed = hashlib.sha256(f"{config.extra.get('seed', 0)}|{request.fingerprint()}|{salt}".encode()).hexdigest()
+    seed = hashlib.sha256(
+        f"{config.extra.get('seed', 0)}|{request.fingerprint()}|{salt}".encode()
+    ).hexdigest()
     return random.Random(int(seed[:16], 16))
 
 
@@ -65,17 +67,30 @@ def _listed_images(user: str) -> list[str]:
 
 
 def _fill(template: Any, user: str, images: int, rng: random.Random) -> Any:
-    if isinstance(template, dict) and "visual_nodes" in template and not template["visual_nodes"] \
-            and "physical_nodes" not in template:
+    if (
+        isinstance(template, dict)
+        and "visual_nodes" in template
+        and not template["visual_nodes"]
+        and "physical_nodes" not in template
+    ):
         ids = _listed_images(user) or [f"img_{n}" for n in range(images)]
         nodes = []
         for index, image_id in enumerate(ids, start=1):
             x0, y0 = rng.randrange(0, 400), rng.randrange(0, 400)
-            nodes.append({"id": f"v{index:03d}", "type": "region", "subtype": "diagram", "text": "",
-                          "image_id": image_id, "bbox_1000": [x0, y0, x0 + rng.randrange(100, 600),
-                                                              y0 + rng.randrange(100, 600)],
-                          "keypoints_1000": [], "center_1000": [-1, -1], "radius_1000": -1,
-                          "confidence": "low"})
+            nodes.append(
+                {
+                    "id": f"v{index:03d}",
+                    "type": "region",
+                    "subtype": "diagram",
+                    "text": "",
+                    "image_id": image_id,
+                    "bbox_1000": [x0, y0, x0 + rng.randrange(100, 600), y0 + rng.randrange(100, 600)],
+                    "keypoints_1000": [],
+                    "center_1000": [-1, -1],
+                    "radius_1000": -1,
+                    "confidence": "low",
+                }
+            )
         return {**template, "visual_nodes": nodes}
     if isinstance(template, dict):
         candidates = re.findall(r"^(E\d+):", user, re.M)
@@ -89,9 +104,11 @@ def _fill(template: Any, user: str, images: int, rng: random.Random) -> Any:
 
 _ONE_OF = re.compile(r"^<one of:\s*(.+?)\s*>$", re.S)
 _NUMBER_BETWEEN = re.compile(r"^<number between\s+(-?\d+(?:\.\d+)?)\s+and\s+(-?\d+(?:\.\d+)?)\s*>$")
-SIMULATED_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">'
-                 '<rect x="10" y="10" width="80" height="80" fill="none" stroke="black"/>'
-                 '<line x1="10" y1="90" x2="90" y2="10" stroke="black"/></svg>')
+SIMULATED_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">'
+    '<rect x="10" y="10" width="80" height="80" fill="none" stroke="black"/>'
+    '<line x1="10" y1="90" x2="90" y2="10" stroke="black"/></svg>'
+)
 SOLVE_UNITS = ("m/s", "N", "J", "m", "s", "kg", "W", "V", "A", "m/s^2")
 
 
@@ -162,28 +179,37 @@ class SimulatedProvider:
                     return name
         return None
 
-    def call(self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None,
-             attempt: int = 1) -> ProviderReply:
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply:
         rng = _rng(config, request, "answer")
         latency = config.extra.get("latency_ms", 0)
         if isinstance(latency, list | tuple):
-            latency = _rng(config, request, f"latency-{attempt}").uniform(float(latency[0]), float(latency[1]))
+            latency = _rng(config, request, f"latency-{attempt}").uniform(
+                float(latency[0]), float(latency[1])
+            )
         if latency:
             self.sleep(float(latency) / 1000.0)
         fault = self._fault(config, request, attempt)
         if fault in ("429", "500", "503", "400"):
             status = int(fault)
-            raise ProviderError(f"HTTP {status}: simulated", kind={429: ErrorKind.RATE_LIMIT, 400: ErrorKind.BAD_REQUEST}
-                                .get(status, ErrorKind.SERVER), status_code=status,
-                                retry_after=config.extra.get("retry_after") if status == 429 else None)
+            raise ProviderError(
+                f"HTTP {status}: simulated",
+                kind={429: ErrorKind.RATE_LIMIT, 400: ErrorKind.BAD_REQUEST}.get(status, ErrorKind.SERVER),
+                status_code=status,
+                retry_after=config.extra.get("retry_after") if status == 429 else None,
+            )
         if fault == "timeout":
             raise ProviderError("timeout: simulated", kind=ErrorKind.TIMEOUT)
         template = _output_template(request.user)
         if template is None and _wants_free_form(request.user, request.system):
             text = _free_form_answer(request.user, rng)
         else:
-            answer = _fill(template, request.user, len(request.images), rng) if template is not None \
+            answer = (
+                _fill(template, request.user, len(request.images), rng)
+                if template is not None
                 else {"answer": "simulated"}
+            )
             answer = _fill_placeholders(answer, _rng(config, request, "placeholders"))
             text = json.dumps(answer, ensure_ascii=False, indent=1)
         finish = "stop"
@@ -193,7 +219,13 @@ class SimulatedProvider:
             text, finish = "I can't help with that request.", "refusal"
         elif fault == "truncation":
             text, finish = text[: max(len(text) // 3, 1)], "length"
-        usage = Usage(input_tokens=(len(request.system) + len(request.user)) // 4 + 258 * len(request.images),
-                      output_tokens=max(len(text) // 4, 1))
-        return ProviderReply(text=text, finish_reason=finish, usage=usage,
-                             raw={"simulated": True, "seed": config.extra.get("seed", 0), "fault": fault})
+        usage = Usage(
+            input_tokens=(len(request.system) + len(request.user)) // 4 + 258 * len(request.images),
+            output_tokens=max(len(text) // 4, 1),
+        )
+        return ProviderReply(
+            text=text,
+            finish_reason=finish,
+            usage=usage,
+            raw={"simulated": True, "seed": config.extra.get("seed", 0), "fault": fault},
+        )

@@ -57,9 +57,13 @@ class ModelConfigInput(serializers.ModelSerializer):
     class Meta:
         model = ModelConfig
         fields = ("name", *EDITABLE_FIELDS)
-        extra_kwargs = {"name": {"validators": []}, **{
-            field: {k: v for k, v in (("min_value", low), ("max_value", high)) if v is not None}
-            for field, (low, high) in NUMBER_BOUNDS.items()}}
+        extra_kwargs = {
+            "name": {"validators": []},
+            **{
+                field: {k: v for k, v in (("min_value", low), ("max_value", high)) if v is not None}
+                for field, (low, high) in NUMBER_BOUNDS.items()
+            },
+        }
 
 
 class ModelConfigListView(APIView):

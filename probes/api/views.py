@@ -41,17 +41,24 @@ def _paginated(view: APIView, request: Any, rows: Any, output: type[serializers.
 REFUSED = "You do not have permission for this."
 CanManageProbes = role_permission(can_manage_probes, message=REFUSED, name="CanManageProbes")
 CanReadPublicRelease = role_permission(can_read_public_release, message=REFUSED, name="CanReadPublicRelease")
-CanViewPrivateMapping = role_permission(can_view_private_mapping, message=REFUSED, name="CanViewPrivateMapping")
+CanViewPrivateMapping = role_permission(
+    can_view_private_mapping, message=REFUSED, name="CanViewPrivateMapping"
+)
 # Anyone who may read a release downloads its public zip; only probe managers queue the build.
-CanBuildReleaseZip = role_permission(can_read_public_release, unsafe=can_manage_probes, message=REFUSED,
-                                     name="CanBuildReleaseZip")
+CanBuildReleaseZip = role_permission(
+    can_read_public_release, unsafe=can_manage_probes, message=REFUSED, name="CanBuildReleaseZip"
+)
 
-MESSAGES = {"type": "object", "description": "The chat messages a model receives (Kit §4).",
-            "properties": {"system": {"type": "string"}, "user": {"type": "string"}}}
+MESSAGES = {
+    "type": "object",
+    "description": "The chat messages a model receives (Kit §4).",
+    "properties": {"system": {"type": "string"}, "user": {"type": "string"}},
+}
 STRINGS = {"type": "string"}
 
 
 # --- compile runs -------------------------------------------------------------------------------------
+
 
 @extend_schema_serializer(component_name="CompileRun")
 class CompileRunOutput(serializers.Serializer):
@@ -87,13 +94,19 @@ class CompileRunListApi(APIView):
     def get(self, request):
         return _paginated(self, request, CompileRun.objects.all(), CompileRunOutput)
 
-    @extend_schema(operation_id="compile_runs_create", request=InputSerializer,
-                   responses={202: CompileRunOutput, 400: ApiErrorOutput})
+    @extend_schema(
+        operation_id="compile_runs_create",
+        request=InputSerializer,
+        responses={202: CompileRunOutput, 400: ApiErrorOutput},
+    )
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        run = compile_run_create(actor=request.user, parent_ids=data.validated_data.get("parent_ids"),
-                                 seed=data.validated_data["seed"])
+        run = compile_run_create(
+            actor=request.user,
+            parent_ids=data.validated_data.get("parent_ids"),
+            seed=data.validated_data["seed"],
+        )
         return Response(CompileRunOutput(run).data, status=202)
 
 
@@ -106,6 +119,7 @@ class CompileRunDetailApi(APIView):
 
 
 # --- probes -------------------------------------------------------------------------------------------
+
 
 class ProbePoolsOutput(serializers.Serializer):
     B = serializers.BooleanField(source="in_b", help_text="Grounding pool")
@@ -156,10 +170,17 @@ class ProbeListApi(APIView):
         interface = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
         state = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
         split = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
-        parent = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="",
-                                       help_text="A parent problem id")
+        parent = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            trim_whitespace=False,
+            default="",
+            help_text="A parent problem id",
+        )
 
-    @extend_schema(operation_id="probes_list", responses=ProbeOutput(many=True), parameters=[FilterSerializer])
+    @extend_schema(
+        operation_id="probes_list", responses=ProbeOutput(many=True), parameters=[FilterSerializer]
+    )
     def get(self, request):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
@@ -169,15 +190,21 @@ class ProbeListApi(APIView):
 class ProbeDetailApi(APIView):
     permission_classes = [CanManageProbes]
 
-    @extend_schema(operation_id="probes_detail", responses=ProbePrivateOutput,
-                   description="`private` is present only with the scorer permission; otherwise the key is absent.")
+    @extend_schema(
+        operation_id="probes_detail",
+        responses=ProbePrivateOutput,
+        description="`private` is present only with the scorer permission; otherwise the key is absent.",
+    )
     def get(self, request, logical_probe_id: str):
-        probe = get_object_or_404(Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id)
+        probe = get_object_or_404(
+            Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id
+        )
         output = ProbePrivateOutput if can_view_private_mapping(request.user) else ProbeOutput
         return Response(output(probe).data)
 
 
 # --- releases -----------------------------------------------------------------------------------------
+
 
 @extend_schema_serializer(component_name="Release")
 class ReleaseOutput(serializers.Serializer):
@@ -239,9 +266,20 @@ class ReleaseProbesApi(APIView):
     permission_classes = [CanReadPublicRelease]
     pagination_class = _Pages
 
-    @extend_schema(operation_id="releases_public_probes", responses=ReleaseRecordOutput(many=True), parameters=[
-        OpenApiParameter("condition", OpenApiTypes.STR, OpenApiParameter.QUERY, required=False, enum=["raw", "gold"],
-                         description="gold: the +GT records (pool P); anything else: the raw records")])
+    @extend_schema(
+        operation_id="releases_public_probes",
+        responses=ReleaseRecordOutput(many=True),
+        parameters=[
+            OpenApiParameter(
+                "condition",
+                OpenApiTypes.STR,
+                OpenApiParameter.QUERY,
+                required=False,
+                enum=["raw", "gold"],
+                description="gold: the +GT records (pool P); anything else: the raw records",
+            )
+        ],
+    )
     def get(self, request, release_id: str):
         release = get_object_or_404(Release, release_id=release_id)
         gold = request.query_params.get("condition") == "gold"
@@ -279,12 +317,19 @@ class ReleaseZipApi(APIView):
         release.refresh_from_db()
         return Response(ReleaseOutput(release).data, status=202)
 
-    @extend_schema(operation_id="releases_zip_download", responses={
-        (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="The release's public zip."),
-        404: OpenApiResponse(description="The zip is not built yet.")})
+    @extend_schema(
+        operation_id="releases_zip_download",
+        responses={
+            (200, "application/zip"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The release's public zip."
+            ),
+            404: OpenApiResponse(description="The zip is not built yet."),
+        },
+    )
     def get(self, request, release_id: str):
         release = get_object_or_404(Release, release_id=release_id)
         if release.zip_status != "ready" or not Path(release.zip_path).is_file():
             raise Http404("The zip is not built yet.")
-        return FileResponse(open(release.zip_path, "rb"), as_attachment=True,
-                            filename=f"{release.release_id}.public.zip")
+        return FileResponse(
+            open(release.zip_path, "rb"), as_attachment=True, filename=f"{release.release_id}.public.zip"
+        )

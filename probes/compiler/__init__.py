@@ -8,5 +8,15 @@ from .pipeline import compile_parent
 from .prompts import DEFAULT_PROMPT_SET, PromptSet, validate_prompt_files
 from .types import BlockedGroup, CompiledProbe, ParentResult, ParentSource, SourceImage
 
-__all__ = ["BlockedGroup", "CompileError", "CompiledProbe", "DEFAULT_PROMPT_SET", "ParentResult", "ParentSource",
-           "PromptSet", "SourceImage", "compile_parent", "validate_prompt_files"]
+__all__ = [
+    "BlockedGroup",
+    "CompileError",
+    "CompiledProbe",
+    "DEFAULT_PROMPT_SET",
+    "ParentResult",
+    "ParentSource",
+    "PromptSet",
+    "SourceImage",
+    "compile_parent",
+    "validate_prompt_files",
+]

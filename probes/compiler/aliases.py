@@ -12,8 +12,13 @@ from .errors import require
 SELECTION_SEED = 2027
 
 
-def neutral_aliases(targets: list[dict[str, Any]], logical_probe_id: str, *, variant_id: str = "main",
-                    seed: int = SELECTION_SEED) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def neutral_aliases(
+    targets: list[dict[str, Any]],
+    logical_probe_id: str,
+    *,
+    variant_id: str = "main",
+    seed: int = SELECTION_SEED,
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
     require(type(seed) is int and bool(logical_probe_id), "ALIAS_SEED_OR_ID")
     unique = {digest(t): copy.deepcopy(t) for t in targets}
     require(len(unique) == len(targets) and len(targets) >= 2, "CANDIDATE_UNIVERSE_INVALID")

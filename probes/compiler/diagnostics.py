@@ -21,8 +21,14 @@ from kit.canonical import digest
 from kit.nearest import DISTANCE_DENOMINATOR, NEAREST_POLICY, nearest_region, with_outcome
 from kit.normalizers import LABEL, NUMBER, normalize, numeric_unit_parts
 
-__all__ = ["DISTANCE_DENOMINATOR", "NEAREST_POLICY", "nearest_region", "read_availability",
-           "representation_kind", "with_outcome"]
+__all__ = [
+    "DISTANCE_DENOMINATOR",
+    "NEAREST_POLICY",
+    "nearest_region",
+    "read_availability",
+    "representation_kind",
+    "with_outcome",
+]
 
 AVAILABILITY_SCOPE_NOTE = "lexical_diagnostic_only_includes_public_geometry_and_repeated_excerpts"
 AVAILABILITY_PRIORITY = "full_match_then_supported_components_then_lexical_absence; unsupported_is_unknown"
@@ -30,7 +36,9 @@ AVAILABILITY_PRIORITY = "full_match_then_supported_components_then_lexical_absen
 # A reading the scan can rule on when it finds nothing: one atomic label (a letter with an optional
 # one/two-digit or single-character subscript, a Chinese ordinal, or a sign), a bare number, or a
 # number with a listed unit. Anything else without a verbatim hit is ``unknown``, never ``not_found``.
-_ATOMIC_LABEL = re.compile(r"(?:[A-Za-zΑ-Ωα-ω甲乙丙丁戊己庚辛壬癸](?:\d{1,2}|_[A-Za-z0-9]|_\{[A-Za-z0-9]{1,2}\})?|[+\-])")
+_ATOMIC_LABEL = re.compile(
+    r"(?:[A-Za-zΑ-Ωα-ω甲乙丙丁戊己庚辛壬癸](?:\d{1,2}|_[A-Za-z0-9]|_\{[A-Za-z0-9]{1,2}\})?|[+\-])"
+)
 _WORD = "A-Za-z0-9_Α-Ωα-ω"  # a hit may not continue a word on either side
 _LATEX_GAP = r"(?:\s|\\[,;:! ])*"  # between number and unit: any whitespace (NBSP too) or LaTeX spacing
 _LITERAL_NUMBER = re.compile(r"(?<![A-Za-z0-9_])" + NUMBER + r"(?![A-Za-z0-9_])")
@@ -67,7 +75,9 @@ def _collect(value: Any, path: str, fields: list[tuple[str, str]]) -> None:
                 _collect(item, f"{path}/{name}", fields)
 
 
-def read_availability(public_raw: dict[str, Any], expected: str, normalizer_id: str = LABEL) -> dict[str, Any]:
+def read_availability(
+    public_raw: dict[str, Any], expected: str, normalizer_id: str = LABEL
+) -> dict[str, Any]:
     """Kit §5.6 availability of one expected reading in ``public_raw`` (``{"messages": …}``).
 
     ``verbatim_available`` (a full hit, always first), ``components_available`` (only the number or
@@ -77,14 +87,16 @@ def read_availability(public_raw: dict[str, Any], expected: str, normalizer_id: 
     """
     fields = public_text_fields(public_raw)
     target = normalize(expected, normalizer_id)
-    finite = target is not None and bool(_ATOMIC_LABEL.fullmatch(target) or re.fullmatch(NUMBER, target)
-                                         or numeric_unit_parts(target))
+    finite = target is not None and bool(
+        _ATOMIC_LABEL.fullmatch(target) or re.fullmatch(NUMBER, target) or numeric_unit_parts(target)
+    )
     hits = _hits(fields, target, normalizer_id) if target is not None else []
     components: list[dict[str, Any]] = []
     parts = numeric_unit_parts(target) if finite and target is not None else None
     for part in parts or ():
-        components.extend({**hit, "component": part}
-                          for hit in _hits(fields, normalize(part, normalizer_id), normalizer_id))
+        components.extend(
+            {**hit, "component": part} for hit in _hits(fields, normalize(part, normalizer_id), normalizer_id)
+        )
     if hits:
         status = "verbatim_available"
     elif not finite:
@@ -93,12 +105,20 @@ def read_availability(public_raw: dict[str, Any], expected: str, normalizer_id: 
         status = "components_available" if components else "not_found"
     # positions in the serialized input, not source mentions: a repeated excerpt repeats its numbers
     literals = {m.group() for _, text in fields for m in _LITERAL_NUMBER.finditer(text)}
-    return {"public_text_availability": status, "normalizer_id": normalizer_id, "full_hits": hits,
-            "component_hits": components, "scanned_fields": [path for path, _ in fields],
-            "raw_text_root": digest(fields),
-            "hit_multiplicity": "none" if not hits else "one" if len(hits) == 1 else "multiple",
-            "distinct_public_numeric_literals": len(literals), "unique_value_bound_to_R": "not_established",
-            "vision_required": None, "scope_note": AVAILABILITY_SCOPE_NOTE, "priority": AVAILABILITY_PRIORITY}
+    return {
+        "public_text_availability": status,
+        "normalizer_id": normalizer_id,
+        "full_hits": hits,
+        "component_hits": components,
+        "scanned_fields": [path for path, _ in fields],
+        "raw_text_root": digest(fields),
+        "hit_multiplicity": "none" if not hits else "one" if len(hits) == 1 else "multiple",
+        "distinct_public_numeric_literals": len(literals),
+        "unique_value_bound_to_R": "not_established",
+        "vision_required": None,
+        "scope_note": AVAILABILITY_SCOPE_NOTE,
+        "priority": AVAILABILITY_PRIORITY,
+    }
 
 
 def _hits(fields: list[tuple[str, str]], target: str | None, normalizer_id: str) -> list[dict[str, Any]]:
@@ -112,8 +132,9 @@ def _hits(fields: list[tuple[str, str]], target: str | None, normalizer_id: str)
         for match in pattern.finditer(comparison):
             start, end = spans[match.start()][0], spans[match.end() - 1][1]
             if normalize(text[start:end], normalizer_id) == target:
-                hits.append({"field": path, "start": start, "end": end, "text": text[start:end],
-                             "normalized": target})
+                hits.append(
+                    {"field": path, "start": start, "end": end, "text": text[start:end], "normalized": target}
+                )
     return hits
 
 

@@ -26,8 +26,14 @@ def visual_locator(image_id: str, bbox: list[int]) -> dict[str, Any]:
 
 
 def text_locator(section: str, start: int, end: int, quote: str, text: str) -> dict[str, Any]:
-    return {"kind": "text", "section": section, "start": start, "end": end, "quote": quote,
-            "section_sha256": text_digest(text)}
+    return {
+        "kind": "text",
+        "section": section,
+        "start": start,
+        "end": end,
+        "quote": quote,
+        "section_sha256": text_digest(text),
+    }
 
 
 def validate_locator(loc: dict[str, Any], context: dict[str, Any], assets: dict[str, Any]) -> None:
@@ -44,7 +50,9 @@ def validate_locator(loc: dict[str, Any], context: dict[str, Any], assets: dict[
         require(section in ("stem", "query"), "TEXT_SECTION_INVALID")
         text = context[section]
         start, end = loc["start"], loc["end"]
-        require(type(start) is int and type(end) is int and 0 <= start < end <= len(text), "TEXT_RANGE_INVALID")
+        require(
+            type(start) is int and type(end) is int and 0 <= start < end <= len(text), "TEXT_RANGE_INVALID"
+        )
         require(text_digest(text) == loc["section_sha256"], "SOURCE_TEXT_STALE")
         require(text[start:end] == loc["quote"], "TEXT_QUOTE_MISMATCH")
     else:

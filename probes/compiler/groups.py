@@ -43,8 +43,10 @@ class GroupEnumerator:
         text = self.index.context[mention["section"]]
         if not mention["quote"]:
             return set()
-        return {digest(text_locator(mention["section"], s, e, mention["quote"], text))
-                for s, e in find_exact_matches(text, mention["quote"])}
+        return {
+            digest(text_locator(mention["section"], s, e, mention["quote"], text))
+            for s, e in find_exact_matches(text, mention["quote"])
+        }
 
     def _global_issues(self) -> list[dict[str, Any]]:
         index, issues = self.index, []
@@ -52,23 +54,44 @@ class GroupEnumerator:
             issues.append({"code": "SOURCE_AMBIGUITY_SCOPE_UNBOUNDED", "tasks": ["T02", "T03"]})
         if any(i["code"] in DISPLAY_INCOMPLETE for i in index.issues):
             issues.append({"code": "CANDIDATE_UNIVERSE_INCOMPLETE", "tasks": ["T02", "T03"]})
-        bad_glyphs = [v["id"] for v in index.pass4.get("visual_nodes", [])
-                      if v["type"] == "text_glyph" and v["text"].strip() and v["id"] not in index.locators]
+        bad_glyphs = [
+            v["id"]
+            for v in index.pass4.get("visual_nodes", [])
+            if v["type"] == "text_glyph" and v["text"].strip() and v["id"] not in index.locators
+        ]
         if bad_glyphs:
             issues.append({"code": "PACKET_SOURCE_UNRESOLVED", "tasks": ["T02"]})
         return issues
 
-    def _group(self, task: str, token: str, members: Any, rows: list[dict[str, Any]], reasons: list[str],
-               **extra: Any) -> Proposal | None:
+    def _group(
+        self,
+        task: str,
+        token: str,
+        members: Any,
+        rows: list[dict[str, Any]],
+        reasons: list[str],
+        **extra: Any,
+    ) -> Proposal | None:
         gid = "NG-" + digest([self.index.group_id, task, token])
         reasons = list(reasons) + [g["code"] for g in self.global_issues if task in g["tasks"]]
-        info = {"group_id": gid, "task_id": task, "source_scope": sorted(members),
-                "state": "blocked" if reasons else "eligible_for_compile",
-                "blocking_reasons": sorted(set(reasons)), **extra}
+        info = {
+            "group_id": gid,
+            "task_id": task,
+            "source_scope": sorted(members),
+            "state": "blocked" if reasons else "eligible_for_compile",
+            "blocking_reasons": sorted(set(reasons)),
+            **extra,
+        }
         if reasons:
-            self.blocked.append(BlockedGroup(task_id=task, code=info["blocking_reasons"][0],
-                                             reasons=info["blocking_reasons"], scope=info["source_scope"],
-                                             group_id=gid))
+            self.blocked.append(
+                BlockedGroup(
+                    task_id=task,
+                    code=info["blocking_reasons"][0],
+                    reasons=info["blocking_reasons"],
+                    scope=info["source_scope"],
+                    group_id=gid,
+                )
+            )
             return None
         return Proposal(task_id=task, rows=rows, native=info)
 
@@ -80,7 +103,11 @@ class GroupEnumerator:
         for b in index.pass4.get("bindings", []):
             if b["type"] != "refers_to":
                 continue
-            row = {"anchor": b["from_id"], "target": b["to_id"], "ref": index.ref("bindings", b["id"], "to_id")}
+            row = {
+                "anchor": b["from_id"],
+                "target": b["to_id"],
+                "ref": index.ref("bindings", b["id"], "to_id"),
+            }
             possible = self.possible.get(b["from_id"], set())
             if not possible:
                 unknown.append(b["id"])
@@ -111,9 +138,18 @@ class GroupEnumerator:
         if any(mentions.get(r["anchor"], {}).get("role") != "entity" for r in rows):
             reasons.append("REFERENCE_NOT_EXPLICIT_ENTITY_MENTION")
         members = [r["ref"]["record_id"] for r in rows] + unknown
-        return self._group("T02", token, members, rows, reasons, interface="T02-single", singleton_basis=basis,
-                           selector="exact_entity_mention_all_refers_to_v1", possible_origin=token,
-                           canonical_targets=sorted(t for t in targets if t))
+        return self._group(
+            "T02",
+            token,
+            members,
+            rows,
+            reasons,
+            interface="T02-single",
+            singleton_basis=basis,
+            selector="exact_entity_mention_all_refers_to_v1",
+            possible_origin=token,
+            canonical_targets=sorted(t for t in targets if t),
+        )
 
     # T03-image / T03-text ---------------------------------------------------------------------
     def t03(self) -> list[Proposal]:
@@ -144,8 +180,9 @@ class GroupEnumerator:
         quoted = [m for m in q["text_mention_ids"] if mentions.get(m, {}).get("role") == "quantity"]
         return glyphs, quoted
 
-    def _quantity_selection(self, q: dict[str, Any], glyphs: list[str],
-                            mentions: list[str]) -> tuple[list[str], dict[str, Any] | None]:
+    def _quantity_selection(
+        self, q: dict[str, Any], glyphs: list[str], mentions: list[str]
+    ) -> tuple[list[str], dict[str, Any] | None]:
         """Glyphs first; an unusable glyph never falls back to the text mention."""
         errors = []
         if not q["owner_id"] or q["owner_id"] not in self.index.identity_map:
@@ -155,17 +192,25 @@ class GroupEnumerator:
         if not chosen or len(unique) != 1 or any(r not in self.origins for r in chosen):
             errors.append("IMAGE_SELECTOR_UNRESOLVED" if glyphs else "TEXT_SELECTOR_UNRESOLVED")
             return errors, None
-        choice = {"anchor": sorted(chosen)[0], "origin": next(iter(unique)),
-                  "selector": "existing_text_glyph_v1" if glyphs else "no_image_glyph_exact_quantity_mention_v1",
-                  "interface": "T03-image" if glyphs else "T03-text",
-                  "fallback_reason": None if glyphs else "no_source_text_glyph_anchor"}
+        choice = {
+            "anchor": sorted(chosen)[0],
+            "origin": next(iter(unique)),
+            "selector": "existing_text_glyph_v1" if glyphs else "no_image_glyph_exact_quantity_mention_v1",
+            "interface": "T03-image" if glyphs else "T03-text",
+            "fallback_reason": None if glyphs else "no_source_text_glyph_anchor",
+        }
         visuals = self.index.rows["visual_nodes"]
         if glyphs and any(not visuals[r]["text"].strip() for r in glyphs):
             errors.append("EMPTY_IMAGE_GLYPH_NOT_TEXT_FALLBACK")
         return errors, choice
 
-    def _t03_component(self, component: set[str], selected: dict[str, Any], failures: dict[str, list[str]],
-                       unbounded: list[str]) -> list[Proposal]:
+    def _t03_component(
+        self,
+        component: set[str],
+        selected: dict[str, Any],
+        failures: dict[str, list[str]],
+        unbounded: list[str],
+    ) -> list[Proposal]:
         index, quantities = self.index, self.index.rows["quantities"]
         reasons = [e for q in component for e in failures[q]]
         if unbounded:
@@ -184,22 +229,40 @@ class GroupEnumerator:
             by_origin["unresolved:" + digest(sorted(component))] = []
         result = []
         for origin, qids in sorted(by_origin.items()):
-            rows = [{"anchor": selected[q]["anchor"], "target": quantities[q]["owner_id"],
-                     "ref": index.ref("quantities", q, "owner_id")} for q in qids]
-            choice = selected[qids[0]] if qids else {"interface": "T03-unresolved", "selector": None,
-                                                     "fallback_reason": "no_legal_selector"}
-            proposal = self._group("T03", origin, component | set(unbounded), rows, reasons,
-                                   interface=choice["interface"], selector=choice["selector"],
-                                   fallback_reason=choice["fallback_reason"],
-                                   dependency_component=sorted(component), possible_origin=origin,
-                                   canonical_targets=sorted(t for t in owners if t))
+            rows = [
+                {
+                    "anchor": selected[q]["anchor"],
+                    "target": quantities[q]["owner_id"],
+                    "ref": index.ref("quantities", q, "owner_id"),
+                }
+                for q in qids
+            ]
+            choice = (
+                selected[qids[0]]
+                if qids
+                else {"interface": "T03-unresolved", "selector": None, "fallback_reason": "no_legal_selector"}
+            )
+            proposal = self._group(
+                "T03",
+                origin,
+                component | set(unbounded),
+                rows,
+                reasons,
+                interface=choice["interface"],
+                selector=choice["selector"],
+                fallback_reason=choice["fallback_reason"],
+                dependency_component=sorted(component),
+                possible_origin=origin,
+                canonical_targets=sorted(t for t in owners if t),
+            )
             if proposal is not None:
                 result.append(proposal)
         return result
 
 
-def _components(quantities: dict[str, Any], qanchors: dict[str, set[str]],
-                adjacent: dict[str, set[str]]) -> list[set[str]]:
+def _components(
+    quantities: dict[str, Any], qanchors: dict[str, set[str]], adjacent: dict[str, set[str]]
+) -> list[set[str]]:
     """Connected components over shared possible origins, formed before any row is discarded."""
     components, remaining = [], set(quantities)
     while remaining:

@@ -44,8 +44,11 @@ def dedup_members(members: list[MemberInput]) -> list[MemberAssignment]:
     result = []
     for m in members:
         if len(hints_by_identity[m.source_identity]) > 1:
-            result.append(_assigned(m, "ND-conflict-" + m.source_identity, m.problem_id,
-                                    "identity_version_conflict", BLOCKED))
+            result.append(
+                _assigned(
+                    m, "ND-conflict-" + m.source_identity, m.problem_id, "identity_version_conflict", BLOCKED
+                )
+            )
         else:
             groups[m.content_group_hint].append(m)
     for group in groups.values():
@@ -53,13 +56,24 @@ def dedup_members(members: list[MemberInput]) -> list[MemberAssignment]:
         gid = "ND-" + digest(ids)
         for m in group:
             state = "representative" if m.problem_id == ids[0] else "exact_duplicate"
-            result.append(_assigned(m, gid, ids[0], state, UNASSIGNED if state == "representative" else BLOCKED))
+            result.append(
+                _assigned(m, gid, ids[0], state, UNASSIGNED if state == "representative" else BLOCKED)
+            )
     return sorted(result, key=lambda a: a.problem_id)
 
 
 def _assigned(m: MemberInput, group: str, representative: str, state: str, split: str) -> MemberAssignment:
-    return MemberAssignment(m.parent_pk, m.problem_id, m.source_identity, m.content_group_hint, m.tags, group,
-                            representative, state, split)
+    return MemberAssignment(
+        m.parent_pk,
+        m.problem_id,
+        m.source_identity,
+        m.content_group_hint,
+        m.tags,
+        group,
+        representative,
+        state,
+        split,
+    )
 
 
 def development_ids(members: list[MemberAssignment], *, seed: int, count: int) -> list[str]:
@@ -68,13 +82,17 @@ def development_ids(members: list[MemberAssignment], *, seed: int, count: int) -
     chosen: list[str] = []
     covered: set[tuple[str, str]] = set()
     while pool and len(chosen) < count:
-        best = min(pool, key=lambda pid: (-len(pool[pid] - covered), digest([seed, "native_development_v1", pid])))
+        best = min(
+            pool, key=lambda pid: (-len(pool[pid] - covered), digest([seed, "native_development_v1", pid]))
+        )
         chosen.append(best)
         covered |= pool.pop(best)
     return sorted(chosen)
 
 
-def assign_splits(members: list[MemberInput], *, seed: int = 2027, development_count: int = 25) -> list[MemberAssignment]:
+def assign_splits(
+    members: list[MemberInput], *, seed: int = 2027, development_count: int = 25
+) -> list[MemberAssignment]:
     assigned = dedup_members(members)
     development = set(development_ids(assigned, seed=seed, count=development_count))
     return [replace(m, split=DEVELOPMENT) if m.problem_id in development else m for m in assigned]

@@ -18,21 +18,66 @@ from .errors import require
 from .scorability import BINDING_KEYS
 
 PROMPT_KEYS = ("system", "user", "one", "set", "read", "packet_empty")
-USER_PLACEHOLDERS = ("stem", "query", "options", "attachment_legend", "text_locator_views", "anchor_block",
-                     "reference_block", "candidate_block", "read_instruction", "binding_question",
-                     "selection_instruction", "recognition_packet", "output_contract")
-EN_HEADERS = ("[Original statement]", "[Original question]", "[Original answer options]",
-              "[Images and locator views]", "[Text locator views]", "[Evidence locations]",
-              "[Given reference entities]", "[Candidates]", "[Local question]", "[Selection rule]",
-              "[Local reading information]", "[Output format]")
-ZH_HEADERS = ("【原始题干】", "【原始问题】", "【原题选项】", "【图像与定位视图】", "【文本定位】", "【证据位置】",
-              "【给定参考实体】", "【候选】", "【局部问题】", "【选择方式】", "【补充局部读取信息】", "【输出格式】")
+USER_PLACEHOLDERS = (
+    "stem",
+    "query",
+    "options",
+    "attachment_legend",
+    "text_locator_views",
+    "anchor_block",
+    "reference_block",
+    "candidate_block",
+    "read_instruction",
+    "binding_question",
+    "selection_instruction",
+    "recognition_packet",
+    "output_contract",
+)
+EN_HEADERS = (
+    "[Original statement]",
+    "[Original question]",
+    "[Original answer options]",
+    "[Images and locator views]",
+    "[Text locator views]",
+    "[Evidence locations]",
+    "[Given reference entities]",
+    "[Candidates]",
+    "[Local question]",
+    "[Selection rule]",
+    "[Local reading information]",
+    "[Output format]",
+)
+ZH_HEADERS = (
+    "【原始题干】",
+    "【原始问题】",
+    "【原题选项】",
+    "【图像与定位视图】",
+    "【文本定位】",
+    "【证据位置】",
+    "【给定参考实体】",
+    "【候选】",
+    "【局部问题】",
+    "【选择方式】",
+    "【补充局部读取信息】",
+    "【输出格式】",
+)
 
 
 def _user_template(headers: tuple[str, ...]) -> str:
-    slots = ["{stem}", "{query}", "{options}", "{attachment_legend}", "{text_locator_views}", "{anchor_block}",
-             "{reference_block}", "{candidate_block}", "{read_instruction}{binding_question}",
-             "{selection_instruction}", "{recognition_packet}", "{output_contract}"]
+    slots = [
+        "{stem}",
+        "{query}",
+        "{options}",
+        "{attachment_legend}",
+        "{text_locator_views}",
+        "{anchor_block}",
+        "{reference_block}",
+        "{candidate_block}",
+        "{read_instruction}{binding_question}",
+        "{selection_instruction}",
+        "{recognition_packet}",
+        "{output_contract}",
+    ]
     return "\n".join(f"{h}\n{s}" for h, s in zip(headers, slots, strict=True))
 
 
@@ -75,14 +120,28 @@ DEFAULT_PROMPTS: dict[str, Any] = {
 }
 
 DEFAULT_TASKS: dict[str, Any] = {
-    "T02": {"binding_key": "referent", "allowed_cardinalities": ["one", "set"], "question": {
-        "en": {"one": "The expression marked at {anchor} names one object in the diagram. Which candidate is it?",
-               "set": "The expression marked at {anchor} names objects in the diagram. Which candidates are they?"},
-        "zh": {"one": "{anchor} 处标出的说法指的是图中哪一个候选对象？",
-               "set": "{anchor} 处标出的说法指的是图中哪些候选对象？"}}},
-    "T03": {"binding_key": "owner", "allowed_cardinalities": ["one"], "question": {
-        "en": "The quantity marked at {anchor} belongs directly to which candidate entity?",
-        "zh": "{anchor} 处标出的物理量直接属于哪个候选实体？"}},
+    "T02": {
+        "binding_key": "referent",
+        "allowed_cardinalities": ["one", "set"],
+        "question": {
+            "en": {
+                "one": "The expression marked at {anchor} names one object in the diagram. Which candidate is it?",
+                "set": "The expression marked at {anchor} names objects in the diagram. Which candidates are they?",
+            },
+            "zh": {
+                "one": "{anchor} 处标出的说法指的是图中哪一个候选对象？",
+                "set": "{anchor} 处标出的说法指的是图中哪些候选对象？",
+            },
+        },
+    },
+    "T03": {
+        "binding_key": "owner",
+        "allowed_cardinalities": ["one"],
+        "question": {
+            "en": "The quantity marked at {anchor} belongs directly to which candidate entity?",
+            "zh": "{anchor} 处标出的物理量直接属于哪个候选实体？",
+        },
+    },
 }
 
 
@@ -121,24 +180,37 @@ def validate_prompt_files(prompts: Any, tasks: Any) -> PromptSet:
     require(isinstance(prompts, dict) and isinstance(tasks, dict), "PROMPT_FILE_SHAPE")
     for language in ("en", "zh"):
         block = prompts.get(language)
-        require(isinstance(block, dict) and all(isinstance(block.get(k), str) for k in PROMPT_KEYS),
-                "PROMPT_FILE_SHAPE", language)
+        require(
+            isinstance(block, dict) and all(isinstance(block.get(k), str) for k in PROMPT_KEYS),
+            "PROMPT_FILE_SHAPE",
+            language,
+        )
         for name in USER_PLACEHOLDERS:
             require("{" + name + "}" in block["user"], "PROMPT_PLACEHOLDER_MISSING", f"{language}: {name}")
         require("{read_anchors}" in block["read"], "PROMPT_PLACEHOLDER_MISSING", f"{language}: read_anchors")
     for task_id in ("T02", "T03"):
         task = tasks.get(task_id)
-        require(isinstance(task, dict) and isinstance(task.get("binding_key"), str), "TASK_REGISTRY_SHAPE", task_id)
+        require(
+            isinstance(task, dict) and isinstance(task.get("binding_key"), str),
+            "TASK_REGISTRY_SHAPE",
+            task_id,
+        )
         # Refused at upload with the code the compiler would block every group of this task with.
         require(task["binding_key"] in BINDING_KEYS, "BINDING_KEY", f"{task_id}: {task['binding_key']}")
         allowed = task.get("allowed_cardinalities")
-        require(isinstance(allowed, list) and "one" in allowed, "TASK_OUTPUT_CONTRACT",
-                f"{task_id}: allowed_cardinalities must list 'one'")
+        require(
+            isinstance(allowed, list) and "one" in allowed,
+            "TASK_OUTPUT_CONTRACT",
+            f"{task_id}: allowed_cardinalities must list 'one'",
+        )
         for language in ("en", "zh"):
             question = task.get("question", {}).get(language)
             forms = list(question.values()) if isinstance(question, dict) else [question]
-            require(all(isinstance(f, str) and "{anchor}" in f for f in forms), "TASK_QUESTION_SHAPE",
-                    f"{task_id}/{language}")
+            require(
+                all(isinstance(f, str) and "{anchor}" in f for f in forms),
+                "TASK_QUESTION_SHAPE",
+                f"{task_id}/{language}",
+            )
     return PromptSet(prompts, tasks)
 
 
@@ -152,8 +224,9 @@ def public_locator_text(loc: dict[str, Any], context: dict[str, Any], alias: str
 def output_contract(contract: dict[str, Any], language: str) -> dict[str, Any]:
     candidate = "<candidate ID>" if language == "en" else "<候选编号>"
     transcription = "<transcription>" if language == "en" else "<转写>"
-    output: dict[str, Any] = {contract["binding_key"]: candidate if contract["cardinality"] == "one"
-                              else [candidate, "..."]}
+    output: dict[str, Any] = {
+        contract["binding_key"]: candidate if contract["cardinality"] == "one" else [candidate, "..."]
+    }
     if contract["read_shape"] == "string":
         output = {"read": transcription, **output}
     elif contract["read_shape"] == "object_by_anchor":
@@ -161,33 +234,58 @@ def output_contract(contract: dict[str, Any], language: str) -> dict[str, Any]:
     return output
 
 
-def render_messages(view: dict[str, Any], question: str, contract: dict[str, Any], attachments: list[str],
-                    displays: list[dict[str, Any]], prompt_set: PromptSet) -> dict[str, str]:
+def render_messages(
+    view: dict[str, Any],
+    question: str,
+    contract: dict[str, Any],
+    attachments: list[str],
+    displays: list[dict[str, Any]],
+    prompt_set: PromptSet,
+) -> dict[str, str]:
     language, context = view["language"], view["context"]
     prompts = prompt_set.prompts[language]
     anchors = "\n".join(public_locator_text(loc, context, a) for a, loc in view["anchors"].items())
-    references = "\n".join(public_locator_text(loc, context, a)
-                           for a, locs in view["reference_views"].items() for loc in locs)
+    references = "\n".join(
+        public_locator_text(loc, context, a) for a, locs in view["reference_views"].items() for loc in locs
+    )
     candidates = "\n".join(
-        f"{c['alias']}: {c['label']}" if c["kind"] == "role"
+        f"{c['alias']}: {c['label']}"
+        if c["kind"] == "role"
         else "\n".join(public_locator_text(loc, context, c["alias"]) for loc in c["locators"])
-        for c in view["candidates"])
-    textual = "\n".join(public_locator_text(loc, context, a) for a, loc in view["anchors"].items()
-                        if loc["kind"] == "text")
+        for c in view["candidates"]
+    )
+    textual = "\n".join(
+        public_locator_text(loc, context, a) for a, loc in view["anchors"].items() if loc["kind"] == "text"
+    )
     by_asset = {d["output_asset_id"]: d for d in displays}
     original = "original source image" if language == "en" else "原图"
     legend = "\n".join(
         f"{a}: {by_asset[a]['source_image_id']}; {', '.join(m['alias'] for m in by_asset[a]['marks'])}"
-        if a in by_asset else f"{a}: {original}" for a in attachments)
+        if a in by_asset
+        else f"{a}: {original}"
+        for a in attachments
+    )
     read = ""
     if contract["read_shape"] != "none":
         read = prompts["read"].format(read_anchors=", ".join(contract["read_anchor_ids"])) + "\n"
-    packet = (json.dumps(view["recognition_packet"], ensure_ascii=False) if view["recognition_packet"]
-              else prompts["packet_empty"])
-    values = {"stem": context["stem"], "query": context["query"],
-              "options": json.dumps(context["options"], ensure_ascii=False), "attachment_legend": legend,
-              "text_locator_views": textual, "anchor_block": anchors, "reference_block": references,
-              "candidate_block": candidates, "read_instruction": read, "binding_question": question,
-              "selection_instruction": prompts[contract["cardinality"]], "recognition_packet": packet,
-              "output_contract": json.dumps(output_contract(contract, language), ensure_ascii=False)}
+    packet = (
+        json.dumps(view["recognition_packet"], ensure_ascii=False)
+        if view["recognition_packet"]
+        else prompts["packet_empty"]
+    )
+    values = {
+        "stem": context["stem"],
+        "query": context["query"],
+        "options": json.dumps(context["options"], ensure_ascii=False),
+        "attachment_legend": legend,
+        "text_locator_views": textual,
+        "anchor_block": anchors,
+        "reference_block": references,
+        "candidate_block": candidates,
+        "read_instruction": read,
+        "binding_question": question,
+        "selection_instruction": prompts[contract["cardinality"]],
+        "recognition_packet": packet,
+        "output_contract": json.dumps(output_contract(contract, language), ensure_ascii=False),
+    }
     return {"system": prompts["system"], "user": prompts["user"].format(**values)}

@@ -26,9 +26,14 @@ MAX_VIEWS = 128
 
 
 def renderer_profile(max_views: int = MAX_VIEWS) -> dict[str, Any]:
-    return {"id": "full_frame_single_locator_bbox_v1", "pillow": PIL.__version__, "padding_px": PADDING,
-            "scale": 1, "max_views": max_views,
-            "geometry_policy": "explicit_source_bbox_only_no_keypoint_order_inference"}
+    return {
+        "id": "full_frame_single_locator_bbox_v1",
+        "pillow": PIL.__version__,
+        "padding_px": PADDING,
+        "scale": 1,
+        "max_views": max_views,
+        "geometry_policy": "explicit_source_bbox_only_no_keypoint_order_inference",
+    }
 
 
 def pixels_sha256(img: Image.Image) -> str:
@@ -41,9 +46,15 @@ def asset_record(data: bytes, relative_path: str) -> dict[str, Any]:
         img.load()
         require(getattr(img, "n_frames", 1) == 1, "MULTIFRAME_IMAGE_UNSUPPORTED")
         require(img.getexif().get(274, 1) in (None, 1), "EXIF_ORIENTATION_REQUIRES_EXPLICIT_REPAIR")
-        return {"relative_path": relative_path, "width": img.width, "height": img.height, "mode": img.mode,
-                "bytes_sha256": bytes_digest(data), "pixels_sha256": pixels_sha256(img),
-                "orientation_policy": "stored_pixels"}
+        return {
+            "relative_path": relative_path,
+            "width": img.width,
+            "height": img.height,
+            "mode": img.mode,
+            "bytes_sha256": bytes_digest(data),
+            "pixels_sha256": pixels_sha256(img),
+            "orientation_policy": "stored_pixels",
+        }
 
 
 def visual_representations(view: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
@@ -52,8 +63,11 @@ def visual_representations(view: dict[str, Any]) -> list[tuple[str, int, dict[st
     for alias, locs in view["reference_views"].items():
         reps.extend((alias, i, loc) for i, loc in enumerate(locs) if loc["kind"] == "visual")
     for candidate in view["candidates"]:
-        reps.extend((candidate["alias"], i, loc) for i, loc in enumerate(candidate.get("locators", []))
-                    if loc["kind"] == "visual")
+        reps.extend(
+            (candidate["alias"], i, loc)
+            for i, loc in enumerate(candidate.get("locators", []))
+            if loc["kind"] == "visual"
+        )
     return reps
 
 
@@ -81,8 +95,14 @@ def _padded_base(data: bytes) -> Image.Image:
     return canvas
 
 
-def render_views(view: dict[str, Any], assets: dict[str, Any], originals: dict[str, bytes],
-                 *, prefix: str, max_views: int = MAX_VIEWS) -> tuple[list[RenderedAsset], list[dict[str, Any]]]:
+def render_views(
+    view: dict[str, Any],
+    assets: dict[str, Any],
+    originals: dict[str, bytes],
+    *,
+    prefix: str,
+    max_views: int = MAX_VIEWS,
+) -> tuple[list[RenderedAsset], list[dict[str, Any]]]:
     """Return the rendered PNGs (with asset records) and the render manifest (display records)."""
     reps = visual_representations(view)
     require(len(reps) <= max_views, "DISPLAY_BUDGET_EXCEEDED", str(len(reps)))
@@ -98,13 +118,32 @@ def render_views(view: dict[str, Any], assets: dict[str, Any], originals: dict[s
         draw.text(LABEL_XY, alias, font=_font(), fill=MARK_COLOUR)
         png = encode_png(canvas)
         view_id = f"V{n}"
-        record = {"relative_path": f"{prefix}/{view_id}.png", "width": canvas.width, "height": canvas.height,
-                  "mode": canvas.mode, "bytes_sha256": bytes_digest(png), "pixels_sha256": pixels_sha256(canvas),
-                  "orientation_policy": "stored_pixels"}
+        record = {
+            "relative_path": f"{prefix}/{view_id}.png",
+            "width": canvas.width,
+            "height": canvas.height,
+            "mode": canvas.mode,
+            "bytes_sha256": bytes_digest(png),
+            "pixels_sha256": pixels_sha256(canvas),
+            "orientation_policy": "stored_pixels",
+        }
         rendered.append(RenderedAsset(view_id=view_id, png=png, record=record))
         origin = active_origin(loc, view["context"], assets)
-        displays.append({"view_id": view_id, "source_image_id": image_id, "source_version": asset["bytes_sha256"],
-                         "output_asset_id": view_id, "source_to_display": list(AFFINE),
-                         "marks": [{"alias": alias, "locator_index": index,
-                                    "origin_fingerprint": origin_fingerprint(origin), "points_px": points}]})
+        displays.append(
+            {
+                "view_id": view_id,
+                "source_image_id": image_id,
+                "source_version": asset["bytes_sha256"],
+                "output_asset_id": view_id,
+                "source_to_display": list(AFFINE),
+                "marks": [
+                    {
+                        "alias": alias,
+                        "locator_index": index,
+                        "origin_fingerprint": origin_fingerprint(origin),
+                        "points_px": points,
+                    }
+                ],
+            }
+        )
     return rendered, displays

@@ -41,36 +41,56 @@ def check_observations(key: dict[str, Any], observations: dict[str, Any]) -> dic
     alias_of: dict[str, str] = {}
     for alias, meta in key["anchor_map"].items():
         for oid in meta["observation_ids"]:
-            require(oid in observations and oid not in alias_of, "DUPLICATE_OR_UNKNOWN_OBSERVATION_ALIAS", oid)
+            require(
+                oid in observations and oid not in alias_of, "DUPLICATE_OR_UNKNOWN_OBSERVATION_ALIAS", oid
+            )
             observation = observations[oid]
-            require(observation.get("observation_id") == oid and observation.get("state") == "approved",
-                    "OBSERVATION_UNAPPROVED", oid)
+            require(
+                observation.get("observation_id") == oid and observation.get("state") == "approved",
+                "OBSERVATION_UNAPPROVED",
+                oid,
+            )
             require(meaningful_text(observation.get("text")), "EMPTY_OBSERVATION_TEXT", oid)
             alias_of[oid] = alias
     for target in key["read_targets"]:
         oid = target["observation_id"]
-        require(oid in observations and alias_of.get(oid) == target["anchor_alias"],
-                "READ_OBSERVATION_ANCHOR_MISMATCH", oid)
+        require(
+            oid in observations and alias_of.get(oid) == target["anchor_alias"],
+            "READ_OBSERVATION_ANCHOR_MISMATCH",
+            oid,
+        )
         require(target.get("expected") == observations[oid]["text"], "READ_TEXT_MISMATCH", oid)
-        require(target.get("origin_fingerprint") == origin_fingerprint(observations[oid]["origin"]),
-                "READ_ORIGIN_MISMATCH", oid)
+        require(
+            target.get("origin_fingerprint") == origin_fingerprint(observations[oid]["origin"]),
+            "READ_ORIGIN_MISMATCH",
+            oid,
+        )
     return alias_of
 
 
 def check_pair(raw: dict[str, Any], gold: dict[str, Any], key: dict[str, Any]) -> None:
     require(raw.get("recognition_packet") == [], "RAW_HAS_PACKET")
-    require({k: v for k, v in raw.items() if k != "recognition_packet"}
-            == {k: v for k, v in gold.items() if k != "recognition_packet"}, "RAW_GOLD_UNMATCHED")
+    require(
+        {k: v for k, v in raw.items() if k != "recognition_packet"}
+        == {k: v for k, v in gold.items() if k != "recognition_packet"},
+        "RAW_GOLD_UNMATCHED",
+    )
     packet = gold["recognition_packet"]
     for entry in packet:
-        require(isinstance(entry.get("text"), str) and bool(entry["text"].strip()), "PACKET_INVALID",
-                str(entry.get("anchor")))
+        require(
+            isinstance(entry.get("text"), str) and bool(entry["text"].strip()),
+            "PACKET_INVALID",
+            str(entry.get("anchor")),
+        )
     shown = {entry["anchor"]: entry["text"] for entry in packet}
     planned = set(key["packet_plan"]["observation_ids"])
     for target in key["read_targets"]:
         if target["observation_id"] in planned:
-            require(shown.get(target["anchor_alias"]) == target["expected"], "PACKET_TEXT_MISMATCH",
-                    target["anchor_alias"])
+            require(
+                shown.get(target["anchor_alias"]) == target["expected"],
+                "PACKET_TEXT_MISMATCH",
+                target["anchor_alias"],
+            )
 
 
 def check_response_contract(key: dict[str, Any]) -> None:
@@ -81,26 +101,46 @@ def check_response_contract(key: dict[str, Any]) -> None:
     require(contract["cardinality"] in CARDINALITIES, "CARDINALITY")
     require(contract["read_shape"] in READ_SHAPES, "READ_SHAPE")
     ids = contract["read_anchor_ids"]
-    require(isinstance(ids, list) and all(isinstance(x, str) and _R_ALIAS.fullmatch(x) for x in ids),
-            "READ_ANCHORS")
+    require(
+        isinstance(ids, list) and all(isinstance(x, str) and _R_ALIAS.fullmatch(x) for x in ids),
+        "READ_ANCHORS",
+    )
     require(len(ids) == len(set(ids)), "DUPLICATE_READ_ANCHOR")
     shape = contract["read_shape"]
-    require((shape == "none" and not ids) or (shape == "string" and len(ids) == 1)
-            or (shape == "object_by_anchor" and len(ids) >= 2), "READ_SHAPE_ARITY")
-    require(type(key["joint_eligible"]) is bool and key["joint_eligible"] == bool(ids), "JOINT_CONTRACT_MISMATCH")
+    require(
+        (shape == "none" and not ids)
+        or (shape == "string" and len(ids) == 1)
+        or (shape == "object_by_anchor" and len(ids) >= 2),
+        "READ_SHAPE_ARITY",
+    )
+    require(
+        type(key["joint_eligible"]) is bool and key["joint_eligible"] == bool(ids), "JOINT_CONTRACT_MISMATCH"
+    )
     targets = key["read_targets"]
-    require(isinstance(targets, list) and [t["anchor_alias"] for t in targets] == ids,
-            "READ_TARGET_ORDER_OR_COVERAGE")
+    require(
+        isinstance(targets, list) and [t["anchor_alias"] for t in targets] == ids,
+        "READ_TARGET_ORDER_OR_COVERAGE",
+    )
     for target in targets:
         require(target["normalizer_id"] in PROFILES, "UNKNOWN_NORMALIZER", str(target["normalizer_id"]))
-        require(normalize(target["expected"], target["normalizer_id"]) is not None, "UNSUPPORTED_GOLD_READING",
-                f"{target['anchor_alias']}: {target['expected']!r} under {target['normalizer_id']}")
+        require(
+            normalize(target["expected"], target["normalizer_id"]) is not None,
+            "UNSUPPORTED_GOLD_READING",
+            f"{target['anchor_alias']}: {target['expected']!r} under {target['normalizer_id']}",
+        )
     candidates = key["candidate_map"]
     require(isinstance(candidates, dict) and len(candidates) >= 2, "CANDIDATE_MAP")
     for alias, target in candidates.items():
         require(isinstance(alias, str) and _E_ALIAS.fullmatch(alias) is not None, "ALIAS_SCHEMA", str(alias))
-        require(isinstance(target, dict) and set(target) == {"kind", "id"} and target["kind"] in TARGET_KINDS
-                and isinstance(target["id"], str) and bool(target["id"]), "CANONICAL_TARGET", alias)
+        require(
+            isinstance(target, dict)
+            and set(target) == {"kind", "id"}
+            and target["kind"] in TARGET_KINDS
+            and isinstance(target["id"], str)
+            and bool(target["id"]),
+            "CANONICAL_TARGET",
+            alias,
+        )
     universe = {(t["kind"], t["id"]) for t in candidates.values()}
     require(len(universe) == len(candidates), "DUPLICATE_CANONICAL_CANDIDATE")
     gold = key["gold_targets"]
@@ -114,10 +154,16 @@ def check_response_contract(key: dict[str, Any]) -> None:
 def check_joint_reading(key: dict[str, Any], raw: dict[str, Any], observations: dict[str, Any]) -> None:
     for target in key["read_targets"]:
         observation = observations[target["observation_id"]]
-        require(raw["anchors"][target["anchor_alias"]]["kind"] == "visual" and observation["asset_role"] == "diagram"
-                and observation["source_kind"] == "text_glyph", "MAIN_JOINT_REQUIRES_IMAGE_READING",
-                target["anchor_alias"])
-    require(key["response_contract"]["read_anchor_ids"] == raw["read_anchor_ids"], "PUBLIC_READ_CONTRACT_MISMATCH")
+        require(
+            raw["anchors"][target["anchor_alias"]]["kind"] == "visual"
+            and observation["asset_role"] == "diagram"
+            and observation["source_kind"] == "text_glyph",
+            "MAIN_JOINT_REQUIRES_IMAGE_READING",
+            target["anchor_alias"],
+        )
+    require(
+        key["response_contract"]["read_anchor_ids"] == raw["read_anchor_ids"], "PUBLIC_READ_CONTRACT_MISMATCH"
+    )
 
 
 def check_task_contract(key: dict[str, Any], raw: dict[str, Any], tasks: dict[str, Any]) -> None:
@@ -125,14 +171,24 @@ def check_task_contract(key: dict[str, Any], raw: dict[str, Any], tasks: dict[st
     task = tasks.get(key["task_id"])
     contract = key["response_contract"]
     allowed = task.get("allowed_cardinalities") if isinstance(task, dict) else None
-    require(isinstance(task, dict) and contract["binding_key"] == task.get("binding_key")
-            and isinstance(allowed, list) and contract["cardinality"] in allowed, "TASK_OUTPUT_CONTRACT",
-            key["task_id"])
+    require(
+        isinstance(task, dict)
+        and contract["binding_key"] == task.get("binding_key")
+        and isinstance(allowed, list)
+        and contract["cardinality"] in allowed,
+        "TASK_OUTPUT_CONTRACT",
+        key["task_id"],
+    )
     require(len(raw["query_anchor_ids"]) == 1, "CORE_QUERY_ANCHOR_ARITY")
 
 
-def check_scorable(key: dict[str, Any], raw: dict[str, Any], gold: dict[str, Any], observations: dict[str, Any],
-                   tasks: dict[str, Any]) -> None:
+def check_scorable(
+    key: dict[str, Any],
+    raw: dict[str, Any],
+    gold: dict[str, Any],
+    observations: dict[str, Any],
+    tasks: dict[str, Any],
+) -> None:
     """Steps 2–5, after the packet is built; raise the first failing check's CompileError."""
     check_pair(raw, gold, key)
     check_response_contract(key)

@@ -19,13 +19,23 @@ from .geometry import active_origin, text_locator, validate_locator, visual_loca
 from .render import asset_record
 from .types import ParentSource
 
-COLLECTIONS = ("visual_nodes", "physical_nodes", "text_mentions", "quantities",
-               "bindings", "relations", "constraints", "ambiguities")
+COLLECTIONS = (
+    "visual_nodes",
+    "physical_nodes",
+    "text_mentions",
+    "quantities",
+    "bindings",
+    "relations",
+    "constraints",
+    "ambiguities",
+)
 PROFILE = "native_binding_draft_v1"
 SPAN_RULE = {
     "policy_id": "unique_exact_sidecar_v1",
-    "preconditions": ["positive_integer_occurrence_out_of_range",
-                      "nonempty_quote_exactly_once_in_current_exact_section"],
+    "preconditions": [
+        "positive_integer_occurrence_out_of_range",
+        "nonempty_quote_exactly_once_in_current_exact_section",
+    ],
     "operation": "use_the_only_exact_character_span_without_modifying_source",
     "matching": "literal_nonoverlap_1based_v1",
 }
@@ -62,8 +72,12 @@ class SourceIndex:
     content_group_hint: str = ""
 
     def ref(self, collection: str, record_id: str, target_field: str) -> dict[str, str]:
-        return {"collection": collection, "record_id": record_id, "target_field": target_field,
-                "source_file_sha256": self.sha}
+        return {
+            "collection": collection,
+            "record_id": record_id,
+            "target_field": target_field,
+            "source_file_sha256": self.sha,
+        }
 
     def ref_key(self, collection: str, record_id: str) -> str:
         return f"{self.sha}:{collection}:{record_id}"
@@ -74,21 +88,33 @@ class SourceIndex:
 
     def public_index(self) -> dict[str, Any]:
         """The kit's ``source_index`` mapping (used for its hash)."""
-        return {"example_only": False, "namespace": self.namespace, "language": self.language,
-                "context": self.context, "records": self.records, "identity_map": self.identity_map,
-                "entity_locators": self.entity_locators, "entity_types": self.entity_types,
-                "anchor_origins": self.anchor_origins}
+        return {
+            "example_only": False,
+            "namespace": self.namespace,
+            "language": self.language,
+            "context": self.context,
+            "records": self.records,
+            "identity_map": self.identity_map,
+            "entity_locators": self.entity_locators,
+            "entity_types": self.entity_types,
+            "anchor_origins": self.anchor_origins,
+        }
 
 
 def normalized_context(source: ParentSource) -> dict[str, Any]:
     options = [{"id": o.get("id", o.get("label")), "text": o["text"]} for o in source.options]
-    return {"stem": source.stem, "query": source.query, "options": options,
-            "image_ids": [image.image_id for image in source.images]}
+    return {
+        "stem": source.stem,
+        "query": source.query,
+        "options": options,
+        "image_ids": [image.image_id for image in source.images],
+    }
 
 
 def parent_group_id(source: ParentSource) -> str:
-    return "PG-" + digest({"dataset": source.source_dataset, "split": source.source_split,
-                           "sample": source.source_sample_id})
+    return "PG-" + digest(
+        {"dataset": source.source_dataset, "split": source.source_split, "sample": source.source_sample_id}
+    )
 
 
 def source_identity(source: ParentSource) -> str:
@@ -105,18 +131,38 @@ def build_source_index(source: ParentSource) -> SourceIndex:
     """Raise :class:`CompileError` for parent-wide refusals (language, identity, images, types)."""
     _check_parent(source)
     context = normalized_context(source)
-    assets = {img.image_id: asset_record(img.data, f"images/{img.image_id}{img.suffix}") for img in source.images}
+    assets = {
+        img.image_id: asset_record(img.data, f"images/{img.image_id}{img.suffix}") for img in source.images
+    }
     for img in source.images:
-        require((assets[img.image_id]["width"], assets[img.image_id]["height"]) == (img.width, img.height),
-                "SOURCE_IMAGE_DIMENSIONS_STALE", img.image_id)
+        require(
+            (assets[img.image_id]["width"], assets[img.image_id]["height"]) == (img.width, img.height),
+            "SOURCE_IMAGE_DIMENSIONS_STALE",
+            img.image_id,
+        )
     pass4 = source.passes["pass4"]
     index = SourceIndex(
-        problem_id=source.problem_id, namespace=source.source_dataset, split=source.source_split,
-        sample=source.source_sample_id, language=source.language, context=context, pass4=pass4,
-        sha=_file_hash(source, "pass4"), assets=assets,
-        source_hashes=dict(sorted(({name: _file_hash(source, name) for name in source.passes}
-                                   | {name: source.source_file_hashes[name] for name in ("manifest", "review")
-                                      if name in source.source_file_hashes}).items())),
+        problem_id=source.problem_id,
+        namespace=source.source_dataset,
+        split=source.source_split,
+        sample=source.source_sample_id,
+        language=source.language,
+        context=context,
+        pass4=pass4,
+        sha=_file_hash(source, "pass4"),
+        assets=assets,
+        source_hashes=dict(
+            sorted(
+                (
+                    {name: _file_hash(source, name) for name in source.passes}
+                    | {
+                        name: source.source_file_hashes[name]
+                        for name in ("manifest", "review")
+                        if name in source.source_file_hashes
+                    }
+                ).items()
+            )
+        ),
     )
     index.rows = {c: {r["id"]: r for r in pass4.get(c, [])} for c in COLLECTIONS}
     for collection in COLLECTIONS:
@@ -128,14 +174,21 @@ def build_source_index(source: ParentSource) -> SourceIndex:
     _observations(index)
     _native_entity_locators(index)
     index.group_id = parent_group_id(source)
-    index.content_group_hint = digest({"context": context, "pixels": [a["pixels_sha256"] for a in assets.values()]})
+    index.content_group_hint = digest(
+        {"context": context, "pixels": [a["pixels_sha256"] for a in assets.values()]}
+    )
     return index
 
 
 def _check_parent(source: ParentSource) -> None:
     require(source.language in ("en", "zh"), "LANGUAGE_UNRESOLVED")
-    require(all(isinstance(v, str) and v.strip() for v in
-                (source.source_dataset, source.source_split, source.source_sample_id)), "SOURCE_IDENTITY_MISSING")
+    require(
+        all(
+            isinstance(v, str) and v.strip()
+            for v in (source.source_dataset, source.source_split, source.source_sample_id)
+        ),
+        "SOURCE_IDENTITY_MISSING",
+    )
     require(bool(source.images), "NO_SOURCE_IMAGES")
     ids = [img.image_id for img in source.images]
     require(len(set(ids)) == len(ids), "DUPLICATE_SOURCE_IMAGE_ID")
@@ -152,7 +205,9 @@ def _visual_locators(index: SourceIndex) -> None:
             index.issues.append({"scope": v["id"], "code": "GEOMETRY_UNSUPPORTED", "detail": str(error)})
             continue
         index.locators[v["id"]] = loc
-        index.anchor_origins[index.ref_key("visual_nodes", v["id"])] = active_origin(loc, index.context, index.assets)
+        index.anchor_origins[index.ref_key("visual_nodes", v["id"])] = active_origin(
+            loc, index.context, index.assets
+        )
 
 
 def _text_locators(index: SourceIndex, *, approved: bool) -> None:
@@ -166,22 +221,33 @@ def _text_locators(index: SourceIndex, *, approved: bool) -> None:
                 decision = apply_unique_exact_repair(decision)
                 index.span_decisions[m["id"]] = decision.as_record()
         if decision.span is None:
-            index.issues.append({"scope": m["id"], "code": "SPAN_REVIEW_REQUIRED", "detail": decision.as_record()})
+            index.issues.append(
+                {"scope": m["id"], "code": "SPAN_REVIEW_REQUIRED", "detail": decision.as_record()}
+            )
             continue
         start, end = decision.span
         loc = text_locator(m["section"], start, end, m["quote"], text)
         index.locators[m["id"]] = loc
-        index.anchor_origins[index.ref_key("text_mentions", m["id"])] = active_origin(loc, index.context, index.assets)
+        index.anchor_origins[index.ref_key("text_mentions", m["id"])] = active_origin(
+            loc, index.context, index.assets
+        )
 
 
 def _span_entry(index: SourceIndex, mention: dict[str, Any], span: Any, approved: bool) -> None:
     text = index.context[mention["section"]]
     loc = text_locator(mention["section"], span[0], span[1], mention["quote"], text)
-    entry = {"record_id": mention["id"], "source_file_sha256": index.sha,
-             "section_sha256": loc["section_sha256"], "old_occurrence": mention["occurrence"],
-             "old_locator": None, "proposed_locator": loc, "new_occurrence": 1,
-             "state": "applied_under_approved_rule" if approved else "proposed",
-             "rule_hash": digest(SPAN_RULE), "policy_ref": digest({"policy_id": SPAN_RULE["policy_id"]}) if approved else None}
+    entry = {
+        "record_id": mention["id"],
+        "source_file_sha256": index.sha,
+        "section_sha256": loc["section_sha256"],
+        "old_occurrence": mention["occurrence"],
+        "old_locator": None,
+        "proposed_locator": loc,
+        "new_occurrence": 1,
+        "state": "applied_under_approved_rule" if approved else "proposed",
+        "rule_hash": digest(SPAN_RULE),
+        "policy_ref": digest({"policy_id": SPAN_RULE["policy_id"]}) if approved else None,
+    }
     entry["repair_id"] = "SR-" + digest(entry)
     index.span_entries.append(entry)
     if approved:
@@ -204,8 +270,14 @@ def _identity(index: SourceIndex, source: ParentSource) -> None:
             parent[max(left, right)] = min(left, right)
             index.identity_binding_ids.append(b["id"])
     for pid in physical:
-        index.identity_map[pid] = "PE-" + digest({"dataset": source.source_dataset, "split": source.source_split,
-                                                  "sample": source.source_sample_id, "source_id": find(pid)})
+        index.identity_map[pid] = "PE-" + digest(
+            {
+                "dataset": source.source_dataset,
+                "split": source.source_split,
+                "sample": source.source_sample_id,
+                "source_id": find(pid),
+            }
+        )
     for canonical in sorted(set(index.identity_map.values())):
         members = [p for p, c in index.identity_map.items() if c == canonical]
         types = {physical[p]["type"] for p in members}
@@ -224,10 +296,14 @@ def _observations(index: SourceIndex) -> None:
             continue
         oid = "o_" + v["id"]
         index.observations[oid] = {
-            "observation_id": oid, "state": "approved",
+            "observation_id": oid,
+            "state": "approved",
             "origin": active_origin(index.locators[v["id"]], index.context, index.assets),
-            "text": v["text"], "source_records": [index.ref("visual_nodes", v["id"], "text")],
-            "source_kind": "text_glyph", "asset_role": "diagram", "review_ref": "source-observation-" + oid,
+            "text": v["text"],
+            "source_records": [index.ref("visual_nodes", v["id"], "text")],
+            "source_kind": "text_glyph",
+            "asset_role": "diagram",
+            "review_ref": "source-observation-" + oid,
         }
 
 
@@ -245,8 +321,13 @@ def _native_entity_locators(index: SourceIndex) -> None:
     for cid, vids in entity_vids.items():
         if any(v not in index.locators for v in vids):
             index.entity_locators[cid] = []
-            index.issues.append({"code": "NATIVE_CANDIDATE_DISPLAY_INCOMPLETE", "scope": sorted(vids),
-                                 "canonical_entity": cid})
+            index.issues.append(
+                {
+                    "code": "NATIVE_CANDIDATE_DISPLAY_INCOMPLETE",
+                    "scope": sorted(vids),
+                    "canonical_entity": cid,
+                }
+            )
         else:
             unique = {digest(index.locators[v]): index.locators[v] for v in vids}
             index.entity_locators[cid] = [unique[k] for k in sorted(unique)]

@@ -6,234 +6,409 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotation', '0003_pass_versions_draft_runs'),
+        ("annotation", "0003_pass_versions_draft_runs"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CompileRun',
+            name="CompileRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seed', models.IntegerField(default=2027)),
-                ('profile', models.CharField(default='native_binding_draft_v1', max_length=100)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('counts', models.JSONField(blank=True, default=dict)),
-                ('timings', models.JSONField(blank=True, default=dict)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seed", models.IntegerField(default=2027)),
+                ("profile", models.CharField(default="native_binding_draft_v1", max_length=100)),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("counts", models.JSONField(blank=True, default=dict)),
+                ("timings", models.JSONField(blank=True, default=dict)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source_identity', models.CharField(max_length=64)),
-                ('content_group_hint', models.CharField(max_length=64)),
-                ('dedup_group', models.CharField(max_length=200)),
-                ('representative_id', models.CharField(max_length=180)),
-                ('dedup_state', models.CharField(max_length=30)),
-                ('split', models.CharField(max_length=40)),
-                ('tags', models.JSONField(default=list)),
-                ('parent', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='membership', to='annotation.parentproblem')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source_identity", models.CharField(max_length=64)),
+                ("content_group_hint", models.CharField(max_length=64)),
+                ("dedup_group", models.CharField(max_length=200)),
+                ("representative_id", models.CharField(max_length=180)),
+                ("dedup_state", models.CharField(max_length=30)),
+                ("split", models.CharField(max_length=40)),
+                ("tags", models.JSONField(default=list)),
+                (
+                    "parent",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="membership",
+                        to="annotation.parentproblem",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['parent__problem_id'],
+                "ordering": ["parent__problem_id"],
             },
         ),
         migrations.CreateModel(
-            name='Probe',
+            name="Probe",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('logical_probe_id', models.CharField(max_length=68, unique=True)),
-                ('task_id', models.CharField(max_length=3)),
-                ('interface', models.CharField(max_length=12)),
-                ('language', models.CharField(max_length=2)),
-                ('group_id', models.CharField(max_length=68)),
-                ('parent_group_id', models.CharField(max_length=68)),
-                ('evidence_group', models.CharField(max_length=68)),
-                ('content_group_hint', models.CharField(max_length=64)),
-                ('content_root', models.CharField(max_length=64)),
-                ('review_target_root', models.CharField(max_length=64)),
-                ('closure_root', models.CharField(max_length=64)),
-                ('packet_review_root', models.CharField(max_length=64)),
-                ('state', models.CharField(choices=[('pending_review', 'Pending review'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('superseded', 'Superseded')], default='pending_review', max_length=16)),
-                ('packet_state', models.CharField(default='pending_review', max_length=20)),
-                ('split', models.CharField(choices=[('development_reserved', 'Development (reserved)'), ('candidate_unassigned_not_release', 'Candidate (unassigned)'), ('blocked', 'Blocked')], default='candidate_unassigned_not_release', max_length=40)),
-                ('in_b', models.BooleanField(default=True)),
-                ('in_l', models.BooleanField(default=False)),
-                ('in_p', models.BooleanField(default=False)),
-                ('raw_view', models.JSONField()),
-                ('gold_view', models.JSONField()),
-                ('raw_messages', models.JSONField()),
-                ('gold_messages', models.JSONField()),
-                ('attachment_ids', models.JSONField()),
-                ('metadata', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('compile_run', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='probes', to='probes.compilerun')),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='probes', to='annotation.parentproblem')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("logical_probe_id", models.CharField(max_length=68, unique=True)),
+                ("task_id", models.CharField(max_length=3)),
+                ("interface", models.CharField(max_length=12)),
+                ("language", models.CharField(max_length=2)),
+                ("group_id", models.CharField(max_length=68)),
+                ("parent_group_id", models.CharField(max_length=68)),
+                ("evidence_group", models.CharField(max_length=68)),
+                ("content_group_hint", models.CharField(max_length=64)),
+                ("content_root", models.CharField(max_length=64)),
+                ("review_target_root", models.CharField(max_length=64)),
+                ("closure_root", models.CharField(max_length=64)),
+                ("packet_review_root", models.CharField(max_length=64)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending_review", "Pending review"),
+                            ("approved", "Approved"),
+                            ("rejected", "Rejected"),
+                            ("superseded", "Superseded"),
+                        ],
+                        default="pending_review",
+                        max_length=16,
+                    ),
+                ),
+                ("packet_state", models.CharField(default="pending_review", max_length=20)),
+                (
+                    "split",
+                    models.CharField(
+                        choices=[
+                            ("development_reserved", "Development (reserved)"),
+                            ("candidate_unassigned_not_release", "Candidate (unassigned)"),
+                            ("blocked", "Blocked"),
+                        ],
+                        default="candidate_unassigned_not_release",
+                        max_length=40,
+                    ),
+                ),
+                ("in_b", models.BooleanField(default=True)),
+                ("in_l", models.BooleanField(default=False)),
+                ("in_p", models.BooleanField(default=False)),
+                ("raw_view", models.JSONField()),
+                ("gold_view", models.JSONField()),
+                ("raw_messages", models.JSONField()),
+                ("gold_messages", models.JSONField()),
+                ("attachment_ids", models.JSONField()),
+                ("metadata", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "compile_run",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="probes",
+                        to="probes.compilerun",
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="probes",
+                        to="annotation.parentproblem",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['parent__problem_id', 'logical_probe_id'],
+                "ordering": ["parent__problem_id", "logical_probe_id"],
             },
         ),
         migrations.CreateModel(
-            name='ProbeKey',
+            name="ProbeKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.JSONField()),
-                ('native_query', models.JSONField()),
-                ('displays', models.JSONField()),
-                ('assets', models.JSONField()),
-                ('probe', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='key', to='probes.probe')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("key", models.JSONField()),
+                ("native_query", models.JSONField()),
+                ("displays", models.JSONField()),
+                ("assets", models.JSONField()),
+                (
+                    "probe",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="key", to="probes.probe"
+                    ),
+                ),
             ],
             options={
-                'permissions': [('view_private_mapping', 'Can read private probe mappings (scorer)')],
+                "permissions": [("view_private_mapping", "Can read private probe mappings (scorer)")],
             },
         ),
         migrations.CreateModel(
-            name='PromptTemplateSet',
+            name="PromptTemplateSet",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('template_version', models.CharField(max_length=100)),
-                ('prompts', models.JSONField()),
-                ('tasks', models.JSONField()),
-                ('normalizers', models.JSONField(blank=True, null=True)),
-                ('protocol', models.JSONField(blank=True, null=True)),
-                ('sha256', models.CharField(max_length=64, unique=True)),
-                ('is_active', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("template_version", models.CharField(max_length=100)),
+                ("prompts", models.JSONField()),
+                ("tasks", models.JSONField()),
+                ("normalizers", models.JSONField(blank=True, null=True)),
+                ("protocol", models.JSONField(blank=True, null=True)),
+                ("sha256", models.CharField(max_length=64, unique=True)),
+                ("is_active", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['-created_at'],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('is_active', True)), fields=('is_active',), name='one_active_prompt_set')],
+                "ordering": ["-created_at"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("is_active", True)),
+                        fields=("is_active",),
+                        name="one_active_prompt_set",
+                    )
+                ],
             },
         ),
         migrations.AddField(
-            model_name='compilerun',
-            name='prompt_set',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='probes.prompttemplateset'),
+            model_name="compilerun",
+            name="prompt_set",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                to="probes.prompttemplateset",
+            ),
         ),
         migrations.CreateModel(
-            name='Release',
+            name="Release",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('release_id', models.CharField(max_length=70, unique=True)),
-                ('split', models.CharField(max_length=20)),
-                ('origin', models.CharField(choices=[('exported', 'Exported here'), ('imported', 'Imported kit release')], max_length=10)),
-                ('artifact_mode', models.CharField(max_length=60)),
-                ('path', models.CharField(max_length=500)),
-                ('manifest', models.JSONField(default=dict)),
-                ('counts', models.JSONField(default=dict)),
-                ('zip_status', models.CharField(default='none', max_length=10)),
-                ('zip_progress', models.PositiveSmallIntegerField(default=0)),
-                ('zip_path', models.CharField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("release_id", models.CharField(max_length=70, unique=True)),
+                ("split", models.CharField(max_length=20)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[("exported", "Exported here"), ("imported", "Imported kit release")],
+                        max_length=10,
+                    ),
+                ),
+                ("artifact_mode", models.CharField(max_length=60)),
+                ("path", models.CharField(max_length=500)),
+                ("manifest", models.JSONField(default=dict)),
+                ("counts", models.JSONField(default=dict)),
+                ("zip_status", models.CharField(default="none", max_length=10)),
+                ("zip_progress", models.PositiveSmallIntegerField(default=0)),
+                ("zip_path", models.CharField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='ReleaseItem',
+            name="ReleaseItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('logical_probe_id', models.CharField(max_length=68)),
-                ('instance_id', models.CharField(max_length=70)),
-                ('problem_id', models.CharField(max_length=180)),
-                ('interface', models.CharField(max_length=12)),
-                ('public_raw', models.JSONField()),
-                ('public_gold', models.JSONField(blank=True, null=True)),
-                ('private_mapping', models.JSONField()),
-                ('membership', models.JSONField()),
-                ('release', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='probes.release')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("logical_probe_id", models.CharField(max_length=68)),
+                ("instance_id", models.CharField(max_length=70)),
+                ("problem_id", models.CharField(max_length=180)),
+                ("interface", models.CharField(max_length=12)),
+                ("public_raw", models.JSONField()),
+                ("public_gold", models.JSONField(blank=True, null=True)),
+                ("private_mapping", models.JSONField()),
+                ("membership", models.JSONField()),
+                (
+                    "release",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="probes.release"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['release', 'logical_probe_id'],
+                "ordering": ["release", "logical_probe_id"],
             },
         ),
         migrations.CreateModel(
-            name='RenderedView',
+            name="RenderedView",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('view_id', models.CharField(max_length=8)),
-                ('png', models.BinaryField()),
-                ('bytes_sha256', models.CharField(max_length=64)),
-                ('pixels_sha256', models.CharField(max_length=64)),
-                ('width', models.PositiveIntegerField()),
-                ('height', models.PositiveIntegerField()),
-                ('source_image_id', models.CharField(max_length=100)),
-                ('marks', models.JSONField()),
-                ('affine', models.JSONField()),
-                ('probe', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='views', to='probes.probe')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("view_id", models.CharField(max_length=8)),
+                ("png", models.BinaryField()),
+                ("bytes_sha256", models.CharField(max_length=64)),
+                ("pixels_sha256", models.CharField(max_length=64)),
+                ("width", models.PositiveIntegerField()),
+                ("height", models.PositiveIntegerField()),
+                ("source_image_id", models.CharField(max_length=100)),
+                ("marks", models.JSONField()),
+                ("affine", models.JSONField()),
+                (
+                    "probe",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="views", to="probes.probe"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['probe', 'view_id'],
+                "ordering": ["probe", "view_id"],
             },
         ),
         migrations.CreateModel(
-            name='CompileIssue',
+            name="CompileIssue",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task_id', models.CharField(max_length=10)),
-                ('code', models.CharField(max_length=80)),
-                ('reasons', models.JSONField(default=list)),
-                ('scope', models.JSONField(default=list)),
-                ('group_id', models.CharField(blank=True, max_length=68)),
-                ('detail', models.TextField(blank=True)),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='compile_issues', to='annotation.parentproblem')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='issues', to='probes.compilerun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("task_id", models.CharField(max_length=10)),
+                ("code", models.CharField(max_length=80)),
+                ("reasons", models.JSONField(default=list)),
+                ("scope", models.JSONField(default=list)),
+                ("group_id", models.CharField(blank=True, max_length=68)),
+                ("detail", models.TextField(blank=True)),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="compile_issues",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="issues",
+                        to="probes.compilerun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['code', 'parent_id'],
-                'indexes': [models.Index(fields=['run', 'code'], name='probes_comp_run_id_50fd26_idx')],
+                "ordering": ["code", "parent_id"],
+                "indexes": [models.Index(fields=["run", "code"], name="probes_comp_run_id_50fd26_idx")],
             },
         ),
         migrations.AddIndex(
-            model_name='probe',
-            index=models.Index(fields=['interface'], name='probes_prob_interfa_2e46fb_idx'),
+            model_name="probe",
+            index=models.Index(fields=["interface"], name="probes_prob_interfa_2e46fb_idx"),
         ),
         migrations.AddIndex(
-            model_name='probe',
-            index=models.Index(fields=['state'], name='probes_prob_state_ee3f46_idx'),
+            model_name="probe",
+            index=models.Index(fields=["state"], name="probes_prob_state_ee3f46_idx"),
         ),
         migrations.AddIndex(
-            model_name='probe',
-            index=models.Index(fields=['split'], name='probes_prob_split_99d871_idx'),
+            model_name="probe",
+            index=models.Index(fields=["split"], name="probes_prob_split_99d871_idx"),
         ),
         migrations.AddConstraint(
-            model_name='probe',
-            constraint=models.CheckConstraint(condition=models.Q(('task_id__in', ['T02', 'T03'])), name='probe_task_core'),
+            model_name="probe",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("task_id__in", ["T02", "T03"])), name="probe_task_core"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='probe',
-            constraint=models.CheckConstraint(condition=models.Q(('interface__in', ['T02-single', 'T03-image', 'T03-text'])), name='probe_interface_valid'),
+            model_name="probe",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("interface__in", ["T02-single", "T03-image", "T03-text"])),
+                name="probe_interface_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='probe',
-            constraint=models.CheckConstraint(condition=models.Q(('in_p', False), ('packet_state', 'approved_nonempty'), _connector='OR'), name='probe_p_needs_approved_packet'),
+            model_name="probe",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("in_p", False), ("packet_state", "approved_nonempty"), _connector="OR"),
+                name="probe_p_needs_approved_packet",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='releaseitem',
-            constraint=models.UniqueConstraint(fields=('release', 'logical_probe_id'), name='release_item_unique'),
+            model_name="releaseitem",
+            constraint=models.UniqueConstraint(
+                fields=("release", "logical_probe_id"), name="release_item_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='renderedview',
-            constraint=models.UniqueConstraint(fields=('probe', 'view_id'), name='view_id_unique_per_probe'),
+            model_name="renderedview",
+            constraint=models.UniqueConstraint(fields=("probe", "view_id"), name="view_id_unique_per_probe"),
         ),
     ]

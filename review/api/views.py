@@ -46,8 +46,11 @@ CanViewAgreement = role_permission(can_view_agreement, message=REFUSED, name="Ca
 # Only the slot's reviewer works a slot; asked once the slot is loaded, so an unknown slot stays a 404.
 CanWorkSlot = role_permission(on_object=can_work_slot, message=REFUSED, name="CanWorkSlot")
 
-MESSAGES = {"type": "object", "description": "The chat messages a model receives (Kit §4).",
-            "properties": {"system": {"type": "string"}, "user": {"type": "string"}}}
+MESSAGES = {
+    "type": "object",
+    "description": "The chat messages a model receives (Kit §4).",
+    "properties": {"system": {"type": "string"}, "user": {"type": "string"}},
+}
 STRINGS = {"type": "string"}
 STRING_LIST = {"type": "array", "items": STRINGS}
 
@@ -69,13 +72,16 @@ class _SlotApi(APIView):
 
     def slot_probe(self, request: Request, slot_id: int, logical_probe_id: str) -> tuple[ReviewSlot, Probe]:
         slot = self.slot(request, slot_id)
-        probe = get_object_or_404(Probe.objects.select_related("key", "parent"), logical_probe_id=logical_probe_id)
+        probe = get_object_or_404(
+            Probe.objects.select_related("key", "parent"), logical_probe_id=logical_probe_id
+        )
         if probe.logical_probe_id not in {p.logical_probe_id for p in slot_work(slot, include_done=True)}:
             raise NotFound("This probe is not part of the assignment.")
         return slot, probe
 
 
 # --- output shapes ------------------------------------------------------------------------------------
+
 
 @extend_schema_serializer(component_name="ReviewGate")
 class GateOutput(serializers.Serializer):
@@ -98,7 +104,9 @@ class SlotOutput(serializers.Serializer):
 @extend_schema_serializer(component_name="ReviewQueueSlot")
 class QueueSlotOutput(SlotOutput):
     total = serializers.IntegerField(help_text="Probes of the slot")
-    remaining = serializers.IntegerField(help_text="Probes still lacking this slot's decision on the current root")
+    remaining = serializers.IntegerField(
+        help_text="Probes still lacking this slot's decision on the current root"
+    )
 
 
 class _Gates:
@@ -169,10 +177,21 @@ class ProbePublicOutput(_Gates, serializers.Serializer):
     answer = serializers.SerializerMethodField()
     reveal = serializers.SerializerMethodField()
 
-    @extend_schema_field({"type": "object", "additionalProperties": {}, "description": "The answer contract: "
-                          "binding_key, cardinality, read_shape, read_anchor_ids, and the public candidate aliases.",
-                          "properties": {"binding_key": STRINGS, "cardinality": STRINGS, "read_shape": STRINGS,
-                                         "read_anchor_ids": STRING_LIST, "aliases": STRING_LIST}})
+    @extend_schema_field(
+        {
+            "type": "object",
+            "additionalProperties": {},
+            "description": "The answer contract: "
+            "binding_key, cardinality, read_shape, read_anchor_ids, and the public candidate aliases.",
+            "properties": {
+                "binding_key": STRINGS,
+                "cardinality": STRINGS,
+                "read_shape": STRINGS,
+                "read_anchor_ids": STRING_LIST,
+                "aliases": STRING_LIST,
+            },
+        }
+    )
     def get_contract(self, probe: Probe) -> dict[str, Any]:
         return services.contract_of(probe)
 
@@ -183,22 +202,44 @@ class ProbePublicOutput(_Gates, serializers.Serializer):
 @extend_schema_serializer(component_name="ReviewBlindAnswer")
 class BlindOutput(serializers.Serializer):
     sequence = serializers.IntegerField()
-    answer = json_object("{binding_key: [aliases], read: {anchor: text}}; null when it cannot be answered.",
-                         allow_null=True)
+    answer = json_object(
+        "{binding_key: [aliases], read: {anchor: text}}; null when it cannot be answered.", allow_null=True
+    )
     cannot_answer = serializers.BooleanField()
 
 
-READ_TARGET = {"type": "object", "properties": {"anchor_alias": STRINGS, "expected": {},
-                                                "normalizer_id": STRINGS}}
-DECISION_VIEW = {"type": "object", "additionalProperties": {}, "properties": {
-    "reviewer": STRINGS, "role": STRINGS, "status": STRINGS, "severity": STRINGS,
-    "confirmations": {"type": "object", "additionalProperties": {"type": "boolean"}}, "packet_state": STRINGS,
-    "note": STRINGS, "sequence": {"type": "integer"}, "review_target_root": STRINGS,
-    "blind_matched": {"type": "boolean", "nullable": True}}}
-BLIND_VIEW = {"type": "object", "additionalProperties": {}, "properties": {
-    "answer": {"type": "object", "nullable": True, "additionalProperties": {}}, "cannot_answer": {"type": "boolean"},
-    "reason": STRINGS, "matches_target": {"type": "boolean", "nullable": True}, "sequence": {"type": "integer"},
-    "display": STRINGS}}
+READ_TARGET = {
+    "type": "object",
+    "properties": {"anchor_alias": STRINGS, "expected": {}, "normalizer_id": STRINGS},
+}
+DECISION_VIEW = {
+    "type": "object",
+    "additionalProperties": {},
+    "properties": {
+        "reviewer": STRINGS,
+        "role": STRINGS,
+        "status": STRINGS,
+        "severity": STRINGS,
+        "confirmations": {"type": "object", "additionalProperties": {"type": "boolean"}},
+        "packet_state": STRINGS,
+        "note": STRINGS,
+        "sequence": {"type": "integer"},
+        "review_target_root": STRINGS,
+        "blind_matched": {"type": "boolean", "nullable": True},
+    },
+}
+BLIND_VIEW = {
+    "type": "object",
+    "additionalProperties": {},
+    "properties": {
+        "answer": {"type": "object", "nullable": True, "additionalProperties": {}},
+        "cannot_answer": {"type": "boolean"},
+        "reason": STRINGS,
+        "matches_target": {"type": "boolean", "nullable": True},
+        "sequence": {"type": "integer"},
+        "display": STRINGS,
+    },
+}
 
 
 @extend_schema_serializer(component_name="ReviewReveal")
@@ -211,14 +252,18 @@ class RevealOutput(serializers.Serializer):
     review_target_root = serializers.CharField()
     expected_binding_aliases = json_list(STRINGS)
     read = json_list(READ_TARGET, description="Expected readings per read anchor")
-    packet = json_list({"type": "object", "additionalProperties": {}}, description="The +GT recognition packet")
+    packet = json_list(
+        {"type": "object", "additionalProperties": {}}, description="The +GT recognition packet"
+    )
     packet_plan = json_object()
     gold_messages = json_value(MESSAGES)
     source_records = json_value({"type": "array", "items": {}, "nullable": True})
     diagnostics = json_object("Compile diagnostics (probe metadata)")
     candidate_map = json_object("Alias → private candidate")
     blind_answer = json_value(BLIND_VIEW, help_text="The reviewer's own blind answer and whether it matched")
-    other_decisions = json_list(DECISION_VIEW, description="Primary and secondary decisions (adjudicators only)")
+    other_decisions = json_list(
+        DECISION_VIEW, description="Primary and secondary decisions (adjudicators only)"
+    )
     withheld = serializers.BooleanField(help_text="Whether anything was withheld from this payload")
 
     def to_representation(self, instance: Any) -> Any:
@@ -280,7 +325,9 @@ class AgreementOutput(serializers.Serializer):
     blind = AgreementPartOutput(help_text="Agreement on blind answers")
     decision = AgreementPartOutput(help_text="Agreement on decisions")
     per_probe = ProbeAgreementOutput(many=True)
-    accuracy = ReviewerAccuracyOutput(many=True, help_text="Each reviewer's blind accuracy against the target")
+    accuracy = ReviewerAccuracyOutput(
+        many=True, help_text="Each reviewer's blind accuracy against the target"
+    )
 
 
 @extend_schema_serializer(component_name="AuditCampaign")
@@ -294,7 +341,9 @@ class CampaignOutput(serializers.Serializer):
 class CampaignListedOutput(CampaignOutput):
     plans = serializers.SerializerMethodField()
 
-    @extend_schema_field(serializers.ListField(child=serializers.IntegerField(), help_text="Plan ids, by round"))
+    @extend_schema_field(
+        serializers.ListField(child=serializers.IntegerField(), help_text="Plan ids, by round")
+    )
     def get_plans(self, campaign: AuditCampaign) -> list[int]:
         return [plan.pk for plan in campaign.plans.all()]
 
@@ -310,8 +359,9 @@ class PlanOutput(serializers.Serializer):
     secondary = json_list(STRINGS)
     risk = json_list(STRINGS)
     uncovered_risk_tags = json_list(STRINGS)
-    blind_first = json_value({"type": "object", "additionalProperties": STRINGS,
-                              "description": "parent → its blind-first probe"})
+    blind_first = json_value(
+        {"type": "object", "additionalProperties": STRINGS, "description": "parent → its blind-first probe"}
+    )
     context = serializers.CharField()
 
 
@@ -346,8 +396,10 @@ class PlanDetailOutput(PlanOutput):
 class AssessmentOutput(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     accepted = serializers.BooleanField()
-    result = json_object("The stored assessment: the live assessment's fields plus plan_id, round, campaign_id "
-                         "and flagged_parents")
+    result = json_object(
+        "The stored assessment: the live assessment's fields plus plan_id, round, campaign_id "
+        "and flagged_parents"
+    )
 
 
 @extend_schema_serializer(component_name="Signoff")
@@ -358,12 +410,15 @@ class SignoffOutput(serializers.Serializer):
     target_root = serializers.CharField()
     confirmations = serializers.SerializerMethodField()
 
-    @extend_schema_field(serializers.ListField(child=serializers.CharField(), help_text="The confirmations signed"))
+    @extend_schema_field(
+        serializers.ListField(child=serializers.CharField(), help_text="The confirmations signed")
+    )
     def get_confirmations(self, signoff: Any) -> list[str]:
         return list(SIGNOFF_KEYS)
 
 
 # --- the queue and slots ------------------------------------------------------------------------------
+
 
 class QueueApi(APIView):
     permission_classes = [CanReview]
@@ -381,8 +436,11 @@ class QueueApi(APIView):
             slots.append(row["slot"])
         return Response(QueueSlotOutput(slots, many=True).data)
 
-    @extend_schema(operation_id="review_claim", request=InputSerializer,
-                   responses={201: SlotOutput, 400: ApiErrorOutput, 403: ApiErrorOutput, 404: ApiErrorOutput})
+    @extend_schema(
+        operation_id="review_claim",
+        request=InputSerializer,
+        responses={201: SlotOutput, 400: ApiErrorOutput, 403: ApiErrorOutput, 404: ApiErrorOutput},
+    )
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -398,7 +456,9 @@ class SlotApi(_SlotApi):
 
 
 class SlotReleaseApi(_SlotApi):
-    @extend_schema(operation_id="review_slot_release", request=None, responses={200: SlotOutput, 409: ApiErrorOutput})
+    @extend_schema(
+        operation_id="review_slot_release", request=None, responses={200: SlotOutput, 409: ApiErrorOutput}
+    )
     def post(self, request, slot_id: int):
         slot = self.slot(request, slot_id, ReviewSlot.objects.select_related("parent"))
         return Response(SlotOutput(services.review_release(slot=slot, reviewer=request.user)).data)
@@ -421,12 +481,16 @@ class BlindOrderApi(APIView):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        setting = services.review_context_set_blind_order(context=data.validated_data["context"],
-                                                          order=data.validated_data["blind_order"], actor=request.user)
+        setting = services.review_context_set_blind_order(
+            context=data.validated_data["context"],
+            order=data.validated_data["blind_order"],
+            actor=request.user,
+        )
         return Response(self.OutputSerializer(setting).data)
 
 
 # --- one probe: public side, blind answer, the reveal, the decision -----------------------------------
+
 
 class ProbePublicApi(_SlotApi):
     @extend_schema(operation_id="review_probe_public", responses=ProbePublicOutput)
@@ -439,18 +503,24 @@ class BlindApi(_SlotApi):
     @extend_schema_serializer(component_name="ReviewBlindAnswerInput")
     class InputSerializer(serializers.Serializer):
         binding = serializers.ListField(child=serializers.CharField(), required=False, default=list)
-        read = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict)
+        read = serializers.DictField(
+            child=serializers.CharField(allow_blank=True), required=False, default=dict
+        )
         cannot_answer = serializers.BooleanField(required=False, default=False)
         reason = serializers.CharField(required=False, allow_blank=True, default="")
 
-    @extend_schema(operation_id="review_blind_submit", request=InputSerializer,
-                   responses={201: BlindOutput, 400: ApiErrorOutput, 409: ApiErrorOutput})
+    @extend_schema(
+        operation_id="review_blind_submit",
+        request=InputSerializer,
+        responses={201: BlindOutput, 400: ApiErrorOutput, 409: ApiErrorOutput},
+    )
     def post(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = self.slot_probe(request, slot_id, logical_probe_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        blind = services.review_submit_blind(slot=slot, probe=probe, reviewer=request.user,
-                                             given=services.BlindAnswerIn(**data.validated_data))
+        blind = services.review_submit_blind(
+            slot=slot, probe=probe, reviewer=request.user, given=services.BlindAnswerIn(**data.validated_data)
+        )
         return Response(BlindOutput(blind).data, status=201)
 
 
@@ -472,15 +542,19 @@ class DecisionApi(_SlotApi):
         packet_empty_reason = serializers.CharField(required=False, allow_blank=True, default="")
         note = serializers.CharField(required=False, allow_blank=True, default="")
 
-    @extend_schema(operation_id="review_decide", request=InputSerializer,
-                   responses={201: DecisionRecordedOutput, 400: ApiErrorOutput, 403: ApiErrorOutput})
+    @extend_schema(
+        operation_id="review_decide",
+        request=InputSerializer,
+        responses={201: DecisionRecordedOutput, 400: ApiErrorOutput, 403: ApiErrorOutput},
+    )
     def post(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = self.slot_probe(request, slot_id, logical_probe_id)
         _require_gate(blind_progress(slot).reveal_gate(probe))
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        decision = services.review_decide(slot=slot, probe=probe, reviewer=request.user,
-                                          given=services.DecisionIn(**data.validated_data))
+        decision = services.review_decide(
+            slot=slot, probe=probe, reviewer=request.user, given=services.DecisionIn(**data.validated_data)
+        )
         probe.refresh_from_db()
         decision.probe_state = probe.state
         decision.outcome = services.probe_outcome(probe, slot.context).state
@@ -489,12 +563,18 @@ class DecisionApi(_SlotApi):
 
 # --- agreement, audit, signoff ------------------------------------------------------------------------
 
+
 class AgreementApi(APIView):
     permission_classes = [CanViewAgreement]
 
     class FilterSerializer(serializers.Serializer):
-        context = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
-                                        default="development", help_text="development (default) or audit:<plan id>")
+        context = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            trim_whitespace=False,
+            default="development",
+            help_text="development (default) or audit:<plan id>",
+        )
 
     @extend_schema(operation_id="review_agreement", responses=AgreementOutput, parameters=[FilterSerializer])
     def get(self, request):
@@ -519,12 +599,16 @@ class CampaignListApi(APIView):
 class PlanCreateApi(APIView):
     permission_classes = [CanManageAudit]
 
-    @extend_schema(operation_id="review_plan_create", request=None,
-                   responses={201: PlanOutput, 400: ApiErrorOutput, 409: ApiErrorOutput})
+    @extend_schema(
+        operation_id="review_plan_create",
+        request=None,
+        responses={201: PlanOutput, 400: ApiErrorOutput, 409: ApiErrorOutput},
+    )
     def post(self, request, campaign_pk: int):
         campaign = get_object_or_404(AuditCampaign, pk=campaign_pk)
-        return Response(PlanOutput(services.audit_plan_create(campaign=campaign, actor=request.user)).data,
-                        status=201)
+        return Response(
+            PlanOutput(services.audit_plan_create(campaign=campaign, actor=request.user)).data, status=201
+        )
 
 
 class PlanApi(APIView):
@@ -538,8 +622,11 @@ class PlanApi(APIView):
 class AssessApi(APIView):
     permission_classes = [CanManageAudit]
 
-    @extend_schema(operation_id="review_plan_assess", request=None,
-                   responses={201: AssessmentOutput, 400: ApiErrorOutput, 409: ApiErrorOutput})
+    @extend_schema(
+        operation_id="review_plan_assess",
+        request=None,
+        responses={201: AssessmentOutput, 400: ApiErrorOutput, 409: ApiErrorOutput},
+    )
     def post(self, request, plan_pk: int):
         plan = get_object_or_404(AuditPlan, pk=plan_pk)
         assessment = services.audit_assess(plan=plan, actor=request.user)
@@ -556,13 +643,23 @@ class SignoffApi(APIView):
         confirmations = serializers.DictField(child=serializers.BooleanField())
         evidence_ref = serializers.CharField()
 
-    @extend_schema(operation_id="review_signoff_create", request=InputSerializer,
-                   responses={201: SignoffOutput, 400: ApiErrorOutput, 409: ApiErrorOutput})
+    @extend_schema(
+        operation_id="review_signoff_create",
+        request=InputSerializer,
+        responses={201: SignoffOutput, 400: ApiErrorOutput, 409: ApiErrorOutput},
+    )
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        assessment = AuditAssessment.objects.filter(pk=values["assessment"]).first() if values["assessment"] else None
-        signoff = services.signoff_create(actor=request.user, mode=values["mode"], assessment=assessment,
-                                          confirmations=values["confirmations"], evidence_ref=values["evidence_ref"])
+        assessment = (
+            AuditAssessment.objects.filter(pk=values["assessment"]).first() if values["assessment"] else None
+        )
+        signoff = services.signoff_create(
+            actor=request.user,
+            mode=values["mode"],
+            assessment=assessment,
+            confirmations=values["confirmations"],
+            evidence_ref=values["evidence_ref"],
+        )
         return Response(SignoffOutput(signoff).data, status=201)

@@ -6,191 +6,442 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotation', '0003_pass_versions_draft_runs'),
-        ('probes', '0001_probes_initial'),
+        ("annotation", "0003_pass_versions_draft_runs"),
+        ("probes", "0001_probes_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AuditCampaign',
+            name="AuditCampaign",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('campaign_id', models.CharField(max_length=70, unique=True)),
-                ('nonce', models.CharField(max_length=64, unique=True)),
-                ('policy', models.JSONField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("campaign_id", models.CharField(max_length=70, unique=True)),
+                ("nonce", models.CharField(max_length=64, unique=True)),
+                ("policy", models.JSONField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='AuditPlan',
+            name="AuditPlan",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('round_number', models.PositiveSmallIntegerField()),
-                ('seed', models.CharField(max_length=64)),
-                ('candidates', models.JSONField()),
-                ('sample', models.JSONField()),
-                ('secondary', models.JSONField()),
-                ('risk', models.JSONField()),
-                ('uncovered_risk_tags', models.JSONField()),
-                ('blind_first', models.JSONField()),
-                ('target_roots', models.JSONField()),
-                ('catalog_root', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='plans', to='review.auditcampaign')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("round_number", models.PositiveSmallIntegerField()),
+                ("seed", models.CharField(max_length=64)),
+                ("candidates", models.JSONField()),
+                ("sample", models.JSONField()),
+                ("secondary", models.JSONField()),
+                ("risk", models.JSONField()),
+                ("uncovered_risk_tags", models.JSONField()),
+                ("blind_first", models.JSONField()),
+                ("target_roots", models.JSONField()),
+                ("catalog_root", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="plans",
+                        to="review.auditcampaign",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['campaign', 'round_number'],
+                "ordering": ["campaign", "round_number"],
             },
         ),
         migrations.CreateModel(
-            name='AuditAssessment',
+            name="AuditAssessment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('accepted', models.BooleanField()),
-                ('complete', models.BooleanField()),
-                ('result', models.JSONField()),
-                ('result_root', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('plan', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='assessments', to='review.auditplan')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("accepted", models.BooleanField()),
+                ("complete", models.BooleanField()),
+                ("result", models.JSONField()),
+                ("result_root", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "plan",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="assessments",
+                        to="review.auditplan",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='BlindAnswer',
+            name="BlindAnswer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('individual', 'Individual'), ('primary', 'Primary'), ('secondary', 'Secondary'), ('adjudicator', 'Adjudicator')], max_length=12)),
-                ('review_target_root', models.CharField(max_length=64)),
-                ('answer', models.JSONField(blank=True, null=True)),
-                ('cannot_answer', models.BooleanField(default=False)),
-                ('reason', models.TextField(blank=True)),
-                ('matches_target', models.BooleanField(null=True)),
-                ('sequence', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('probe', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='blind_answers', to='probes.probe')),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='blind_answers', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("individual", "Individual"),
+                            ("primary", "Primary"),
+                            ("secondary", "Secondary"),
+                            ("adjudicator", "Adjudicator"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("review_target_root", models.CharField(max_length=64)),
+                ("answer", models.JSONField(blank=True, null=True)),
+                ("cannot_answer", models.BooleanField(default=False)),
+                ("reason", models.TextField(blank=True)),
+                ("matches_target", models.BooleanField(null=True)),
+                ("sequence", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "probe",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="blind_answers",
+                        to="probes.probe",
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="blind_answers",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['slot', 'sequence'],
+                "ordering": ["slot", "sequence"],
             },
         ),
         migrations.CreateModel(
-            name='ReviewSlot',
+            name="ReviewSlot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('individual', 'Individual'), ('primary', 'Primary'), ('secondary', 'Secondary'), ('adjudicator', 'Adjudicator')], max_length=12)),
-                ('context', models.CharField(max_length=40)),
-                ('blind_first_probe_id', models.CharField(max_length=68)),
-                ('claimed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_slots', to='annotation.parentproblem')),
-                ('reviewer', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='review_slots', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("individual", "Individual"),
+                            ("primary", "Primary"),
+                            ("secondary", "Secondary"),
+                            ("adjudicator", "Adjudicator"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("context", models.CharField(max_length=40)),
+                ("blind_first_probe_id", models.CharField(max_length=68)),
+                ("claimed_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="review_slots",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="review_slots",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['parent__problem_id', 'role'],
+                "ordering": ["parent__problem_id", "role"],
             },
         ),
         migrations.CreateModel(
-            name='ReviewDecision',
+            name="ReviewDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('individual', 'Individual'), ('primary', 'Primary'), ('secondary', 'Secondary'), ('adjudicator', 'Adjudicator')], max_length=12)),
-                ('review_target_root', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('approved', 'Approve'), ('rejected', 'Reject')], max_length=8)),
-                ('severity', models.CharField(choices=[('none', 'None'), ('minor', 'Minor (typography; does not affect judgment)'), ('serious', 'Serious (isolated source or scope problem: exclude the parent)'), ('systemic', 'Systemic (rule error: stop that rule version)'), ('information', 'Information (leak of answer, version or packet: stop release)'), ('unresolved', 'Unresolved (cannot approve)')], max_length=12)),
-                ('confirmations', models.JSONField()),
-                ('packet_state', models.CharField(choices=[('approved_nonempty', 'Approved (non-empty)'), ('approved_empty', 'Approved (empty)'), ('rejected', 'Rejected')], max_length=20)),
-                ('packet_empty_reason', models.CharField(blank=True, max_length=60)),
-                ('note', models.TextField(blank=True)),
-                ('sequence', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('blind', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='decision', to='review.blindanswer')),
-                ('probe', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_decisions', to='probes.probe')),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='review_decisions', to=settings.AUTH_USER_MODEL)),
-                ('slot', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='decisions', to='review.reviewslot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("individual", "Individual"),
+                            ("primary", "Primary"),
+                            ("secondary", "Secondary"),
+                            ("adjudicator", "Adjudicator"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("review_target_root", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(choices=[("approved", "Approve"), ("rejected", "Reject")], max_length=8),
+                ),
+                (
+                    "severity",
+                    models.CharField(
+                        choices=[
+                            ("none", "None"),
+                            ("minor", "Minor (typography; does not affect judgment)"),
+                            ("serious", "Serious (isolated source or scope problem: exclude the parent)"),
+                            ("systemic", "Systemic (rule error: stop that rule version)"),
+                            ("information", "Information (leak of answer, version or packet: stop release)"),
+                            ("unresolved", "Unresolved (cannot approve)"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("confirmations", models.JSONField()),
+                (
+                    "packet_state",
+                    models.CharField(
+                        choices=[
+                            ("approved_nonempty", "Approved (non-empty)"),
+                            ("approved_empty", "Approved (empty)"),
+                            ("rejected", "Rejected"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("packet_empty_reason", models.CharField(blank=True, max_length=60)),
+                ("note", models.TextField(blank=True)),
+                ("sequence", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "blind",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decision",
+                        to="review.blindanswer",
+                    ),
+                ),
+                (
+                    "probe",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="review_decisions",
+                        to="probes.probe",
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="review_decisions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "slot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decisions",
+                        to="review.reviewslot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['slot', 'sequence'],
+                "ordering": ["slot", "sequence"],
             },
         ),
         migrations.AddField(
-            model_name='blindanswer',
-            name='slot',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='blind_answers', to='review.reviewslot'),
+            model_name="blindanswer",
+            name="slot",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="blind_answers",
+                to="review.reviewslot",
+            ),
         ),
         migrations.CreateModel(
-            name='Signoff',
+            name="Signoff",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('mode', models.CharField(choices=[('audit', 'Accepted batch audit (test split)'), ('individual', 'Individually approved parents (development split)')], max_length=12)),
-                ('split', models.CharField(max_length=20)),
-                ('problem_ids', models.JSONField()),
-                ('target_root', models.CharField(max_length=64)),
-                ('confirmations', models.JSONField()),
-                ('evidence_ref', models.CharField(max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('assessment', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='signoffs', to='review.auditassessment')),
-                ('release', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='probes.release')),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[
+                            ("audit", "Accepted batch audit (test split)"),
+                            ("individual", "Individually approved parents (development split)"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("split", models.CharField(max_length=20)),
+                ("problem_ids", models.JSONField()),
+                ("target_root", models.CharField(max_length=64)),
+                ("confirmations", models.JSONField()),
+                ("evidence_ref", models.CharField(max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "assessment",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="signoffs",
+                        to="review.auditassessment",
+                    ),
+                ),
+                (
+                    "release",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="probes.release",
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddConstraint(
-            model_name='auditplan',
-            constraint=models.UniqueConstraint(fields=('campaign', 'round_number'), name='one_plan_per_round'),
+            model_name="auditplan",
+            constraint=models.UniqueConstraint(
+                fields=("campaign", "round_number"), name="one_plan_per_round"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='auditplan',
-            constraint=models.CheckConstraint(condition=models.Q(('round_number__in', [1, 2])), name='at_most_two_rounds'),
+            model_name="auditplan",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("round_number__in", [1, 2])), name="at_most_two_rounds"
+            ),
         ),
         migrations.AddIndex(
-            model_name='reviewslot',
-            index=models.Index(fields=['context', 'role', 'reviewer'], name='review_revi_context_444700_idx'),
+            model_name="reviewslot",
+            index=models.Index(fields=["context", "role", "reviewer"], name="review_revi_context_444700_idx"),
         ),
         migrations.AddConstraint(
-            model_name='reviewslot',
-            constraint=models.UniqueConstraint(fields=('parent', 'role', 'context'), name='review_slot_unique'),
+            model_name="reviewslot",
+            constraint=models.UniqueConstraint(
+                fields=("parent", "role", "context"), name="review_slot_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewdecision',
-            constraint=models.UniqueConstraint(fields=('slot', 'probe', 'review_target_root'), name='decision_once_per_root'),
+            model_name="reviewdecision",
+            constraint=models.UniqueConstraint(
+                fields=("slot", "probe", "review_target_root"), name="decision_once_per_root"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewdecision',
-            constraint=models.CheckConstraint(condition=models.Q(('status', 'rejected'), ('severity__in', ['none', 'minor']), _connector='OR'), name='approval_needs_none_or_minor'),
+            model_name="reviewdecision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("status", "rejected"), ("severity__in", ["none", "minor"]), _connector="OR"
+                ),
+                name="approval_needs_none_or_minor",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewdecision',
-            constraint=models.CheckConstraint(condition=models.Q(('status', 'approved'), models.Q(('severity__in', ['none', 'minor']), _negated=True), _connector='OR'), name='rejection_needs_a_defect_severity'),
+            model_name="reviewdecision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("status", "approved"),
+                    models.Q(("severity__in", ["none", "minor"]), _negated=True),
+                    _connector="OR",
+                ),
+                name="rejection_needs_a_defect_severity",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='blindanswer',
-            constraint=models.UniqueConstraint(fields=('slot', 'probe', 'review_target_root'), name='blind_once_per_root'),
+            model_name="blindanswer",
+            constraint=models.UniqueConstraint(
+                fields=("slot", "probe", "review_target_root"), name="blind_once_per_root"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='blindanswer',
-            constraint=models.UniqueConstraint(fields=('slot', 'sequence'), name='blind_sequence_unique'),
+            model_name="blindanswer",
+            constraint=models.UniqueConstraint(fields=("slot", "sequence"), name="blind_sequence_unique"),
         ),
         migrations.AddConstraint(
-            model_name='blindanswer',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('answer__isnull', True), ('cannot_answer', True)), models.Q(('answer__isnull', False), ('cannot_answer', False)), _connector='OR'), name='blind_answer_or_cannot'),
+            model_name="blindanswer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("answer__isnull", True), ("cannot_answer", True)),
+                    models.Q(("answer__isnull", False), ("cannot_answer", False)),
+                    _connector="OR",
+                ),
+                name="blind_answer_or_cannot",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='signoff',
-            constraint=models.CheckConstraint(condition=models.Q(('mode', 'individual'), ('assessment__isnull', False), _connector='OR'), name='audit_signoff_needs_assessment'),
+            model_name="signoff",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("mode", "individual"), ("assessment__isnull", False), _connector="OR"),
+                name="audit_signoff_needs_assessment",
+            ),
         ),
     ]

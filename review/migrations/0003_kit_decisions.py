@@ -6,71 +6,179 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('probes', '0001_probes_initial'),
-        ('review', '0002_one_slot_per_reviewer_blind_order'),
+        ("probes", "0001_probes_initial"),
+        ("review", "0002_one_slot_per_reviewer_blind_order"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='KitDraftImport',
+            name="KitDraftImport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('catalog_root', models.CharField(max_length=64, unique=True)),
-                ('project_id', models.CharField(blank=True, max_length=80)),
-                ('catalog', models.JSONField()),
-                ('summary', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('imported_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("catalog_root", models.CharField(max_length=64, unique=True)),
+                ("project_id", models.CharField(blank=True, max_length=80)),
+                ("catalog", models.JSONField()),
+                ("summary", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "imported_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='KitDecision',
+            name="KitDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('schema_version', models.CharField(max_length=40)),
-                ('context_root', models.CharField(blank=True, max_length=80)),
-                ('role', models.CharField(choices=[('individual', 'Individual'), ('primary', 'Primary'), ('secondary', 'Secondary'), ('adjudicator', 'Adjudicator')], max_length=12)),
-                ('file_sha256', models.CharField(max_length=64)),
-                ('kit_review_target_root', models.CharField(max_length=64)),
-                ('review_target_root', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('approved', 'Approve'), ('rejected', 'Reject')], max_length=8)),
-                ('severity', models.CharField(choices=[('none', 'None'), ('minor', 'Minor (typography; does not affect judgment)'), ('serious', 'Serious (isolated source or scope problem: exclude the parent)'), ('systemic', 'Systemic (rule error: stop that rule version)'), ('information', 'Information (leak of answer, version or packet: stop release)'), ('unresolved', 'Unresolved (cannot approve)')], max_length=12)),
-                ('confirmations', models.JSONField()),
-                ('blind_answer', models.TextField()),
-                ('kit_reviewer', models.CharField(max_length=200)),
-                ('note', models.TextField(blank=True)),
-                ('sequence', models.PositiveIntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('imported_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('probe', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='kit_decisions', to='probes.probe')),
-                ('draft', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='decisions', to='review.kitdraftimport')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("schema_version", models.CharField(max_length=40)),
+                ("context_root", models.CharField(blank=True, max_length=80)),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("individual", "Individual"),
+                            ("primary", "Primary"),
+                            ("secondary", "Secondary"),
+                            ("adjudicator", "Adjudicator"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("file_sha256", models.CharField(max_length=64)),
+                ("kit_review_target_root", models.CharField(max_length=64)),
+                ("review_target_root", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(choices=[("approved", "Approve"), ("rejected", "Reject")], max_length=8),
+                ),
+                (
+                    "severity",
+                    models.CharField(
+                        choices=[
+                            ("none", "None"),
+                            ("minor", "Minor (typography; does not affect judgment)"),
+                            ("serious", "Serious (isolated source or scope problem: exclude the parent)"),
+                            ("systemic", "Systemic (rule error: stop that rule version)"),
+                            ("information", "Information (leak of answer, version or packet: stop release)"),
+                            ("unresolved", "Unresolved (cannot approve)"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("confirmations", models.JSONField()),
+                ("blind_answer", models.TextField()),
+                ("kit_reviewer", models.CharField(max_length=200)),
+                ("note", models.TextField(blank=True)),
+                ("sequence", models.PositiveIntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "imported_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "probe",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="kit_decisions",
+                        to="probes.probe",
+                    ),
+                ),
+                (
+                    "draft",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decisions",
+                        to="review.kitdraftimport",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['probe', 'created_at'],
-                'constraints': [models.UniqueConstraint(fields=('probe', 'review_target_root', 'role', 'context_root'), name='kit_decision_once_per_root'), models.CheckConstraint(condition=models.Q(('status', 'rejected'), ('severity__in', ['none', 'minor']), _connector='OR'), name='kit_approval_needs_none_or_minor'), models.CheckConstraint(condition=models.Q(('status', 'approved'), models.Q(('severity__in', ['none', 'minor']), _negated=True), _connector='OR'), name='kit_rejection_needs_a_defect_severity')],
+                "ordering": ["probe", "created_at"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("probe", "review_target_root", "role", "context_root"),
+                        name="kit_decision_once_per_root",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("status", "rejected"), ("severity__in", ["none", "minor"]), _connector="OR"
+                        ),
+                        name="kit_approval_needs_none_or_minor",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("status", "approved"),
+                            models.Q(("severity__in", ["none", "minor"]), _negated=True),
+                            _connector="OR",
+                        ),
+                        name="kit_rejection_needs_a_defect_severity",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='KitProbeBinding',
+            name="KitProbeBinding",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kit_content_root', models.CharField(max_length=64)),
-                ('kit_review_target_root', models.CharField(max_length=64)),
-                ('review_target_root', models.CharField(max_length=64)),
-                ('same_bytes', models.BooleanField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('draft', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bindings', to='review.kitdraftimport')),
-                ('probe', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='kit_bindings', to='probes.probe')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kit_content_root", models.CharField(max_length=64)),
+                ("kit_review_target_root", models.CharField(max_length=64)),
+                ("review_target_root", models.CharField(max_length=64)),
+                ("same_bytes", models.BooleanField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "draft",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="bindings",
+                        to="review.kitdraftimport",
+                    ),
+                ),
+                (
+                    "probe",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="kit_bindings",
+                        to="probes.probe",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['draft', 'probe'],
-                'constraints': [models.UniqueConstraint(fields=('draft', 'probe'), name='kit_binding_once_per_draft')],
+                "ordering": ["draft", "probe"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("draft", "probe"), name="kit_binding_once_per_draft")
+                ],
             },
         ),
     ]

@@ -47,24 +47,37 @@ def _validate_decision(probe: Probe, given: DecisionIn) -> None:
     confirmed = all(given.confirmations.get(key) is True for key in CONFIRMATION_KEYS)
     if given.status == "approved":
         if not confirmed:
-            raise ApplicationError("Approval needs all six confirmations.", code="CONFIRMATIONS_INCOMPLETE",
-                                   extra={"missing": [k for k in CONFIRMATION_KEYS if given.confirmations.get(k) is not True]})
+            raise ApplicationError(
+                "Approval needs all six confirmations.",
+                code="CONFIRMATIONS_INCOMPLETE",
+                extra={"missing": [k for k in CONFIRMATION_KEYS if given.confirmations.get(k) is not True]},
+            )
         if given.severity not in ("none", "minor"):
             raise ApplicationError("Approval needs severity none or minor.", code="SEVERITY_BLOCKS_APPROVAL")
     else:
         if given.severity not in DEFECT:
-            raise ApplicationError("Rejection needs severity serious, systemic, information or unresolved.",
-                                   code="REJECTION_NEEDS_SEVERITY")
+            raise ApplicationError(
+                "Rejection needs severity serious, systemic, information or unresolved.",
+                code="REJECTION_NEEDS_SEVERITY",
+            )
         if not given.note.strip():
-            raise ApplicationError("Rejection needs a note with the specific reason.", code="REJECTION_NEEDS_NOTE")
+            raise ApplicationError(
+                "Rejection needs a note with the specific reason.", code="REJECTION_NEEDS_NOTE"
+            )
     ids = probe.key.view.observation_ids
     allowed = {"approved_nonempty", "rejected"} if ids else {"approved_empty", "rejected"}
     if given.packet_state not in allowed:
-        raise ApplicationError("This packet decision does not fit the packet's content.",
-                               code="PACKET_STATE_CONTENT_MISMATCH", extra={"allowed": sorted(allowed)})
+        raise ApplicationError(
+            "This packet decision does not fit the packet's content.",
+            code="PACKET_STATE_CONTENT_MISMATCH",
+            extra={"allowed": sorted(allowed)},
+        )
     if given.packet_state == "approved_empty" and given.packet_empty_reason not in EMPTY_REASONS:
-        raise ApplicationError("An approved empty packet needs a reason.", code="PACKET_EMPTY_REASON_REQUIRED",
-                               extra={"allowed": list(EMPTY_REASONS)})
+        raise ApplicationError(
+            "An approved empty packet needs a reason.",
+            code="PACKET_EMPTY_REASON_REQUIRED",
+            extra={"allowed": list(EMPTY_REASONS)},
+        )
 
 
 @transaction.atomic
@@ -77,20 +90,38 @@ def review_decide(*, slot: ReviewSlot, probe: Probe, reviewer: Any, given: Decis
     if not gate.allowed:  # a decision is made on the revealed target: the same gate as the reveal
         raise ApplicationError(gate.message, code=gate.code, status=403)
     blind = BlindAnswer.objects.get(slot=slot, probe=probe, review_target_root=probe.review_target_root)
-    if ReviewDecision.objects.filter(slot=slot, probe=probe, review_target_root=probe.review_target_root).exists():
+    if ReviewDecision.objects.filter(
+        slot=slot, probe=probe, review_target_root=probe.review_target_root
+    ).exists():
         raise ApplicationError("You already decided this probe.", code="DECISION_EXISTS", status=409)
-    if slot.role == Role.ADJUDICATOR and probe.logical_probe_id not in {p.logical_probe_id for p in slot_work(slot, include_done=True)}:
-        raise ApplicationError("A resolution is only allowed on a disputed probe.", code="UNNECESSARY_RESOLUTION_NOT_ALLOWED")
+    if slot.role == Role.ADJUDICATOR and probe.logical_probe_id not in {
+        p.logical_probe_id for p in slot_work(slot, include_done=True)
+    }:
+        raise ApplicationError(
+            "A resolution is only allowed on a disputed probe.", code="UNNECESSARY_RESOLUTION_NOT_ALLOWED"
+        )
     _validate_decision(probe, given)
     decision = ReviewDecision.objects.create(
-        slot=slot, probe=probe, blind=blind, reviewer=reviewer, role=slot.role,
-        review_target_root=probe.review_target_root, status=given.status, severity=given.severity,
+        slot=slot,
+        probe=probe,
+        blind=blind,
+        reviewer=reviewer,
+        role=slot.role,
+        review_target_root=probe.review_target_root,
+        status=given.status,
+        severity=given.severity,
         confirmations={k: given.confirmations.get(k) is True for k in CONFIRMATION_KEYS},
         packet_state=given.packet_state,
         packet_empty_reason=given.packet_empty_reason if given.packet_state == "approved_empty" else "",
-        note=given.note.strip(), sequence=blind.sequence)
-    event_record(actor=reviewer, verb="review.decision", obj=decision,
-                 after={"probe": probe.logical_probe_id, "status": given.status, "severity": given.severity})
+        note=given.note.strip(),
+        sequence=blind.sequence,
+    )
+    event_record(
+        actor=reviewer,
+        verb="review.decision",
+        obj=decision,
+        after={"probe": probe.logical_probe_id, "status": given.status, "severity": given.severity},
+    )
     review_settle(probe=probe, context=slot.context, actor=reviewer)
     return decision
 
@@ -101,11 +132,21 @@ def review_settle(*, probe: Probe, context: str, actor: Any) -> Outcome:
     (bound to the root that was reviewed; a stale root is refused by the probe service)."""
     outcome = probe_outcome(probe, context)
     if outcome.state == "adjudication":
-        ReviewSlot.objects.get_or_create(parent_id=probe.parent_id, role=Role.ADJUDICATOR, context=context,
-                                         defaults={"blind_first_probe_id": probe.logical_probe_id})
+        ReviewSlot.objects.get_or_create(
+            parent_id=probe.parent_id,
+            role=Role.ADJUDICATOR,
+            context=context,
+            defaults={"blind_first_probe_id": probe.logical_probe_id},
+        )
     elif outcome.state in ("approved", "rejected") and context == DEVELOPMENT:
-        probe_record_review(probe=probe, actor=actor, state=outcome.state, packet_state=outcome.packet_state,
-                            review_target_root=probe.review_target_root, empty_reason=outcome.empty_reason or None)
+        probe_record_review(
+            probe=probe,
+            actor=actor,
+            state=outcome.state,
+            packet_state=outcome.packet_state,
+            review_target_root=probe.review_target_root,
+            empty_reason=outcome.empty_reason or None,
+        )
     elif outcome.state in ("approved", "rejected"):
         plan = AuditPlan.objects.get(pk=context.split(":", 1)[1])
         audit_sync_slots(plan=plan)

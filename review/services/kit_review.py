@@ -56,10 +56,19 @@ def _our_side(probe: Probe) -> Any:
     views = {v.view_id: v for v in probe.views.all()}
     originals = [a for a in probe.attachment_ids if a in images]
     return OurProbe(
-        key={**key.key, "packet_plan": pending}, raw_view=probe.raw_view, gold_view=probe.gold_view, raw_messages=probe.raw_messages,
-        gold_messages=probe.gold_messages, attachment_ids=probe.attachment_ids, displays=key.displays,
-        pixels={**{a: images[a].pixels_sha256 for a in originals}, **{v: r.pixels_sha256 for v, r in views.items()}},
-        bytes={**{a: images[a].sha256 for a in originals}, **{v: r.bytes_sha256 for v, r in views.items()}})
+        key={**key.key, "packet_plan": pending},
+        raw_view=probe.raw_view,
+        gold_view=probe.gold_view,
+        raw_messages=probe.raw_messages,
+        gold_messages=probe.gold_messages,
+        attachment_ids=probe.attachment_ids,
+        displays=key.displays,
+        pixels={
+            **{a: images[a].pixels_sha256 for a in originals},
+            **{v: r.pixels_sha256 for v, r in views.items()},
+        },
+        bytes={**{a: images[a].sha256 for a in originals}, **{v: r.bytes_sha256 for v, r in views.items()}},
+    )
 
 
 @transaction.atomic
@@ -72,13 +81,24 @@ def kit_draft_import(*, root: Path, actor: Any) -> Any:
         draft = load_draft(root)
         roots = {qid: verified_roots(draft.items[qid], draft.previews[qid]) for qid in draft.items}
     except KitFileError as error:
-        raise ApplicationError(f"The Kit draft was refused: {error}", code=error.code,
-                               extra={"detail": error.detail}) from error
-    record, _ = KitDraftImport.objects.update_or_create(catalog_root=draft.catalog_root, defaults={
-        "project_id": draft.project_id, "catalog": draft.catalog,
-        "imported_by": actor if getattr(actor, "pk", None) else None})
-    ours = {p.logical_probe_id: p for p in live_probes().filter(logical_probe_id__in=list(draft.items))
-            .select_related("key", "parent").prefetch_related("views", "parent__images")}
+        raise ApplicationError(
+            f"The Kit draft was refused: {error}", code=error.code, extra={"detail": error.detail}
+        ) from error
+    record, _ = KitDraftImport.objects.update_or_create(
+        catalog_root=draft.catalog_root,
+        defaults={
+            "project_id": draft.project_id,
+            "catalog": draft.catalog,
+            "imported_by": actor if getattr(actor, "pk", None) else None,
+        },
+    )
+    ours = {
+        p.logical_probe_id: p
+        for p in live_probes()
+        .filter(logical_probe_id__in=list(draft.items))
+        .select_related("key", "parent")
+        .prefetch_related("views", "parent__images")
+    }
     bound, differing = [], {}
     KitProbeBinding.objects.filter(draft=record).delete()
     for qid in sorted(draft.items):
@@ -91,16 +111,28 @@ def kit_draft_import(*, root: Path, actor: Any) -> Any:
         if diff:
             differing[qid] = diff
             continue
-        KitProbeBinding.objects.create(draft=record, probe=probe, kit_content_root=roots[qid][0],
-                                       kit_review_target_root=roots[qid][1],
-                                       review_target_root=probe.review_target_root,
-                                       same_bytes=same_bytes(core, ourside))
+        KitProbeBinding.objects.create(
+            draft=record,
+            probe=probe,
+            kit_content_root=roots[qid][0],
+            kit_review_target_root=roots[qid][1],
+            review_target_root=probe.review_target_root,
+            same_bytes=same_bytes(core, ourside),
+        )
         bound.append(qid)
-    record.summary = {"bound": bound, "differing": differing, "kit_probes": len(draft.items),
-                      "development_problem_ids": sorted(draft.development_problem_ids)}
+    record.summary = {
+        "bound": bound,
+        "differing": differing,
+        "kit_probes": len(draft.items),
+        "development_problem_ids": sorted(draft.development_problem_ids),
+    }
     record.save(update_fields=["summary"])
-    event_record(actor=actor, verb="review.kit_draft_import", obj=record,
-                 after={"catalog_root": draft.catalog_root, "bound": len(bound), "differing": sorted(differing)})
+    event_record(
+        actor=actor,
+        verb="review.kit_draft_import",
+        obj=record,
+        after={"catalog_root": draft.catalog_root, "bound": len(bound), "differing": sorted(differing)},
+    )
     return record
 
 
@@ -114,8 +146,9 @@ class KitImportReport:
 
 
 @transaction.atomic
-def kit_decisions_import(*, document: Any, file_bytes_sha256: str, actor: Any,
-                         draft_root: Path | None = None) -> KitImportReport:
+def kit_decisions_import(
+    *, document: Any, file_bytes_sha256: str, actor: Any, draft_root: Path | None = None
+) -> KitImportReport:
     """Import one Kit decision file onto our probes, all or nothing.
 
     The file is checked as the Kit checks it (catalog root, fields, known development probes, duplicates,
@@ -130,18 +163,31 @@ def kit_decisions_import(*, document: Any, file_bytes_sha256: str, actor: Any,
     catalog_root = document.get("catalog_root") if isinstance(document, dict) else None
     record = KitDraftImport.objects.filter(catalog_root=catalog_root or "").first()
     if record is None:
-        raise ApplicationError("No imported Kit draft has this file's catalog root: import the draft first.",
-                               code="REVIEW_CATALOG_STALE", extra={"catalog_root": catalog_root})
+        raise ApplicationError(
+            "No imported Kit draft has this file's catalog root: import the draft first.",
+            code="REVIEW_CATALOG_STALE",
+            extra={"catalog_root": catalog_root},
+        )
     catalog = record.catalog
-    draft = KitDraft(root=Path("."), catalog=catalog, catalog_root=record.catalog_root, previews={},
-                     development_problem_ids=set(record.summary.get("development_problem_ids", [])),
-                     project_id=record.project_id, items={p["logical_probe_id"]: p for p in catalog["probes"]})
+    draft = KitDraft(
+        root=Path("."),
+        catalog=catalog,
+        catalog_root=record.catalog_root,
+        previews={},
+        development_problem_ids=set(record.summary.get("development_problem_ids", [])),
+        project_id=record.project_id,
+        items={p["logical_probe_id"]: p for p in catalog["probes"]},
+    )
     try:
         decisions = normalize_decisions(document, draft)
     except KitFileError as error:
-        raise ApplicationError(f"The Kit decision file was refused: {error}", code=error.code,
-                               extra={"detail": error.detail}) from error
-    bindings = {b.probe.logical_probe_id: b for b in KitProbeBinding.objects.filter(draft=record).select_related("probe")}
+        raise ApplicationError(
+            f"The Kit decision file was refused: {error}", code=error.code, extra={"detail": error.detail}
+        ) from error
+    bindings = {
+        b.probe.logical_probe_id: b
+        for b in KitProbeBinding.objects.filter(draft=record).select_related("probe")
+    }
     schema, context = document["schema_version"], document.get("context_root", "")
     imported, unchanged, pending, settled = [], [], [], {}
     for qid, d in sorted(decisions.items()):
@@ -150,54 +196,111 @@ def kit_decisions_import(*, document: Any, file_bytes_sha256: str, actor: Any,
             continue
         binding = bindings.get(qid)
         if binding is None or binding.kit_review_target_root != d["review_target_root"]:
-            raise ApplicationError("This Kit probe is not the same as ours.", code="REVIEW_TARGET_STALE",
-                                   extra={"logical_probe_id": qid,
-                                          "differs": record.summary.get("differing", {}).get(qid, [])})
+            raise ApplicationError(
+                "This Kit probe is not the same as ours.",
+                code="REVIEW_TARGET_STALE",
+                extra={"logical_probe_id": qid, "differs": record.summary.get("differing", {}).get(qid, [])},
+            )
         probe = Probe.objects.select_for_update().get(pk=binding.probe_id)
         if probe.state == Probe.State.SUPERSEDED or probe.review_target_root != binding.review_target_root:
-            raise ApplicationError("Our probe changed since the Kit draft was checked.", code="REVIEW_TARGET_STALE",
-                                   extra={"logical_probe_id": qid})
-        values = {"status": d["status"], "severity": d["severity"], "confirmations": d["confirmations"],
-                  "blind_answer": d["blind_answer"], "kit_reviewer": d["reviewer"].strip(), "note": d["note"],
-                  "sequence": d["sequence"], "kit_review_target_root": d["review_target_root"]}
-        existing = KitDecision.objects.filter(probe=probe, review_target_root=probe.review_target_root,
-                                              role=Role.INDIVIDUAL, context_root=context).first()
+            raise ApplicationError(
+                "Our probe changed since the Kit draft was checked.",
+                code="REVIEW_TARGET_STALE",
+                extra={"logical_probe_id": qid},
+            )
+        values = {
+            "status": d["status"],
+            "severity": d["severity"],
+            "confirmations": d["confirmations"],
+            "blind_answer": d["blind_answer"],
+            "kit_reviewer": d["reviewer"].strip(),
+            "note": d["note"],
+            "sequence": d["sequence"],
+            "kit_review_target_root": d["review_target_root"],
+        }
+        existing = KitDecision.objects.filter(
+            probe=probe,
+            review_target_root=probe.review_target_root,
+            role=Role.INDIVIDUAL,
+            context_root=context,
+        ).first()
         if existing is not None:
             if any(getattr(existing, k) != v for k, v in values.items()):
-                raise ApplicationError("Another decision on this probe was imported already.",
-                                       code="CONFLICTING_REVIEWS_USE_ONE_ADJUDICATED_EXPORT",
-                                       extra={"logical_probe_id": qid})
+                raise ApplicationError(
+                    "Another decision on this probe was imported already.",
+                    code="CONFLICTING_REVIEWS_USE_ONE_ADJUDICATED_EXPORT",
+                    extra={"logical_probe_id": qid},
+                )
             unchanged.append(qid)
             continue
-        KitDecision.objects.create(draft=record, probe=probe, schema_version=schema, context_root=context,
-                                   role=Role.INDIVIDUAL, file_sha256=file_bytes_sha256,
-                                   review_target_root=probe.review_target_root,
-                                   imported_by=actor if getattr(actor, "pk", None) else None, **values)
+        KitDecision.objects.create(
+            draft=record,
+            probe=probe,
+            schema_version=schema,
+            context_root=context,
+            role=Role.INDIVIDUAL,
+            file_sha256=file_bytes_sha256,
+            review_target_root=probe.review_target_root,
+            imported_by=actor if getattr(actor, "pk", None) else None,
+            **values,
+        )
         imported.append(qid)
         if probe.state == Probe.State.PENDING_REVIEW:
             approved = d["status"] == "approved"
-            packet = ("approved_nonempty" if probe.key.view.observation_ids else "approved_empty") \
-                if approved else "rejected"
-            probe_record_review(probe=probe, actor=actor, state=d["status"], packet_state=packet,
-                                review_target_root=probe.review_target_root)
+            packet = (
+                ("approved_nonempty" if probe.key.view.observation_ids else "approved_empty")
+                if approved
+                else "rejected"
+            )
+            probe_record_review(
+                probe=probe,
+                actor=actor,
+                state=d["status"],
+                packet_state=packet,
+                review_target_root=probe.review_target_root,
+            )
             settled[qid] = d["status"]
-    event_record(actor=actor, verb="review.kit_decisions_import", obj=record,
-                 after={"file_sha256": file_bytes_sha256, "schema_version": schema, "imported": imported,
-                        "unchanged": unchanged, "pending": pending, "settled": settled})
-    return KitImportReport(catalog_root=record.catalog_root, imported=imported, unchanged=unchanged,
-                           pending=pending, settled=settled)
+    event_record(
+        actor=actor,
+        verb="review.kit_decisions_import",
+        obj=record,
+        after={
+            "file_sha256": file_bytes_sha256,
+            "schema_version": schema,
+            "imported": imported,
+            "unchanged": unchanged,
+            "pending": pending,
+            "settled": settled,
+        },
+    )
+    return KitImportReport(
+        catalog_root=record.catalog_root,
+        imported=imported,
+        unchanged=unchanged,
+        pending=pending,
+        settled=settled,
+    )
 
 
 def _draft_root_in(folder: Path) -> Path:
     """The folder of an extracted archive that holds the Kit draft (``catalog.PRIVATE.json``) or review
     project (``project.json`` + ``source/``): the archive root or its one top-level folder."""
-    candidates = [folder, *sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("__", ".")))]
-    found = [c for c in candidates if (c / "catalog.PRIVATE.json").is_file()
-             or ((c / "project.json").is_file() and (c / "source").is_dir())]
+    candidates = [
+        folder,
+        *sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("__", "."))),
+    ]
+    found = [
+        c
+        for c in candidates
+        if (c / "catalog.PRIVATE.json").is_file()
+        or ((c / "project.json").is_file() and (c / "source").is_dir())
+    ]
     if len(found) != 1:
-        raise ApplicationError("The archive must hold one Kit draft (catalog.PRIVATE.json) or Kit review project "
-                               "(project.json and source/) at its root or in one top-level folder.",
-                               code="KIT_DRAFT_LAYOUT")
+        raise ApplicationError(
+            "The archive must hold one Kit draft (catalog.PRIVATE.json) or Kit review project "
+            "(project.json and source/) at its root or in one top-level folder.",
+            code="KIT_DRAFT_LAYOUT",
+        )
     return found[0]
 
 
@@ -206,8 +309,10 @@ def kit_draft_upload(*, upload: Any, actor: Any) -> Any:
     size, expansion ratio), checked and bound by :func:`kit_draft_import`, then deleted."""
     _require_importer(actor)
     if upload.size > settings.PHYSALIGN_IMPORT_MAX_BYTES:
-        raise ApplicationError(f"The archive is larger than {settings.PHYSALIGN_IMPORT_MAX_BYTES:,} bytes.",
-                               code="import_too_large")
+        raise ApplicationError(
+            f"The archive is larger than {settings.PHYSALIGN_IMPORT_MAX_BYTES:,} bytes.",
+            code="import_too_large",
+        )
     work = Path(tempfile.mkdtemp(prefix="kit-draft-"))
     try:
         archive = work / "upload.zip"
@@ -217,7 +322,9 @@ def kit_draft_upload(*, upload: Any, actor: Any) -> Any:
         try:
             extract_zip(archive, work / "x")
         except zipfile.BadZipFile as error:
-            raise ApplicationError("The upload is not a readable zip archive.", code="import_zip_invalid") from error
+            raise ApplicationError(
+                "The upload is not a readable zip archive.", code="import_zip_invalid"
+            ) from error
         return kit_draft_import(root=_draft_root_in(work / "x"), actor=actor)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -230,11 +337,15 @@ def kit_decisions_upload(*, upload: Any, actor: Any) -> KitImportReport:
     """An uploaded Kit decision file (JSON: duplicate keys, NaN and bad UTF-8 refused), imported all or nothing."""
     _require_importer(actor)
     if upload.size > KIT_DECISION_FILE_MAX_BYTES:
-        raise ApplicationError(f"The decision file is larger than {KIT_DECISION_FILE_MAX_BYTES:,} bytes.",
-                               code="import_too_large")
+        raise ApplicationError(
+            f"The decision file is larger than {KIT_DECISION_FILE_MAX_BYTES:,} bytes.",
+            code="import_too_large",
+        )
     data = upload.read()
     try:
         document = parse_json(data)
     except ValueError as error:
-        raise ApplicationError(f"The decision file is not valid JSON: {error}", code="REVIEW_FILE_JSON_INVALID") from error
+        raise ApplicationError(
+            f"The decision file is not valid JSON: {error}", code="REVIEW_FILE_JSON_INVALID"
+        ) from error
     return kit_decisions_import(document=document, file_bytes_sha256=bytes_digest(data), actor=actor)

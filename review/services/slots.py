@@ -35,7 +35,11 @@ from ..selectors import (
 DEVELOPMENT = "development"
 
 
-EMPTY_REASONS = ("no_independent_readable_primitive", "only_unsafe_binding_statement", "family_policy_no_packet")
+EMPTY_REASONS = (
+    "no_independent_readable_primitive",
+    "only_unsafe_binding_statement",
+    "family_policy_no_packet",
+)
 
 
 DEFECT = ("serious", "systemic", "information", "unresolved")
@@ -59,20 +63,28 @@ def contract_of(probe: Probe) -> dict[str, Any]:
 def _normalize_blind(probe: Probe, given: BlindAnswerIn) -> dict[str, Any] | None:
     if given.cannot_answer:
         if not given.reason.strip():
-            raise ApplicationError("Say why the question cannot be answered uniquely.", code="REASON_REQUIRED")
+            raise ApplicationError(
+                "Say why the question cannot be answered uniquely.", code="REASON_REQUIRED"
+            )
         return None
     contract = contract_of(probe)
     aliases = sorted({a.strip().upper() for a in given.binding if a.strip()})
     unknown = [a for a in aliases if a not in contract["aliases"]]
     if not aliases or unknown:
-        raise ApplicationError("Answer with candidate IDs shown in the prompt (E1, E2, …).", code="BLIND_ALIAS_INVALID",
-                               extra={"unknown": unknown, "allowed": contract["aliases"]})
+        raise ApplicationError(
+            "Answer with candidate IDs shown in the prompt (E1, E2, …).",
+            code="BLIND_ALIAS_INVALID",
+            extra={"unknown": unknown, "allowed": contract["aliases"]},
+        )
     if contract["cardinality"] == "one" and len(aliases) != 1:
         raise ApplicationError("This question takes a single candidate ID.", code="BLIND_CARDINALITY")
     reads = {anchor: str(given.read.get(anchor, "")) for anchor in contract["read_anchor_ids"]}
     if any(not value.strip() for value in reads.values()):
-        raise ApplicationError("Transcribe every read anchor.", code="BLIND_READ_MISSING",
-                               extra={"anchors": contract["read_anchor_ids"]})
+        raise ApplicationError(
+            "Transcribe every read anchor.",
+            code="BLIND_READ_MISSING",
+            extra={"anchors": contract["read_anchor_ids"]},
+        )
     answer: dict[str, Any] = {contract["binding_key"]: aliases}
     if reads:
         answer["read"] = reads
@@ -107,8 +119,9 @@ def review_slots_ensure_development() -> int:
     """Primary and secondary slots for every development parent with live probes (two independent reviewers)."""
     created = 0
     parents: dict[int, list[str]] = {}
-    for parent_id, qid in (live_probes().filter(split=Probe.Split.DEVELOPMENT)
-                           .values_list("parent_id", "logical_probe_id")):
+    for parent_id, qid in (
+        live_probes().filter(split=Probe.Split.DEVELOPMENT).values_list("parent_id", "logical_probe_id")
+    ):
         parents.setdefault(parent_id, []).append(qid)
     existing = set(ReviewSlot.objects.filter(context=DEVELOPMENT).values_list("parent_id", "role"))
     rows = []
@@ -117,7 +130,11 @@ def review_slots_ensure_development() -> int:
         first = blind_first_probe(digest(["development_review", problem_id]), sorted(qids))
         for role in (Role.PRIMARY, Role.SECONDARY):
             if (parent_id, role) not in existing:
-                rows.append(ReviewSlot(parent_id=parent_id, role=role, context=DEVELOPMENT, blind_first_probe_id=first))
+                rows.append(
+                    ReviewSlot(
+                        parent_id=parent_id, role=role, context=DEVELOPMENT, blind_first_probe_id=first
+                    )
+                )
     if rows:
         created = len(ReviewSlot.objects.bulk_create(rows, ignore_conflicts=True))
     return created
@@ -128,8 +145,12 @@ def _role_allowed(user: Any, role: str) -> bool:
 
 
 def _other_reviewers(slot: ReviewSlot) -> set[int]:
-    return set(ReviewSlot.objects.filter(parent_id=slot.parent_id, context=slot.context)
-               .exclude(pk=slot.pk).exclude(reviewer=None).values_list("reviewer_id", flat=True))
+    return set(
+        ReviewSlot.objects.filter(parent_id=slot.parent_id, context=slot.context)
+        .exclude(pk=slot.pk)
+        .exclude(reviewer=None)
+        .values_list("reviewer_id", flat=True)
+    )
 
 
 def _known_context(context: str) -> bool:
@@ -141,9 +162,13 @@ def _known_context(context: str) -> bool:
 
 def _refuse_key_holder(reviewer: Any) -> None:
     if is_key_holder(reviewer):
-        raise ApplicationError("You can read every probe key (the scorer permission), so your review could not be "
-                               "blind. Ask an admin to remove that permission, or leave this work to another "
-                               "reviewer.", code="KEY_HOLDER_CANNOT_REVIEW", status=403)
+        raise ApplicationError(
+            "You can read every probe key (the scorer permission), so your review could not be "
+            "blind. Ask an admin to remove that permission, or leave this work to another "
+            "reviewer.",
+            code="KEY_HOLDER_CANNOT_REVIEW",
+            status=403,
+        )
 
 
 @transaction.atomic
@@ -163,12 +188,19 @@ def review_claim(*, reviewer: Any, role: str, context: str) -> ReviewSlot:
     if context == DEVELOPMENT:
         review_slots_ensure_development()
     get_user_model().objects.select_for_update().filter(pk=reviewer.pk).exists()
-    held = list(ReviewSlot.objects.filter(context=context, reviewer=reviewer).values_list("parent_id", flat=True))
+    held = list(
+        ReviewSlot.objects.filter(context=context, reviewer=reviewer).values_list("parent_id", flat=True)
+    )
     passed_over: list[int] = []
     while True:
-        slot = (ReviewSlot.objects.select_for_update(skip_locked=True, of=("self",))
-                .filter(context=context, role=role, reviewer__isnull=True).exclude(parent_id__in=held)
-                .exclude(pk__in=passed_over).order_by("parent__problem_id", "pk").first())
+        slot = (
+            ReviewSlot.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(context=context, role=role, reviewer__isnull=True)
+            .exclude(parent_id__in=held)
+            .exclude(pk__in=passed_over)
+            .order_by("parent__problem_id", "pk")
+            .first()
+        )
         if slot is None:
             raise ApplicationError("No parent is waiting for this role.", code="QUEUE_EMPTY", status=404)
         if not slot_work(slot):
@@ -192,11 +224,16 @@ def review_release(*, slot: ReviewSlot, reviewer: Any) -> ReviewSlot:
     slot = ReviewSlot.objects.select_for_update().get(pk=slot.pk)
     own_slot(slot, reviewer)
     if BlindAnswer.objects.filter(slot=slot).exists():
-        raise ApplicationError("You have answered probes of this parent blind, so it stays yours; finish it.",
-                               code="SLOT_HAS_BLIND_ANSWERS", status=409)
+        raise ApplicationError(
+            "You have answered probes of this parent blind, so it stays yours; finish it.",
+            code="SLOT_HAS_BLIND_ANSWERS",
+            status=409,
+        )
     slot.reviewer, slot.claimed_at = None, None
     slot.save(update_fields=["reviewer", "claimed_at"])
-    event_record(actor=reviewer, verb="review.release", obj=slot, after={"role": slot.role, "context": slot.context})
+    event_record(
+        actor=reviewer, verb="review.release", obj=slot, after={"role": slot.role, "context": slot.context}
+    )
     return slot
 
 
@@ -204,17 +241,26 @@ def review_release(*, slot: ReviewSlot, reviewer: Any) -> ReviewSlot:
 def review_context_set_blind_order(*, context: str, order: str, actor: Any) -> ReviewContextSetting:
     """Choose a context's blind order: strict (default) or the Kit's first-probe-only order."""
     if not can_manage_audit(actor):
-        raise ApplicationError("Only admins choose a context's blind order.", code="ADMIN_REQUIRED", status=403)
+        raise ApplicationError(
+            "Only admins choose a context's blind order.", code="ADMIN_REQUIRED", status=403
+        )
     if order not in BlindOrder.values:
-        raise ApplicationError("Choose strict or kit.", code="BLIND_ORDER_INVALID", extra={"allowed": BlindOrder.values})
+        raise ApplicationError(
+            "Choose strict or kit.", code="BLIND_ORDER_INVALID", extra={"allowed": BlindOrder.values}
+        )
     if not _known_context(context):
         raise ApplicationError("Unknown review context.", code="CONTEXT_UNKNOWN", status=404)
     setting, _ = ReviewContextSetting.objects.select_for_update().get_or_create(context=context)
     before = setting.blind_order if setting.pk else None
     setting.blind_order, setting.updated_by = order, actor
     setting.save()
-    event_record(actor=actor, verb="review.blind_order", obj=setting, before={"blind_order": before},
-                 after={"context": context, "blind_order": order})
+    event_record(
+        actor=actor,
+        verb="review.blind_order",
+        obj=setting,
+        before={"blind_order": before},
+        after={"context": context, "blind_order": order},
+    )
     return setting
 
 
@@ -225,12 +271,18 @@ def own_slot(slot: ReviewSlot, reviewer: Any) -> None:
 
 def independent(slot: ReviewSlot, reviewer: Any) -> None:
     if reviewer.pk in _other_reviewers(slot):
-        code = "INDEPENDENT_ADJUDICATOR_REQUIRED" if slot.role == Role.ADJUDICATOR else "SECOND_REVIEWER_MUST_BE_INDEPENDENT"
+        code = (
+            "INDEPENDENT_ADJUDICATOR_REQUIRED"
+            if slot.role == Role.ADJUDICATOR
+            else "SECOND_REVIEWER_MUST_BE_INDEPENDENT"
+        )
         raise ApplicationError("You already review this parent in another role.", code=code, status=403)
 
 
 @transaction.atomic
-def review_submit_blind(*, slot: ReviewSlot, probe: Probe, reviewer: Any, given: BlindAnswerIn) -> BlindAnswer:
+def review_submit_blind(
+    *, slot: ReviewSlot, probe: Probe, reviewer: Any, given: BlindAnswerIn
+) -> BlindAnswer:
     """Record the reviewer's blind answer. It is immutable; only after it may the reviewer see the target."""
     slot = ReviewSlot.objects.select_for_update().get(pk=slot.pk)
     own_slot(slot, reviewer)
@@ -241,17 +293,33 @@ def review_submit_blind(*, slot: ReviewSlot, probe: Probe, reviewer: Any, given:
         raise ApplicationError("This probe is not part of your assignment.", code="NOT_IN_SLOT", status=404)
     gate = progress.answer_gate(probe)
     if not gate.allowed:
-        raise ApplicationError(gate.message, code=gate.code, status=409, extra={"blind_first": slot.blind_first_probe_id})
+        raise ApplicationError(
+            gate.message, code=gate.code, status=409, extra={"blind_first": slot.blind_first_probe_id}
+        )
     answer = _normalize_blind(probe, given)
     sequence = (BlindAnswer.objects.filter(slot=slot).aggregate(m=Max("sequence"))["m"] or 0) + 1
     try:
         with transaction.atomic():
             blind = BlindAnswer.objects.create(
-                slot=slot, probe=probe, reviewer=reviewer, role=slot.role, review_target_root=probe.review_target_root,
-                answer=answer, cannot_answer=given.cannot_answer, reason=given.reason.strip(),
-                matches_target=blind_matches_target(probe, answer), sequence=sequence)
+                slot=slot,
+                probe=probe,
+                reviewer=reviewer,
+                role=slot.role,
+                review_target_root=probe.review_target_root,
+                answer=answer,
+                cannot_answer=given.cannot_answer,
+                reason=given.reason.strip(),
+                matches_target=blind_matches_target(probe, answer),
+                sequence=sequence,
+            )
     except IntegrityError as error:
-        raise ApplicationError("The blind answer was already submitted.", code="BLIND_ANSWER_IMMUTABLE", status=409) from error
-    event_record(actor=reviewer, verb="review.blind_answer", obj=blind,
-                 after={"probe": probe.logical_probe_id, "sequence": sequence})
+        raise ApplicationError(
+            "The blind answer was already submitted.", code="BLIND_ANSWER_IMMUTABLE", status=409
+        ) from error
+    event_record(
+        actor=reviewer,
+        verb="review.blind_answer",
+        obj=blind,
+        after={"probe": probe.logical_probe_id, "sequence": sequence},
+    )
     return blind

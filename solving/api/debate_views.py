@@ -104,21 +104,38 @@ class DebateRunListView(APIView):
 
     @extend_schema(operation_id="debate_runs_list", responses=DebateRunOutput(many=True))
     def get(self, request: Request) -> Response:
-        return Response(DebateRunOutput([run_stats_payload(run_stats(run)) for run in debate_run_list()[:100]],
-                                        many=True).data)
+        return Response(
+            DebateRunOutput(
+                [run_stats_payload(run_stats(run)) for run in debate_run_list()[:100]], many=True
+            ).data
+        )
 
-    @extend_schema(operation_id="debate_runs_create", request=DebateRunInput,
-                   responses={201: DebateRunOutput, 400: ApiErrorOutput})
+    @extend_schema(
+        operation_id="debate_runs_create",
+        request=DebateRunInput,
+        responses={201: DebateRunOutput, 400: ApiErrorOutput},
+    )
     def post(self, request: Request) -> Response:
         data = DebateRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         release = get_object_or_404(Release, release_id=v["release"]) if v["release"] else None
-        run = debate_run_create(solver_names=v["solvers"], pruner=v["pruner"] or None, selector=v["selector"] or None,
-                                extractor=v["extractor"] or None, frontend=v["frontend"] or None, level=v["level"],
-                                settings=v["settings"], release=release, parent_ids=v["parents"] or None,
-                                name=v["name"], actor=request.user)
-        return Response(DebateRunOutput(run_stats_payload(run_stats(run))).data, status=status.HTTP_201_CREATED)
+        run = debate_run_create(
+            solver_names=v["solvers"],
+            pruner=v["pruner"] or None,
+            selector=v["selector"] or None,
+            extractor=v["extractor"] or None,
+            frontend=v["frontend"] or None,
+            level=v["level"],
+            settings=v["settings"],
+            release=release,
+            parent_ids=v["parents"] or None,
+            name=v["name"],
+            actor=request.user,
+        )
+        return Response(
+            DebateRunOutput(run_stats_payload(run_stats(run))).data, status=status.HTTP_201_CREATED
+        )
 
 
 class DebateRunDetailView(APIView):
@@ -135,6 +152,7 @@ class DebateTranscriptView(APIView):
 
     @extend_schema(operation_id="debate_transcript_retrieve", responses=TranscriptOutput)
     def get(self, request: Request, pk: int) -> Response:
-        response = get_object_or_404(SolveResponse.objects.select_related("parent"), pk=pk,
-                                     run__kind=SolveRun.Kind.DEBATE)
+        response = get_object_or_404(
+            SolveResponse.objects.select_related("parent"), pk=pk, run__kind=SolveRun.Kind.DEBATE
+        )
         return Response(TranscriptOutput(transcript_payload(response, include_reference=True)).data)

@@ -135,15 +135,23 @@ class SolveRunListView(APIView):
     def get(self, request: Request) -> Response:
         return Response(SolveRunOutput(solve_run_list()[:200], many=True).data)
 
-    @extend_schema(operation_id="solve_runs_create", request=SolveRunInput,
-                   responses={201: SolveRunDetailOutput, 400: ApiErrorOutput})
+    @extend_schema(
+        operation_id="solve_runs_create",
+        request=SolveRunInput,
+        responses={201: SolveRunDetailOutput, 400: ApiErrorOutput},
+    )
     def post(self, request: Request) -> Response:
         data = SolveRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         release = get_object_or_404(Release, release_id=v["release"]) if v["release"] else None
-        run = solve_run_create(model=v["model"], release=release, parent_ids=v["parent_ids"] or None, name=v["name"],
-                               actor=request.user)
+        run = solve_run_create(
+            model=v["model"],
+            release=release,
+            parent_ids=v["parent_ids"] or None,
+            name=v["name"],
+            actor=request.user,
+        )
         return Response(SolveRunDetailOutput(run).data, status=status.HTTP_201_CREATED)
 
 
@@ -159,13 +167,21 @@ class SolveRunDetailView(APIView):
 class SolveResponseGradeView(APIView):
     permission_classes = [CanRunSolving]
 
-    @extend_schema(operation_id="solve_responses_grade", request=GradeInput,
-                   responses={200: SolveResponseGradedOutput, 400: ApiErrorOutput})
+    @extend_schema(
+        operation_id="solve_responses_grade",
+        request=GradeInput,
+        responses={200: SolveResponseGradedOutput, 400: ApiErrorOutput},
+    )
     def post(self, request: Request, pk: int) -> Response:
         row = get_object_or_404(SolveResponse.objects.select_related("parent"), pk=pk)
         data = GradeInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        graded = solve_response_grade(response=row, components=[dict(c) for c in v["components"]],
-                                      correct=v["correct"], note=v["note"], actor=request.user)
+        graded = solve_response_grade(
+            response=row,
+            components=[dict(c) for c in v["components"]],
+            correct=v["correct"],
+            note=v["note"],
+            actor=request.user,
+        )
         return Response(SolveResponseGradedOutput(graded).data)

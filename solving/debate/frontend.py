@@ -95,9 +95,7 @@ image $dimension.
 {"clean": "<one of: yes | no>", "move": "<one of: $directions | none>", \
 "amount": "<number between 0 and 1>"}
 """)
-OCR_SYSTEM = (
-    "You transcribe physics problem text from images exactly. You never solve, explain or comment."
-)
+OCR_SYSTEM = "You transcribe physics problem text from images exactly. You never solve, explain or comment."
 OCR_PROMPT = Template("""\
 [Task]
 Transcribe the problem text in the attached image. Keep every word, number, unit, symbol and \
@@ -157,8 +155,10 @@ $options$svg_block
 [Output format]
 {"problem": "<text>"}
 """)
-REASK_NOTE = ("\nYour previous answer could not be used ({reason}). Produce a simpler, complete SVG "
-              "that is well-formed and well under the character limit.\n")
+REASK_NOTE = (
+    "\nYour previous answer could not be used ({reason}). Produce a simpler, complete SVG "
+    "that is well-formed and well under the character limit.\n"
+)
 
 _GARBAGE = re.compile(
     r"^\s*(sure|certainly|here is|here's|i (cannot|can't|am unable|could not)|as an ai|sorry|"
@@ -209,13 +209,18 @@ class _Run:
     def step(self, stage: str, **detail: Any) -> None:
         self.steps.append(FrontendStep(stage, detail))
 
-    def ask(self, stage: str, system: str, user: str, images: tuple[ImageInput, ...]
-            ) -> tuple[str | None, dict[str, Any]]:
+    def ask(
+        self, stage: str, system: str, user: str, images: tuple[ImageInput, ...]
+    ) -> tuple[str | None, dict[str, Any]]:
         """One model call; returns (reply text or None when the call failed, a record for the step)."""
         assert self.call is not None
         result = self.call(stage, LLMRequest(system=system, user=user, images=images))
-        record = {"kind": "model", "status": result.status, "finish_reason": result.finish_reason,
-                  "reply": (result.text or "")[:REPLY_RECORD_CHARS]}
+        record = {
+            "kind": "model",
+            "status": result.status,
+            "finish_reason": result.finish_reason,
+            "reply": (result.text or "")[:REPLY_RECORD_CHARS],
+        }
         if not result.ok:
             record["error"] = result.error or "the model call failed"
             return None, record
@@ -272,6 +277,7 @@ def looks_like_garbage(text: str) -> bool:
 
 # --- Cropper -----------------------------------------------------------------------------------
 
+
 def _propose(run: _Run, image: ImageInput) -> tuple[Split | None, dict[str, Any]]:
     proposals: list[dict[str, Any]] = []
     for index in range(PROPOSALS):
@@ -294,14 +300,24 @@ def _propose(run: _Run, image: ImageInput) -> tuple[Split | None, dict[str, Any]
     # Majority vote; a tie goes to the orientation proposed first.
     orientation = next(p["orientation"] for p in proposals if orientations[p["orientation"]] == top)
     sides = Counter(p["text_side"] for p in proposals if p["text_side"])
-    side_vote = max(sides, key=lambda s: (sides[s], s == ("top" if orientation == "horizontal" else "left"))) \
-        if sides else None
+    side_vote = (
+        max(sides, key=lambda s: (sides[s], s == ("top" if orientation == "horizontal" else "left")))
+        if sides
+        else None
+    )
     fraction = float(statistics.median(p["fraction"] for p in proposals if p["orientation"] == orientation))
     split = Split(orientation, fraction)
-    vote = {"orientation_votes": dict(orientations), "text_side_votes": dict(sides), "orientation": orientation,
-            "text_side": split.text_side, "fraction": fraction}
+    vote = {
+        "orientation_votes": dict(orientations),
+        "text_side_votes": dict(sides),
+        "orientation": orientation,
+        "text_side": split.text_side,
+        "fraction": fraction,
+    }
     if side_vote and side_vote != split.text_side:
-        vote["text_side_conflict"] = f"voted {side_vote}; a {orientation} boundary puts the text {split.text_side}"
+        vote["text_side_conflict"] = (
+            f"voted {side_vote}; a {orientation} boundary puts the text {split.text_side}"
+        )
     return split, vote
 
 
@@ -311,10 +327,15 @@ def _verify(run: _Run, img: Image.Image, split: Split) -> tuple[Split | None, in
     directions = ("up", "down") if horizontal else ("left", "right")
     for iteration in range(1, run.switches.verify_iterations + 1):
         user = CROP_VERIFY_PROMPT.substitute(
-            orientation=split.orientation, percent=f"{split.fraction * 100:.1f}",
-            dimension="height" if horizontal else "width", text_side=split.text_side,
-            directions=" | ".join(directions))
-        reply, record = run.ask("crop_verify", CROP_SYSTEM, user, (imaging.encode_png(imaging.draw_boundary(img, split)),))
+            orientation=split.orientation,
+            percent=f"{split.fraction * 100:.1f}",
+            dimension="height" if horizontal else "width",
+            text_side=split.text_side,
+            directions=" | ".join(directions),
+        )
+        reply, record = run.ask(
+            "crop_verify", CROP_SYSTEM, user, (imaging.encode_png(imaging.draw_boundary(img, split)),)
+        )
         parsed = json_object(reply) or {}
         clean = _choice(parsed.get("clean"), ("yes", "no"))
         detail = {**record, "iteration": iteration, "fraction": split.fraction, "clean": clean}
@@ -332,7 +353,9 @@ def _verify(run: _Run, img: Image.Image, split: Split) -> tuple[Split | None, in
         step = min(amount if amount is not None else DEFAULT_MOVE, MAX_MOVE)
         sign = -1 if move in ("up", "left") else 1
         moved = Split(split.orientation, min(max(split.fraction + sign * step, 0.02), 0.98))
-        run.step("crop_verify", **detail, outcome="moved", move=move, amount=step, new_fraction=moved.fraction)
+        run.step(
+            "crop_verify", **detail, outcome="moved", move=move, amount=step, new_fraction=moved.fraction
+        )
         split = moved
     return None, run.switches.verify_iterations
 
@@ -347,13 +370,25 @@ def _crop(run: _Run, img: Image.Image, image: ImageInput) -> Split:
         if proposed is None:
             reason = f"{vote['reason']}: deterministic split"
         elif run.switches.verify_iterations <= 0:
-            run.step("crop", kind="deterministic", method="model_unverified", **_split_record(img, proposed), vote=vote)
+            run.step(
+                "crop",
+                kind="deterministic",
+                method="model_unverified",
+                **_split_record(img, proposed),
+                vote=vote,
+            )
             return proposed
         else:
             accepted, iterations = _verify(run, img, proposed)
             if accepted is not None:
-                run.step("crop", kind="deterministic", method="model_verified", iterations=iterations,
-                         **_split_record(img, accepted), vote=vote)
+                run.step(
+                    "crop",
+                    kind="deterministic",
+                    method="model_verified",
+                    iterations=iterations,
+                    **_split_record(img, accepted),
+                    vote=vote,
+                )
                 return accepted
             reason = f"verification failed after {iterations} iteration(s): re-cropped without verification"
     run.step("crop", kind="deterministic", method="fallback", reason=reason, **_split_record(img, fallback))
@@ -361,11 +396,17 @@ def _crop(run: _Run, img: Image.Image, image: ImageInput) -> Split:
 
 
 def _split_record(img: Image.Image, split: Split) -> dict[str, Any]:
-    return {"orientation": split.orientation, "text_side": split.text_side, "fraction": round(split.fraction, 6),
-            "boundary_px": imaging.boundary_pixel(img.size, split), "image_size": list(img.size)}
+    return {
+        "orientation": split.orientation,
+        "text_side": split.text_side,
+        "fraction": round(split.fraction, 6),
+        "boundary_px": imaging.boundary_pixel(img.size, split),
+        "image_size": list(img.size),
+    }
 
 
 # --- OCR ---------------------------------------------------------------------------------------
+
 
 def _tesseract(run: _Run, region: Image.Image, reason: str) -> str:
     try:
@@ -400,6 +441,7 @@ def _ocr(run: _Run, region: Image.Image) -> str:
 
 # --- Visual extractor --------------------------------------------------------------------------
 
+
 def _svg_from(reply: str | None) -> tuple[str | None, int, str]:
     """(clean svg or None, its length, why not / 'ok')."""
     if reply is None:
@@ -432,27 +474,49 @@ def _visual_extract(run: _Run, text: str, images: tuple[ImageInput, ...]) -> str
         run.step("visual_extract", **detail, decision="rejected", reason=why)
         reask = REASK_NOTE.format(reason=why)
     if first is None:
-        run.step("visual_extract", kind="deterministic", decision="skipped", reason="no usable SVG after a re-ask")
+        run.step(
+            "visual_extract", kind="deterministic", decision="skipped", reason="no usable SVG after a re-ask"
+        )
         return None
     truncated, removed = truncate_svg(first, cap)
     if len(truncated) > cap:  # a cap smaller than the bare <svg> element itself
-        run.step("visual_extract", kind="deterministic", decision="skipped",
-                 reason=f"even an empty SVG exceeds the {cap}-character cap")
+        run.step(
+            "visual_extract",
+            kind="deterministic",
+            decision="skipped",
+            reason=f"even an empty SVG exceeds the {cap}-character cap",
+        )
         return None
-    run.step("visual_extract", kind="deterministic", decision="truncated", chars=len(truncated),
-             elements_removed=removed)
+    run.step(
+        "visual_extract",
+        kind="deterministic",
+        decision="truncated",
+        chars=len(truncated),
+        elements_removed=removed,
+    )
     return truncated
 
 
 # --- Reconstructor -----------------------------------------------------------------------------
 
-def _reconstruct(run: _Run, text: str, options: tuple[tuple[str, str], ...], svg: str | None,
-                 images: tuple[ImageInput, ...]) -> str | None:
-    options_block = ("\n[Options]\n" + "\n".join(f"{label}. {body}" for label, body in options) + "\n") \
-        if options else ""
+
+def _reconstruct(
+    run: _Run,
+    text: str,
+    options: tuple[tuple[str, str], ...],
+    svg: str | None,
+    images: tuple[ImageInput, ...],
+) -> str | None:
+    options_block = (
+        ("\n[Options]\n" + "\n".join(f"{label}. {body}" for label, body in options) + "\n") if options else ""
+    )
     svg_block = f"\n[SVG of the figure]\n{svg}\n" if svg else ""
-    user = RECONSTRUCT_PROMPT.substitute(svg_hint=" and its SVG transcription" if svg else "",
-                                         problem_text=text or "(none)", options=options_block, svg_block=svg_block)
+    user = RECONSTRUCT_PROMPT.substitute(
+        svg_hint=" and its SVG transcription" if svg else "",
+        problem_text=text or "(none)",
+        options=options_block,
+        svg_block=svg_block,
+    )
     reply, record = run.ask("reconstruct", RECONSTRUCT_SYSTEM, user, images)
     parsed = json_object(reply)
     statement = parsed.get("problem") if parsed else None
@@ -461,18 +525,27 @@ def _reconstruct(run: _Run, text: str, options: tuple[tuple[str, str], ...], svg
         return None
     statement = statement.strip()
     if looks_like_garbage(statement):
-        run.step("reconstruct", **record, outcome="rejected", reason="empty or commentary", kept_original=True)
+        run.step(
+            "reconstruct", **record, outcome="rejected", reason="empty or commentary", kept_original=True
+        )
         return None
     missing = missing_numbers(text, statement)
     if missing:
-        run.step("reconstruct", **record, outcome="rejected", kept_original=True,
-                 reason="numbers of the original text are missing", missing_numbers=missing)
+        run.step(
+            "reconstruct",
+            **record,
+            outcome="rejected",
+            kept_original=True,
+            reason="numbers of the original text are missing",
+            missing_numbers=missing,
+        )
         return None
     run.step("reconstruct", **record, outcome="accepted", chars=len(statement))
     return statement
 
 
 # --- Entry points ------------------------------------------------------------------------------
+
 
 def _parse_image_only(run: _Run, problem: ProblemInput) -> tuple[str, tuple[ImageInput, ...]]:
     """Level-4 problem parser: (problem text, diagram images)."""
@@ -484,23 +557,42 @@ def _parse_image_only(run: _Run, problem: ProblemInput) -> tuple[str, tuple[Imag
     if run.switches.cropper:
         text_region, diagram = imaging.split_image(img, _crop(run, img, problem.images[0]))
     else:
-        run.step("crop", kind="deterministic", method="disabled", reason="switch: cropper off; OCR reads the whole image")
+        run.step(
+            "crop",
+            kind="deterministic",
+            method="disabled",
+            reason="switch: cropper off; OCR reads the whole image",
+        )
         text_region, diagram = img, img
     if run.switches.sharpen and diagram.width and diagram.height:
         cleaned, report = imaging.sharpen(diagram)
-        run.step("sharpen", kind="deterministic", size_in=list(diagram.size), size_out=list(cleaned.size),
-                 **report.as_dict())
+        run.step(
+            "sharpen",
+            kind="deterministic",
+            size_in=list(diagram.size),
+            size_out=list(cleaned.size),
+            **report.as_dict(),
+        )
         diagram = cleaned
     else:
-        run.step("sharpen", kind="deterministic", outcome="skipped",
-                 reason="switch: sharpening off" if not run.switches.sharpen else "empty diagram region")
+        run.step(
+            "sharpen",
+            kind="deterministic",
+            outcome="skipped",
+            reason="switch: sharpening off" if not run.switches.sharpen else "empty diagram region",
+        )
     ocr_text = _ocr(run, text_region)
     text = "\n\n".join(part for part in (ocr_text.strip(), problem.text.strip()) if part)
     return text, (imaging.encode_png(diagram),) + problem.images[1:]
 
 
-def run_frontend(problem: ProblemInput, *, level: int, call: ModelCall | None,
-                 switches: FrontendSwitches = FrontendSwitches()) -> FrontendResult:
+def run_frontend(
+    problem: ProblemInput,
+    *,
+    level: int,
+    call: ModelCall | None,
+    switches: FrontendSwitches = FrontendSwitches(),
+) -> FrontendResult:
     """Prepare ``problem`` for the solvers at ``level`` (Table 1). Raises ``ValueError`` only for an
     unknown level or OCR mode; bad images and bad model outputs become recorded fallbacks."""
     if level not in LEVEL_MODULES:
@@ -521,15 +613,29 @@ def run_frontend(problem: ProblemInput, *, level: int, call: ModelCall | None,
             run.step("crop", kind="deterministic", method="skipped", reason="no image to parse")
     svg: str | None = None
     if "visual_extractor" in modules:
-        why_not = ("switch: visual extractor off" if not switches.visual_extractor else
-                   "no figure" if not images else "no model" if call is None else "")
+        why_not = (
+            "switch: visual extractor off"
+            if not switches.visual_extractor
+            else "no figure"
+            if not images
+            else "no model"
+            if call is None
+            else ""
+        )
         if why_not:
             run.step("visual_extract", kind="deterministic", decision="skipped", reason=why_not)
         else:
             svg = _visual_extract(run, text, images)
     if "reconstructor" in modules:
-        why_not = ("switch: reconstructor off" if not switches.reconstructor else
-                   "no figure" if not images else "no model" if call is None else "")
+        why_not = (
+            "switch: reconstructor off"
+            if not switches.reconstructor
+            else "no figure"
+            if not images
+            else "no model"
+            if call is None
+            else ""
+        )
         if why_not:
             run.step("reconstruct", kind="deterministic", outcome="skipped", reason=why_not)
         else:

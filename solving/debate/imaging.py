@@ -60,8 +60,12 @@ class SharpenReport:
     whitened_pixels: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"background": list(self.background), "bbox": list(self.bbox) if self.bbox else None,
-                "specks_removed": self.specks_removed, "whitened_pixels": self.whitened_pixels}
+        return {
+            "background": list(self.background),
+            "bbox": list(self.bbox) if self.bbox else None,
+            "specks_removed": self.specks_removed,
+            "whitened_pixels": self.whitened_pixels,
+        }
 
 
 def load(image: ImageInput) -> Image.Image:
@@ -223,7 +227,9 @@ def sharpen(img: Image.Image) -> tuple[Image.Image, SharpenReport]:
     whiten = (near_background | near_white | speck_mask) & ~mask
     out[whiten] = fill
     cropped = out[top:bottom, left:right].astype(np.uint8)
-    result = Image.fromarray(cropped, "RGB").filter(ImageFilter.UnsharpMask(radius=1, percent=60, threshold=3))
+    result = Image.fromarray(cropped, "RGB").filter(
+        ImageFilter.UnsharpMask(radius=1, percent=60, threshold=3)
+    )
     whitened = int(whiten[top:bottom, left:right].sum())
     return result, SharpenReport(background, (left, top, right, bottom), specks, whitened)
 

@@ -17,11 +17,36 @@ from xml.sax.saxutils import escape, quoteattr
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
-ALLOWED_ELEMENTS = frozenset({
-    "svg", "g", "defs", "title", "desc", "symbol", "use", "path", "line", "polyline", "polygon", "rect",
-    "circle", "ellipse", "text", "tspan", "textPath", "marker", "linearGradient", "radialGradient", "stop",
-    "clipPath", "mask", "pattern", "style", "metadata",
-})
+ALLOWED_ELEMENTS = frozenset(
+    {
+        "svg",
+        "g",
+        "defs",
+        "title",
+        "desc",
+        "symbol",
+        "use",
+        "path",
+        "line",
+        "polyline",
+        "polygon",
+        "rect",
+        "circle",
+        "ellipse",
+        "text",
+        "tspan",
+        "textPath",
+        "marker",
+        "linearGradient",
+        "radialGradient",
+        "stop",
+        "clipPath",
+        "mask",
+        "pattern",
+        "style",
+        "metadata",
+    }
+)
 _SVG_BLOCK = re.compile(r"<svg\b.*</svg\s*>", re.S | re.I)
 _EXTERNAL_URL = re.compile(r"url\(\s*['\"]?(?!#)", re.I)
 
@@ -100,7 +125,9 @@ def _inline_scripts(root: ET.Element) -> int:
                 previous = child
                 continue
             content = "".join(child.itertext())
-            inline = (f"{marker}{content}" if len(content) == 1 else f"{marker}{{{content}}}") + (child.tail or "")
+            inline = (f"{marker}{content}" if len(content) == 1 else f"{marker}{{{content}}}") + (
+                child.tail or ""
+            )
             if previous is None:
                 parent.text = (parent.text or "") + inline
             else:
@@ -187,6 +214,10 @@ def truncate_svg(svg: str, cap: int) -> tuple[str, int]:
     else:
         out = out[: -len("</svg>")] + note + "</svg>"
     if len(out) > cap:
-        out = _serialize(ET.Element(root.tag, {k: v for k, v in root.attrib.items() if _local(k)[1] in
-                                               ("viewBox", "width", "height")}))
+        out = _serialize(
+            ET.Element(
+                root.tag,
+                {k: v for k, v in root.attrib.items() if _local(k)[1] in ("viewBox", "width", "height")},
+            )
+        )
     return out, removed

@@ -48,4 +48,32 @@ from .reads import (
     transcript_rounds,
 )
 
-__all__ = ["PRUNER_THINKING_BUDGET", "DEBATE_SETTING_FIELDS", "FRONTEND_SETTING_FIELDS", "SETTING_FIELDS", "LEVELS", "SOLVER_SYSTEM", "PRUNER_SYSTEM", "SELECTOR_SYSTEM", "EXTRACTOR_SYSTEM", "script_key", "solver_prompt", "pruner_prompt", "selector_prompt", "extractor_prompt", "debate_settings_clean", "debate_run_create", "public_problem", "debate_response_execute", "RunStats", "settings_label", "run_stats", "debate_run_list", "comparable_runs", "TranscriptRound", "transcript_rounds", "transcript_payload", "run_stats_payload"]
+__all__ = [
+    "PRUNER_THINKING_BUDGET",
+    "DEBATE_SETTING_FIELDS",
+    "FRONTEND_SETTING_FIELDS",
+    "SETTING_FIELDS",
+    "LEVELS",
+    "SOLVER_SYSTEM",
+    "PRUNER_SYSTEM",
+    "SELECTOR_SYSTEM",
+    "EXTRACTOR_SYSTEM",
+    "script_key",
+    "solver_prompt",
+    "pruner_prompt",
+    "selector_prompt",
+    "extractor_prompt",
+    "debate_settings_clean",
+    "debate_run_create",
+    "public_problem",
+    "debate_response_execute",
+    "RunStats",
+    "settings_label",
+    "run_stats",
+    "debate_run_list",
+    "comparable_runs",
+    "TranscriptRound",
+    "transcript_rounds",
+    "transcript_payload",
+    "run_stats_payload",
+]

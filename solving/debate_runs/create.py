@@ -15,12 +15,25 @@ from ..runs import solve_run_create, solve_run_dispatch
 PRUNER_THINKING_BUDGET = 2048  # Debate §3.3.2: the pruner runs at a reduced thinking budget
 
 
-DEBATE_SETTING_FIELDS = ("max_resolve_rounds", "strict_pruning", "pruning", "value_voting", "rel_tol",
-                         "default_solver")
+DEBATE_SETTING_FIELDS = (
+    "max_resolve_rounds",
+    "strict_pruning",
+    "pruning",
+    "value_voting",
+    "rel_tol",
+    "default_solver",
+)
 
 
-FRONTEND_SETTING_FIELDS = ("cropper", "sharpen", "ocr", "visual_extractor", "reconstructor",
-                           "verify_iterations", "svg_char_cap")
+FRONTEND_SETTING_FIELDS = (
+    "cropper",
+    "sharpen",
+    "ocr",
+    "visual_extractor",
+    "reconstructor",
+    "verify_iterations",
+    "svg_char_cap",
+)
 
 
 SETTING_FIELDS = DEBATE_SETTING_FIELDS + FRONTEND_SETTING_FIELDS
@@ -34,11 +47,17 @@ def _config(name: str | None, role: str) -> ModelConfig | None:
         return None
     config = ModelConfig.objects.filter(name=name).first()
     if config is None:
-        raise ApplicationError(f"Unknown model configuration {name!r} ({role}).", code="model_unknown",
-                               extra={"role": role, "name": name})
+        raise ApplicationError(
+            f"Unknown model configuration {name!r} ({role}).",
+            code="model_unknown",
+            extra={"role": role, "name": name},
+        )
     if not config.is_active:
-        raise ApplicationError(f"The model configuration {name!r} ({role}) is not active.", code="model_inactive",
-                               extra={"role": role, "name": name})
+        raise ApplicationError(
+            f"The model configuration {name!r} ({role}) is not active.",
+            code="model_inactive",
+            extra={"role": role, "name": name},
+        )
     return config
 
 
@@ -47,10 +66,20 @@ def debate_settings_clean(settings: dict[str, Any] | None, *, solver_names: list
     settings = dict(settings or {})
     unknown = sorted(set(settings) - set(SETTING_FIELDS))
     if unknown:
-        raise ApplicationError(f"Unknown debate settings {unknown}; allowed: {list(SETTING_FIELDS)}.",
-                               code="settings_invalid", extra={"unknown": unknown})
-    for key in ("strict_pruning", "pruning", "value_voting", "cropper", "sharpen", "visual_extractor",
-                "reconstructor"):
+        raise ApplicationError(
+            f"Unknown debate settings {unknown}; allowed: {list(SETTING_FIELDS)}.",
+            code="settings_invalid",
+            extra={"unknown": unknown},
+        )
+    for key in (
+        "strict_pruning",
+        "pruning",
+        "value_voting",
+        "cropper",
+        "sharpen",
+        "visual_extractor",
+        "reconstructor",
+    ):
         if key in settings and not isinstance(settings[key], bool):
             raise ApplicationError(f"Setting {key!r} must be true or false.", code="settings_invalid")
     bounds = {"max_resolve_rounds": (0, 2), "verify_iterations": (0, 10), "svg_char_cap": (500, 100_000)}
@@ -58,8 +87,9 @@ def debate_settings_clean(settings: dict[str, Any] | None, *, solver_names: list
         if key in settings:
             value = settings[key]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ApplicationError(f"Setting {key!r} must be an integer from {low} to {high}.",
-                                       code="settings_invalid")
+                raise ApplicationError(
+                    f"Setting {key!r} must be an integer from {low} to {high}.", code="settings_invalid"
+                )
     if "rel_tol" in settings:
         value = settings["rel_tol"]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < float(value) <= 0.5:
@@ -102,27 +132,48 @@ def debate_run_create(
     if level < 5 and len(solver_names) != 3:
         raise ApplicationError("Levels 1–4 use exactly three solvers.", code="solvers_invalid")
     if len(set(solver_names)) != len(solver_names):
-        raise ApplicationError("The solvers must be three different model configurations.", code="solvers_invalid")
+        raise ApplicationError(
+            "The solvers must be three different model configurations.", code="solvers_invalid"
+        )
     clean = debate_settings_clean(settings, solver_names=solver_names)
     solvers = [_config(n, f"solver {i}") for i, n in enumerate(solver_names, start=1)]
     warnings: list[str] = []
     providers = [s.provider for s in solvers]
     if len(solvers) > 1 and len(set(providers)) < len(providers):
-        warnings.append("Some solvers share a provider; heterogeneous solvers decorrelate errors (Debate §3.3).")
+        warnings.append(
+            "Some solvers share a provider; heterogeneous solvers decorrelate errors (Debate §3.3)."
+        )
     pruning_needed = level < 5 and clean.get("pruning", True) and clean.get("max_resolve_rounds", 2) > 0
     if pruning_needed and not pruner:
         pruner = solver_names[1]
     pruner_config = _config(pruner, "pruner") if level < 5 else None
     selector_config = _config(selector, "selector") if level < 5 else None
     if level < 5 and selector_config is None:
-        warnings.append("No selector: without a majority after the last round the default solver's answer is final.")
+        warnings.append(
+            "No selector: without a majority after the last round the default solver's answer is final."
+        )
     extractor_config = _config(extractor, "extractor")
     frontend_config = _config(frontend, "front-end")
-    run = solve_run_create(kind=SolveRun.Kind.DEBATE, model=None, release=release, parent_ids=parent_ids,
-                           name=name, options={"debate": True}, actor=actor, enqueue=False)
-    DebateRun.objects.create(solve_run=run, solver_names=solver_names, pruner=pruner_config,
-                             selector=selector_config, extractor=extractor_config, frontend=frontend_config,
-                             level=level, settings=clean)
+    run = solve_run_create(
+        kind=SolveRun.Kind.DEBATE,
+        model=None,
+        release=release,
+        parent_ids=parent_ids,
+        name=name,
+        options={"debate": True},
+        actor=actor,
+        enqueue=False,
+    )
+    DebateRun.objects.create(
+        solve_run=run,
+        solver_names=solver_names,
+        pruner=pruner_config,
+        selector=selector_config,
+        extractor=extractor_config,
+        frontend=frontend_config,
+        level=level,
+        settings=clean,
+    )
     manifest = dict(run.manifest or {})
     manifest["debate_warnings"] = warnings
     run.manifest = manifest

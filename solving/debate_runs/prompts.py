@@ -72,8 +72,10 @@ def solver_prompt(problem_text: str, *, round_number: int, peers: tuple[Memory, 
                 f"as hints.\n\n{shown}\n"
             )
         else:
-            context = ("\n[Peer solutions]\nEvery earlier solution was judged unreliable; solve the problem "
-                       "again from scratch.\n")
+            context = (
+                "\n[Peer solutions]\nEvery earlier solution was judged unreliable; solve the problem "
+                "again from scratch.\n"
+            )
     return f"{head}\n{_figure_block(svg)}{context}\n{_ANSWER_RULES}\n{_SOLVER_FORMAT}"
 
 
@@ -105,7 +107,9 @@ def selector_prompt(problem_text: str, memories: tuple[Memory, ...], *, svg: str
 def extractor_prompt(reasoning: str) -> str:
     """Per-agent normalization fallback (Debate §3.3.1 i): the light model reads only the reasoning."""
     return (
-        "[Stage] extract\n[Solution]\n" + reasoning.strip() + "\n\n[Question]\nWhat is the final answer of this "
+        "[Stage] extract\n[Solution]\n"
+        + reasoning.strip()
+        + "\n\n[Question]\nWhat is the final answer of this "
         "solution? Give only the option letter(s), or the value with its unit.\n\n"
         "[Output format]\n<answer><text></answer>"
     )

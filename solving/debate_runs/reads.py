@@ -86,21 +86,37 @@ def run_stats(run: SolveRun) -> RunStats:
     early = None
     rounds_used: dict[int, int] = {}
     if debate is not None:
-        decisions = (DebateTurn.objects.filter(response__run=run, stage="selection")
-                     .values("round").annotate(n=Count("id")).order_by())
+        decisions = (
+            DebateTurn.objects.filter(response__run=run, stage="selection")
+            .values("round")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
         rounds_used = {d["round"]: d["n"] for d in decisions}
-        early = DebateTurn.objects.filter(response__run=run, stage="selection", round=1,
-                                          parsed__decided_by="consensus").count()
+        early = DebateTurn.objects.filter(
+            response__run=run, stage="selection", round=1, parsed__decided_by="consensus"
+        ).count()
     if debate is not None:
         label = " + ".join(debate.solver_names) + f" · L{debate.level}"
     else:
         label = run.model.name if run.model else "—"
     return RunStats(
-        run=run, label=label, level=debate.level if debate else None, settings_label=settings_label(debate),
-        total=summary.total, done=summary.done, by_status=summary.by_status, solve_acc=summary.solve_acc,
-        binary_acc=summary.accuracy, calls=summary.calls, input_tokens=summary.input_tokens,
-        output_tokens=summary.output_tokens, cost_usd=Decimal(summary.cost_usd), early_stopped=early,
-        rounds_used=rounds_used, max_calls=_max_calls(debate, summary.total) if debate else None,
+        run=run,
+        label=label,
+        level=debate.level if debate else None,
+        settings_label=settings_label(debate),
+        total=summary.total,
+        done=summary.done,
+        by_status=summary.by_status,
+        solve_acc=summary.solve_acc,
+        binary_acc=summary.accuracy,
+        calls=summary.calls,
+        input_tokens=summary.input_tokens,
+        output_tokens=summary.output_tokens,
+        cost_usd=Decimal(summary.cost_usd),
+        early_stopped=early,
+        rounds_used=rounds_used,
+        max_calls=_max_calls(debate, summary.total) if debate else None,
     )
 
 
@@ -111,13 +127,18 @@ def _max_calls(debate: DebateRun, parents: int) -> int:
     s = debate.settings or {}
     solvers, rounds = len(debate.solver_names), int(s.get("max_resolve_rounds", 2))
     pruning = bool(s.get("pruning", True)) and debate.pruner_id is not None
-    per_problem = solvers * (1 + rounds) + (solvers * rounds if pruning else 0) + (1 if debate.selector_id else 0)
+    per_problem = (
+        solvers * (1 + rounds) + (solvers * rounds if pruning else 0) + (1 if debate.selector_id else 0)
+    )
     return parents * per_problem
 
 
 def debate_run_list() -> Any:
-    return (SolveRun.objects.filter(kind=SolveRun.Kind.DEBATE).select_related("debate", "release")
-            .order_by("-created_at"))
+    return (
+        SolveRun.objects.filter(kind=SolveRun.Kind.DEBATE)
+        .select_related("debate", "release")
+        .order_by("-created_at")
+    )
 
 
 def comparable_runs(run_ids: list[int] | None = None) -> tuple[list[RunStats], bool]:
@@ -132,8 +153,11 @@ def comparable_runs(run_ids: list[int] | None = None) -> tuple[list[RunStats], b
         if latest is None:
             return [], True
         wanted = sorted(latest.parent_ids)
-        runs = [r for r in SolveRun.objects.select_related("model", "debate").order_by("-created_at")[:200]
-                if sorted(r.parent_ids) == wanted][:12]
+        runs = [
+            r
+            for r in SolveRun.objects.select_related("model", "debate").order_by("-created_at")[:200]
+            if sorted(r.parent_ids) == wanted
+        ][:12]
         runs.sort(key=lambda r: (r.kind != SolveRun.Kind.SINGLE, r.pk))
     same = len({tuple(sorted(r.parent_ids)) for r in runs}) <= 1
     return [run_stats(r) for r in runs], same
@@ -156,15 +180,34 @@ def transcript_rounds(response: SolveResponse) -> list[TranscriptRound]:
 def transcript_payload(response: SolveResponse, *, include_reference: bool) -> dict[str, Any]:
     """The transcript as JSON (the API). ``include_reference`` adds the private reference answer (admins)."""
     data: dict[str, Any] = {
-        "response": response.pk, "run": response.run_id, "parent": response.parent.problem_id,
-        "status": response.status, "final_answer": response.final_answer, "correct": response.correct,
-        "credit": response.credit, "calls": response.calls, "input_tokens": response.input_tokens,
-        "output_tokens": response.output_tokens, "cost_usd": str(response.cost_usd),
-        "turns": [{"seq": t.seq, "round": t.round, "stage": t.stage, "agent": t.agent,
-                   "model": t.model.name if t.model else None, "raw_output": t.raw_output, "parsed": t.parsed,
-                   "status": t.status, "input_tokens": t.input_tokens, "output_tokens": t.output_tokens,
-                   "cost_usd": str(t.cost_usd), "latency_ms": t.latency_ms}
-                  for t in response.turns.select_related("model").order_by("seq")],
+        "response": response.pk,
+        "run": response.run_id,
+        "parent": response.parent.problem_id,
+        "status": response.status,
+        "final_answer": response.final_answer,
+        "correct": response.correct,
+        "credit": response.credit,
+        "calls": response.calls,
+        "input_tokens": response.input_tokens,
+        "output_tokens": response.output_tokens,
+        "cost_usd": str(response.cost_usd),
+        "turns": [
+            {
+                "seq": t.seq,
+                "round": t.round,
+                "stage": t.stage,
+                "agent": t.agent,
+                "model": t.model.name if t.model else None,
+                "raw_output": t.raw_output,
+                "parsed": t.parsed,
+                "status": t.status,
+                "input_tokens": t.input_tokens,
+                "output_tokens": t.output_tokens,
+                "cost_usd": str(t.cost_usd),
+                "latency_ms": t.latency_ms,
+            }
+            for t in response.turns.select_related("model").order_by("seq")
+        ],
     }
     if include_reference:
         data["reference_answer"] = response.parent.answer
@@ -175,15 +218,29 @@ def run_stats_payload(stats: RunStats) -> dict[str, Any]:
     run = stats.run
     debate = getattr(run, "debate", None) if run.kind == SolveRun.Kind.DEBATE else None
     return {
-        "id": run.pk, "name": run.name, "kind": run.kind, "status": run.status, "label": stats.label,
-        "level": stats.level, "settings": debate.settings if debate else {}, "settings_label": stats.settings_label,
+        "id": run.pk,
+        "name": run.name,
+        "kind": run.kind,
+        "status": run.status,
+        "label": stats.label,
+        "level": stats.level,
+        "settings": debate.settings if debate else {},
+        "settings_label": stats.settings_label,
         "solvers": debate.solver_names if debate else [run.model.name if run.model else None],
         "pruner": debate.pruner.name if debate and debate.pruner else None,
         "selector": debate.selector.name if debate and debate.selector else None,
-        "total": stats.total, "done": stats.done, "by_status": stats.by_status,
-        "solve_acc": stats.solve_acc.as_dict(), "binary_acc": stats.binary_acc.as_dict(), "calls": stats.calls,
-        "avg_calls": stats.avg_calls, "input_tokens": stats.input_tokens, "output_tokens": stats.output_tokens,
-        "cost_usd": str(stats.cost_usd), "cost_per_problem": str(stats.cost_per_problem or 0),
-        "early_stopped": stats.early_stopped, "early_share": stats.early_share,
+        "total": stats.total,
+        "done": stats.done,
+        "by_status": stats.by_status,
+        "solve_acc": stats.solve_acc.as_dict(),
+        "binary_acc": stats.binary_acc.as_dict(),
+        "calls": stats.calls,
+        "avg_calls": stats.avg_calls,
+        "input_tokens": stats.input_tokens,
+        "output_tokens": stats.output_tokens,
+        "cost_usd": str(stats.cost_usd),
+        "cost_per_problem": str(stats.cost_per_problem or 0),
+        "early_stopped": stats.early_stopped,
+        "early_share": stats.early_share,
         "warnings": (run.manifest or {}).get("debate_warnings", []),
     }

@@ -26,11 +26,21 @@ from physalign_site import jsonsafety
 from tests.factories import ParentProblemFactory, ProblemImageFactory
 
 HOSTILE_CHARS = st.sampled_from(["\x00", "\ud800", "\udfff", "\ufeff", "\u2028", '"', "\\", "{", "["])
-ANY_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF) | HOSTILE_CHARS, max_size=200)
-SCALARS = (st.none() | st.booleans() | st.integers(min_value=-(10**30), max_value=10**30)
-           | st.floats(allow_nan=True, allow_infinity=True) | ANY_TEXT)
-JSON_VALUES = st.recursive(SCALARS, lambda children: st.lists(children, max_size=4)
-                           | st.dictionaries(ANY_TEXT, children, max_size=4), max_leaves=40)
+ANY_TEXT = st.text(
+    alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF) | HOSTILE_CHARS, max_size=200
+)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | ANY_TEXT
+)
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(ANY_TEXT, children, max_size=4),
+    max_leaves=40,
+)
 
 
 @st.composite
@@ -44,6 +54,7 @@ def deep_nesting(draw: st.DrawFn) -> str:
 
 def documents(values: st.SearchStrategy[Any]) -> st.SearchStrategy[str]:
     """JSON texts as a model might write them: ASCII-escaped or raw, fenced or bare."""
+
     def dump(value: Any, ascii_only: bool, fenced: bool) -> str:
         text = json.dumps(value, ensure_ascii=ascii_only)  # allow_nan: NaN/Infinity tokens appear too
         return f"```json\n{text}\n```" if fenced else text
@@ -51,11 +62,13 @@ def documents(values: st.SearchStrategy[Any]) -> st.SearchStrategy[str]:
     return st.builds(dump, values, st.booleans(), st.booleans())
 
 
-PASS_LIKE = st.fixed_dictionaries({
-    "problem_id": ANY_TEXT,
-    "visual_nodes": st.lists(st.dictionaries(ANY_TEXT, JSON_VALUES, max_size=5), max_size=3),
-    "ambiguities": st.lists(JSON_VALUES, max_size=2),
-})
+PASS_LIKE = st.fixed_dictionaries(
+    {
+        "problem_id": ANY_TEXT,
+        "visual_nodes": st.lists(st.dictionaries(ANY_TEXT, JSON_VALUES, max_size=5), max_size=3),
+        "ambiguities": st.lists(JSON_VALUES, max_size=2),
+    }
+)
 MODEL_OUTPUTS = ANY_TEXT | deep_nesting() | documents(JSON_VALUES) | documents(PASS_LIKE)
 
 
@@ -77,12 +90,18 @@ def test_parse_output_never_raises_and_returns_a_storable_object_or_a_reason(tex
 
 
 def test_known_hostile_outputs_fail_with_their_reason():
-    assert parse_output("[" * 5000) == (None, "The output is not usable JSON: The JSON is nested more than 64 "
-                                               "levels deep.")
-    assert parse_output('{"a": "\\u0000"}') == (None, "The output is not usable JSON: JSON strings may not "
-                                                      "contain the NUL character \\u0000 (at $.a).")
-    assert parse_output('{"a": 1e400}') == (None, "The output is not usable JSON: JSON numbers must be finite "
-                                                  "(at $.a).")
+    assert parse_output("[" * 5000) == (
+        None,
+        "The output is not usable JSON: The JSON is nested more than 64 levels deep.",
+    )
+    assert parse_output('{"a": "\\u0000"}') == (
+        None,
+        "The output is not usable JSON: JSON strings may not contain the NUL character \\u0000 (at $.a).",
+    )
+    assert parse_output('{"a": 1e400}') == (
+        None,
+        "The output is not usable JSON: JSON numbers must be finite (at $.a).",
+    )
     assert parse_output('```json\n{"a": [1]}\n```') == ({"a": [1]}, "")
 
 
@@ -94,14 +113,27 @@ def parent(db):
 
 
 def result(text: str, status: str) -> LLMResult:
-    return LLMResult(text=text, finish_reason="stop", status=status, usage=Usage(), latency_ms=1,
-                     cost_usd=Decimal(0), raw={}, attempts=[], error="boom" if status == OutputStatus.FAILED else "",
-                     error_kind="server" if status == OutputStatus.FAILED else "")
+    return LLMResult(
+        text=text,
+        finish_reason="stop",
+        status=status,
+        usage=Usage(),
+        latency_ms=1,
+        cost_usd=Decimal(0),
+        raw={},
+        attempts=[],
+        error="boom" if status == OutputStatus.FAILED else "",
+        error_kind="server" if status == OutputStatus.FAILED else "",
+    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=MODEL_OUTPUTS, status=st.sampled_from([OutputStatus.COMPLETED, OutputStatus.TRUNCATED,
-                                                   OutputStatus.REFUSAL, OutputStatus.FAILED]))
+@given(
+    text=MODEL_OUTPUTS,
+    status=st.sampled_from(
+        [OutputStatus.COMPLETED, OutputStatus.TRUNCATED, OutputStatus.REFUSAL, OutputStatus.FAILED]
+    ),
+)
 def test_every_model_result_gets_a_definite_draft_outcome(parent, text, status):
     outcome = draft_outcome(parent=parent, pass_no=1, result=result(text, status))
     assert outcome.status in (LLMDraft.Status.READY, LLMDraft.Status.INVALID, LLMDraft.Status.FAILED)

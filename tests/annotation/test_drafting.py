@@ -20,9 +20,18 @@ from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError, ConflictError
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, png_bytes
 
-NODE = {"id": "v001", "type": "text_glyph", "subtype": "", "text": "m", "image_id": "img_0",
-        "bbox_1000": [70, 200, 115, 280], "keypoints_1000": [], "center_1000": [-1, -1], "radius_1000": -1,
-        "confidence": "high"}
+NODE = {
+    "id": "v001",
+    "type": "text_glyph",
+    "subtype": "",
+    "text": "m",
+    "image_id": "img_0",
+    "bbox_1000": [70, 200, 115, 280],
+    "keypoints_1000": [],
+    "center_1000": [-1, -1],
+    "radius_1000": -1,
+    "confidence": "high",
+}
 
 
 @pytest.fixture
@@ -71,7 +80,9 @@ def test_execute_stores_ready_and_invalid_drafts_with_records(parent, django_cap
     run = draft_run_create(pass_no=1, model_config=config, parents=[parent], actor=None, dispatch=False)
     draft = draft_execute(draft_id=LLMDraft.objects.get(run=run).pk)
     assert draft.status == LLMDraft.Status.READY and draft.parsed_document["visual_nodes"][0]["text"] == "m"
-    assert draft.request_record["prompt_version"] == "draft-p1-v1" and len(draft.request_record["images"]) == 2
+    assert (
+        draft.request_record["prompt_version"] == "draft-p1-v1" and len(draft.request_record["images"]) == 2
+    )
     assert parent.solution not in json.dumps(draft.request_record)
     run.refresh_from_db()
     assert (run.done, run.failed, run.status) == (1, 0, DraftRun.Status.SUCCEEDED)
@@ -95,8 +106,12 @@ def test_accept_whole_records_source_draft_and_stats(parent, annotator):
     draft.refresh_from_db()
     assert doc.document == draft.parsed_document and draft.status == LLMDraft.Status.ACCEPTED
     assert draft.accepted_into == doc
-    assert {k: draft.acceptance[k] for k in ("added", "removed", "changed", "mode")} == \
-        {"added": 0, "removed": 0, "changed": 0, "mode": "whole"}
+    assert {k: draft.acceptance[k] for k in ("added", "removed", "changed", "mode")} == {
+        "added": 0,
+        "removed": 0,
+        "changed": 0,
+        "mode": "whole",
+    }
     version = PassDocumentVersion.objects.get(pass_document=doc, version=doc.version)
     assert version.source_draft == draft and "accepted LLM draft" in version.note
     with pytest.raises(ApplicationError):
@@ -105,15 +120,26 @@ def test_accept_whole_records_source_draft_and_stats(parent, annotator):
 
 def test_accept_per_record_merges_into_current_and_counts_human_changes(parent, annotator):
     node2 = {**NODE, "id": "v002", "text": "θ", "bbox_1000": [300, 300, 350, 350]}
-    current = PassDocumentFactory(parent=parent, pass_no=1, document=pass1(parent.problem_id, {**NODE, "text": "M"}))
+    current = PassDocumentFactory(
+        parent=parent, pass_no=1, document=pass1(parent.problem_id, {**NODE, "text": "M"})
+    )
     config = scripted(default=json.dumps(pass1(parent.problem_id, NODE, node2)))
     run = draft_run_create(pass_no=1, model_config=config, parents=[parent], actor=annotator, dispatch=False)
     draft = draft_execute(draft_id=run.drafts.get().pk)
     with pytest.raises(ConflictError):
-        draft_accept(draft=draft, actor=annotator, expected_version=current.version + 5,
-                     record_keys=["visual_nodes/v002"])
-    doc = draft_accept(draft=draft, actor=annotator, expected_version=current.version, record_keys=["visual_nodes/v002"])
-    assert [n["text"] for n in doc.document["visual_nodes"]] == ["M", "θ"]  # human's v001 kept, draft's v002 added
+        draft_accept(
+            draft=draft,
+            actor=annotator,
+            expected_version=current.version + 5,
+            record_keys=["visual_nodes/v002"],
+        )
+    doc = draft_accept(
+        draft=draft, actor=annotator, expected_version=current.version, record_keys=["visual_nodes/v002"]
+    )
+    assert [n["text"] for n in doc.document["visual_nodes"]] == [
+        "M",
+        "θ",
+    ]  # human's v001 kept, draft's v002 added
     draft.refresh_from_db()
     assert draft.acceptance["mode"] == "records" and draft.acceptance["changed"] == 1
     assert draft.acceptance["kept"] >= 1 and draft.acceptance["version"] == doc.version
@@ -135,7 +161,9 @@ def test_discard_and_failed_request(parent, annotator):
     config = scripted(responses=[{"match": None, "outputs": [{"error": 401}]}])
     run = draft_run_create(pass_no=1, model_config=config, parents=[parent], actor=annotator, dispatch=False)
     draft = draft_execute(draft_id=run.drafts.get().pk)
-    assert draft.status == LLMDraft.Status.FAILED and draft.error.startswith("auth") and len(draft.attempts) == 1
+    assert (
+        draft.status == LLMDraft.Status.FAILED and draft.error.startswith("auth") and len(draft.attempts) == 1
+    )
     assert draft_discard(draft=draft, actor=annotator).status == LLMDraft.Status.DISCARDED
     with pytest.raises(ApplicationError):
         draft_discard(draft=draft, actor=annotator)
@@ -150,8 +178,12 @@ def test_pass5_run_refused_until_passes_approved(parent, annotator):
 def test_acceptance_stats_counts_by_record():
     draft = pass1("p", NODE, {**NODE, "id": "v002"})
     final = pass1("p", {**NODE, "text": "n"}, {**NODE, "id": "v003"})
-    assert acceptance_stats(draft_document=draft, accepted_document=final) == \
-        {"added": 1, "removed": 1, "changed": 1, "kept": 1}  # kept: problem_id
+    assert acceptance_stats(draft_document=draft, accepted_document=final) == {
+        "added": 1,
+        "removed": 1,
+        "changed": 1,
+        "kept": 1,
+    }  # kept: problem_id
 
 
 def test_simulated_demo_model_drafts_valid_pass1_offline(parent, django_capture_on_commit_callbacks):

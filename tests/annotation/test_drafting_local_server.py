@@ -44,22 +44,55 @@ class FakeOpenAI(BaseHTTPRequestHandler):
             self.hits[problem_id] = self.hits.get(problem_id, 0) + 1
             hit = self.hits[problem_id]
         if problem_id == FLAKY and hit <= 2:
-            return self._reply(429, {"error": {"message": "slow down", "type": "rate_limit"}}, {"Retry-After": "0"})
+            return self._reply(
+                429, {"error": {"message": "slow down", "type": "rate_limit"}}, {"Retry-After": "0"}
+            )
         if problem_id == BAD_REQUEST:
-            return self._reply(400, {"error": {"message": "image too large", "type": "invalid_request_error"}})
+            return self._reply(
+                400, {"error": {"message": "image too large", "type": "invalid_request_error"}}
+            )
         images = [part for part in body["messages"][-1]["content"][1:]]
         if problem_id == MALFORMED:
             content = '{"problem_id": "' + problem_id + '", "visual_nodes": [ {"id": "v001",'
         else:
-            content = json.dumps({"problem_id": problem_id, "ambiguities": [], "visual_nodes": [
-                {"id": f"v{n:03d}", "type": "region", "subtype": "diagram", "text": "", "image_id": f"img_{n - 1}",
-                 "bbox_1000": [10, 10, 900, 900], "keypoints_1000": [], "center_1000": [-1, -1], "radius_1000": -1,
-                 "confidence": "medium"} for n in range(1, len(images) + 1)]})
-        return self._reply(200, {
-            "id": "chatcmpl-local", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200},
-        })
+            content = json.dumps(
+                {
+                    "problem_id": problem_id,
+                    "ambiguities": [],
+                    "visual_nodes": [
+                        {
+                            "id": f"v{n:03d}",
+                            "type": "region",
+                            "subtype": "diagram",
+                            "text": "",
+                            "image_id": f"img_{n - 1}",
+                            "bbox_1000": [10, 10, 900, 900],
+                            "keypoints_1000": [],
+                            "center_1000": [-1, -1],
+                            "radius_1000": -1,
+                            "confidence": "medium",
+                        }
+                        for n in range(1, len(images) + 1)
+                    ],
+                }
+            )
+        return self._reply(
+            200,
+            {
+                "id": "chatcmpl-local",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200},
+            },
+        )
 
 
 @pytest.fixture
@@ -77,9 +110,28 @@ def local_server():
 def test_manage_draft_pass1_against_local_openai_compatible_server(local_server, settings):
     settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = True  # the local mock server is on loopback
     call_command("load_demo", "--count", "0", "--no-users", stdout=io.StringIO())
-    call_command("add_model", "--name", "local", "--provider", "openai_compatible", "--model", "local-vision",
-                 "--base-url", local_server, "--price-in", "1", "--price-out", "4", "--rpm", "600",
-                 "--concurrency", "4", "--extra", '{"backoff_base_seconds": 0.01}', stdout=io.StringIO())
+    call_command(
+        "add_model",
+        "--name",
+        "local",
+        "--provider",
+        "openai_compatible",
+        "--model",
+        "local-vision",
+        "--base-url",
+        local_server,
+        "--price-in",
+        "1",
+        "--price-out",
+        "4",
+        "--rpm",
+        "600",
+        "--concurrency",
+        "4",
+        "--extra",
+        '{"backoff_base_seconds": 0.01}',
+        stdout=io.StringIO(),
+    )
     parents = list(ParentProblem.objects.prefetch_related("images").order_by("problem_id"))
     assert len(parents) == 26
 
@@ -105,7 +157,9 @@ def test_manage_draft_pass1_against_local_openai_compatible_server(local_server,
             expected = []
             for image in parent.images.order_by("ordinal"):
                 with image.file.open("rb") as handle:
-                    expected.append(f"data:{image.media_type};base64,{base64.b64encode(handle.read()).decode()}")
+                    expected.append(
+                        f"data:{image.media_type};base64,{base64.b64encode(handle.read()).decode()}"
+                    )
             assert [p["image_url"]["url"] for p in parts[1:]] == expected
             assert expected  # the demo problems all have images
             sent = json.dumps(item["body"], ensure_ascii=False)
@@ -124,8 +178,12 @@ def test_manage_draft_pass1_against_local_openai_compatible_server(local_server,
     assert bad.status == LLMDraft.Status.FAILED and "400" in bad.error and bad.parsed_document is None
     # Malformed output → a failed draft carrying its parse error and the raw output.
     malformed = drafts[MALFORMED]
-    assert malformed.status == LLMDraft.Status.FAILED and malformed.error.startswith("The output is not valid JSON")
-    assert malformed.validation_errors[0]["code"] == "PARSE_ERROR" and malformed.raw_output.endswith('"v001",')
+    assert malformed.status == LLMDraft.Status.FAILED and malformed.error.startswith(
+        "The output is not valid JSON"
+    )
+    assert malformed.validation_errors[0]["code"] == "PARSE_ERROR" and malformed.raw_output.endswith(
+        '"v001",'
+    )
     # Records: usage, cost, prompt version, request record without image bytes.
     ok = drafts["ostx_up_001"]
     assert ok.status == LLMDraft.Status.READY and ok.validation_errors == []

@@ -82,17 +82,24 @@ def people(django_user_model):
         user.groups.add(*[Group.objects.get_or_create(name=r)[0] for r in roles])
         return user
 
-    return {"annotator": make("annotator", "annotator"), "source_reviewer": make("source_reviewer", "source_reviewer"),
-            "admin": make("admin", "admin")}
+    return {
+        "annotator": make("annotator", "annotator"),
+        "source_reviewer": make("source_reviewer", "source_reviewer"),
+        "admin": make("admin", "admin"),
+    }
 
 
 def _passes() -> list[tuple]:
-    return sorted(PassDocument.objects.values_list("parent__problem_id", "pass_no", "status", "version",
-                                                   "approved_by__username", "approval_origin"))
+    return sorted(
+        PassDocument.objects.values_list(
+            "parent__problem_id", "pass_no", "status", "version", "approved_by__username", "approval_origin"
+        )
+    )
 
 
-def test_an_annotator_cannot_approve_through_a_forged_review_state(tmp_path, people,
-                                                                   django_capture_on_commit_callbacks):
+def test_an_annotator_cannot_approve_through_a_forged_review_state(
+    tmp_path, people, django_capture_on_commit_callbacks
+):
     ws = _forged_workspace(tmp_path)
 
     report = _upload(people["annotator"], ws, "kit_workspace", django_capture_on_commit_callbacks)
@@ -102,7 +109,9 @@ def test_an_annotator_cannot_approve_through_a_forged_review_state(tmp_path, peo
     assert set(docs.values_list("status", flat=True)) == {"submitted"}
     assert not docs.filter(approved_by__isnull=False).exists()
     assert set(docs.values_list("approved_sha256", flat=True)) == {""}
-    assert set(ParentProblem.objects.values_list("status", flat=True)) == {"in_annotation"}  # Pass 5 stays locked
+    assert set(ParentProblem.objects.values_list("status", flat=True)) == {
+        "in_annotation"
+    }  # Pass 5 stays locked
     warnings = [w["code"] for row in report["rows"] for w in row["warnings"]]
     assert warnings.count("SOURCE_REVIEW_NOT_IMPORTED") == 8
     pid = docs.first().parent.problem_id
@@ -111,25 +120,31 @@ def test_an_annotator_cannot_approve_through_a_forged_review_state(tmp_path, peo
 
 
 def test_an_admin_upload_is_an_imported_approval_by_the_admin_never_a_link_to_the_named_account(
-        tmp_path, people, django_capture_on_commit_callbacks):
+    tmp_path, people, django_capture_on_commit_callbacks
+):
     ws = _forged_workspace(tmp_path)
 
     _upload(people["admin"], ws, "kit_workspace", django_capture_on_commit_callbacks)
 
     docs = PassDocument.objects.all()
-    assert set(docs.values_list("status", "approved_by__username", "approval_origin", "approval_provenance")) == {
-        ("approved", "admin", "import", "source_reviewer")}
+    assert set(
+        docs.values_list("status", "approved_by__username", "approval_origin", "approval_provenance")
+    ) == {("approved", "admin", "import", "source_reviewer")}
     assert not docs.filter(approved_by=people["source_reviewer"]).exists()
     assert all(doc.approval_is_fresh for doc in docs)
     assert set(ParentProblem.objects.values_list("status", flat=True)) == {"annotated"}
     shown = _client(people["admin"]).get(f"/api/parents/{docs.first().parent.problem_id}/passes/1/").data
     assert (shown["approved_by"], shown["approval_origin"], shown["approval_provenance"]) == (
-        "admin", "import", "source_reviewer")
+        "admin",
+        "import",
+        "source_reviewer",
+    )
 
 
 @pytest.mark.parametrize("uploader", ["annotator", "admin"])  # neither may swap the content under an approval
-def test_a_reimport_never_replaces_an_approved_document_silently(uploader, tmp_path, people,
-                                                                 django_capture_on_commit_callbacks):
+def test_a_reimport_never_replaces_an_approved_document_silently(
+    uploader, tmp_path, people, django_capture_on_commit_callbacks
+):
     ws = _forged_workspace(tmp_path, count=1)
     _upload(people["admin"], ws, "kit_workspace", django_capture_on_commit_callbacks)
     pid = ParentProblem.objects.get().problem_id
@@ -143,14 +158,17 @@ def test_a_reimport_never_replaces_an_approved_document_silently(uploader, tmp_p
     assert (doc.status, doc.version, doc.document) == ("submitted", 2, edited)
     assert doc.approved_sha256 == approved.document_sha256 and not doc.approval_is_fresh
     assert list(doc.versions.values_list("version", "document_sha256")) == [
-        (2, digest(edited)), (1, approved.document_sha256)]  # the approved version stays in the history
+        (2, digest(edited)),
+        (1, approved.document_sha256),
+    ]  # the approved version stays in the history
     assert ParentProblem.objects.get().status == "in_annotation"
     assert "APPROVED_DOCUMENT_REPLACED" in [w["code"] for w in report["rows"][0]["warnings"]]
     assert PassDocument.objects.filter(status="approved").count() == 3  # Passes 1–3 untouched
 
 
-def test_a_document_with_validator_errors_is_never_stored_as_approved(tmp_path, people,
-                                                                      django_capture_on_commit_callbacks):
+def test_a_document_with_validator_errors_is_never_stored_as_approved(
+    tmp_path, people, django_capture_on_commit_callbacks
+):
     ws = _forged_workspace(tmp_path, count=1)
     pid = json.loads((ws / "blind" / "manifest.jsonl").read_text().splitlines()[0])["problem_id"]
     _rewrite_pass(ws, pid, 1, lambda d: d["visual_nodes"][0].update(bbox_1000=[-50, -50, 5000, 5000]))
@@ -164,8 +182,9 @@ def test_a_document_with_validator_errors_is_never_stored_as_approved(tmp_path, 
     assert ParentProblem.objects.get().status == "in_annotation"
 
 
-def test_a_source_reviewer_cannot_approve_what_their_own_import_writes(tmp_path, people, django_user_model,
-                                                                      django_capture_on_commit_callbacks):
+def test_a_source_reviewer_cannot_approve_what_their_own_import_writes(
+    tmp_path, people, django_user_model, django_capture_on_commit_callbacks
+):
     both = django_user_model.objects.create_user(username="both", password="pw-both")
     both.groups.add(Group.objects.get(name="annotator"), Group.objects.get(name="source_reviewer"))
     ws = _forged_workspace(tmp_path, count=1, reviewer="both")
@@ -178,6 +197,7 @@ def test_a_source_reviewer_cannot_approve_what_their_own_import_writes(tmp_path,
 
 # --- private fields ------------------------------------------------------------------------------------------
 
+
 def _problems_folder(tmp_path: Path, name: str, rows: list[dict]) -> Path:
     folder = tmp_path / name
     folder.mkdir()
@@ -185,20 +205,38 @@ def _problems_folder(tmp_path: Path, name: str, rows: list[dict]) -> Path:
     return folder
 
 
-ROW = {"id": "guess_me", "source": "S", "source_id": "1", "statement": "A ball falls 5 m.",
-       "question": "How long does it take?", "answer": "1.0 s", "solution": "t = sqrt(2h/g)"}
+ROW = {
+    "id": "guess_me",
+    "source": "S",
+    "source_id": "1",
+    "statement": "A ball falls 5 m.",
+    "question": "How long does it take?",
+    "answer": "1.0 s",
+    "solution": "t = sqrt(2h/g)",
+}
 
 
-def test_an_annotator_cannot_overwrite_or_probe_private_fields(tmp_path, people, django_capture_on_commit_callbacks):
-    _upload(people["admin"], _problems_folder(tmp_path, "first", [ROW]), "problems", django_capture_on_commit_callbacks)
+def test_an_annotator_cannot_overwrite_or_probe_private_fields(
+    tmp_path, people, django_capture_on_commit_callbacks
+):
+    _upload(
+        people["admin"],
+        _problems_folder(tmp_path, "first", [ROW]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
     stored = ParentProblem.objects.values("answer", "solution", "answer_type", "version").get()
     events = Event.objects.count()
 
     outcomes = []
     for name, answer in (("right", "1.0 s"), ("wrong", "7 s")):
         rows = [{**ROW, "answer": answer, "solution": "anything"}]
-        report = _upload(people["annotator"], _problems_folder(tmp_path, name, rows), "problems",
-                         django_capture_on_commit_callbacks)
+        report = _upload(
+            people["annotator"],
+            _problems_folder(tmp_path, name, rows),
+            "problems",
+            django_capture_on_commit_callbacks,
+        )
         row = report["rows"][0]
         outcomes.append((row["outcome"], [w["code"] for w in row["warnings"]], report["counts"]))
         assert ParentProblem.objects.values("answer", "solution", "answer_type", "version").get() == stored
@@ -209,7 +247,9 @@ def test_an_annotator_cannot_overwrite_or_probe_private_fields(tmp_path, people,
     assert Event.objects.count() == events + 2  # the two import_job.created events, nothing about the parent
 
 
-def test_an_annotator_kit_answers_sidecar_keeps_private_fields(tmp_path, people, django_capture_on_commit_callbacks):
+def test_an_annotator_kit_answers_sidecar_keeps_private_fields(
+    tmp_path, people, django_capture_on_commit_callbacks
+):
     ws = _forged_workspace(tmp_path, count=1)
     _upload(people["admin"], ws, "kit_workspace", django_capture_on_commit_callbacks)
     stored = ParentProblem.objects.values("answer", "solution", "answer_type").get()
@@ -224,12 +264,22 @@ def test_an_annotator_kit_answers_sidecar_keeps_private_fields(tmp_path, people,
     assert "PRIVATE_FIELDS_KEPT" in [w["code"] for w in report["rows"][0]["warnings"]]
 
 
-def test_an_admin_may_update_private_fields_and_the_event_log_records_it(tmp_path, people,
-                                                                         django_capture_on_commit_callbacks):
-    _upload(people["admin"], _problems_folder(tmp_path, "first", [ROW]), "problems", django_capture_on_commit_callbacks)
+def test_an_admin_may_update_private_fields_and_the_event_log_records_it(
+    tmp_path, people, django_capture_on_commit_callbacks
+):
+    _upload(
+        people["admin"],
+        _problems_folder(tmp_path, "first", [ROW]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
 
-    report = _upload(people["admin"], _problems_folder(tmp_path, "second", [{**ROW, "answer": "1.01 s"}]),
-                     "problems", django_capture_on_commit_callbacks)
+    report = _upload(
+        people["admin"],
+        _problems_folder(tmp_path, "second", [{**ROW, "answer": "1.01 s"}]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
 
     assert report["rows"][0]["outcome"] == "updated"
     assert ParentProblem.objects.get().answer == "1.01 s"
@@ -241,6 +291,7 @@ def test_an_admin_may_update_private_fields_and_the_event_log_records_it(tmp_pat
 
 
 # --- uploads and bad input (items 9 and 11) ----------------------------------------------------------------------
+
 
 def _zip_bytes(files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
@@ -254,20 +305,25 @@ def test_a_zip_bomb_is_refused_before_anything_is_queued(people):
     bomb = _zip_bytes({"manifest.jsonl": b"", "images/zeros.png": b"\0" * (60 * 1024 * 1024)})
     assert len(bomb) < 100_000
     upload = SimpleUploadedFile("bomb.zip", bomb, content_type="application/zip")
-    response = _client(people["annotator"]).post("/api/imports/", {"kind": "problems", "file": upload},
-                                                 format="multipart")
+    response = _client(people["annotator"]).post(
+        "/api/imports/", {"kind": "problems", "file": upload}, format="multipart"
+    )
     assert response.status_code == 400 and response.data["code"] == "import_zip_ratio", response.data
     assert not ImportJob.objects.exists()
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("statement", json.dumps("x" * 50_001), "longer than the limit of 50,000"),
-    ("question", json.dumps("bad \u0000 byte"), "NUL character"),
-    ("solution", '"lone \\ud800 surrogate"', "unpaired surrogate"),
-    ("meta", "[" * 3000 + "]" * 3000, "levels deep"),
-])
-def test_unstorable_rows_are_row_errors_and_nothing_is_imported(field, value, message, tmp_path, people,
-                                                                django_capture_on_commit_callbacks):
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("statement", json.dumps("x" * 50_001), "longer than the limit of 50,000"),
+        ("question", json.dumps("bad \u0000 byte"), "NUL character"),
+        ("solution", '"lone \\ud800 surrogate"', "unpaired surrogate"),
+        ("meta", "[" * 3000 + "]" * 3000, "levels deep"),
+    ],
+)
+def test_unstorable_rows_are_row_errors_and_nothing_is_imported(
+    field, value, message, tmp_path, people, django_capture_on_commit_callbacks
+):
     good = {**ROW, "id": "fine_row"}
     bad = json.dumps({**ROW, "id": "bad_row", field: "PLACEHOLDER"}).replace('"PLACEHOLDER"', value)
     folder = tmp_path / "rows"
@@ -276,26 +332,32 @@ def test_unstorable_rows_are_row_errors_and_nothing_is_imported(field, value, me
     (folder / "manifest.jsonl").write_text("\n".join(lines) + "\n")
     upload = SimpleUploadedFile("rows.zip", _zip(folder), content_type="application/zip")
     with django_capture_on_commit_callbacks(execute=True):
-        response = _client(people["annotator"]).post("/api/imports/", {"kind": "problems", "file": upload},
-                                                     format="multipart")
+        response = _client(people["annotator"]).post(
+            "/api/imports/", {"kind": "problems", "file": upload}, format="multipart"
+        )
     job = ImportJob.objects.get(pk=response.data["id"])
     assert job.status == "failed"
     assert not [e for e in job.report["errors"] if e["code"] == "IMPORT_CRASHED"]
     rows = {row["problem_id"] or row["row"]: row for row in job.report["rows"]}
     errors = [e for row in job.report["rows"] for e in row["errors"]]
-    assert len(errors) == 1 and errors[0]["code"] == "JSON_INVALID" and message in errors[0]["message"], errors
+    assert len(errors) == 1 and errors[0]["code"] == "JSON_INVALID" and message in errors[0]["message"], (
+        errors
+    )
     assert [r["outcome"] for r in rows.values()] == ["not_imported", "rejected"]
     assert not ParentProblem.objects.exists()
 
 
-def test_an_over_long_label_in_a_pass_document_is_refused(tmp_path, people, django_capture_on_commit_callbacks):
+def test_an_over_long_label_in_a_pass_document_is_refused(
+    tmp_path, people, django_capture_on_commit_callbacks
+):
     ws = _forged_workspace(tmp_path, count=1)
     pid = json.loads((ws / "blind" / "manifest.jsonl").read_text().splitlines()[0])["problem_id"]
     _rewrite_pass(ws, pid, 1, lambda d: d["visual_nodes"][0].update(text="m" * 1_000_000))
     upload = SimpleUploadedFile("ws.zip", _zip(ws), content_type="application/zip")
     with django_capture_on_commit_callbacks(execute=True):
-        response = _client(people["admin"]).post("/api/imports/", {"kind": "kit_workspace", "file": upload},
-                                                 format="multipart")
+        response = _client(people["admin"]).post(
+            "/api/imports/", {"kind": "kit_workspace", "file": upload}, format="multipart"
+        )
     job = ImportJob.objects.get(pk=response.data["id"])
     assert job.status == "failed"
     codes = [e["code"] for e in job.report["rows"][0]["errors"]]
@@ -303,13 +365,18 @@ def test_an_over_long_label_in_a_pass_document_is_refused(tmp_path, people, djan
     assert not PassDocument.objects.exists()
 
 
-def test_an_upload_is_deleted_once_its_job_ends(tmp_path, people, django_capture_on_commit_callbacks, settings):
-    for kind, folder in (("problems", _problems_folder(tmp_path, "ok", [ROW])),
-                         ("problems", _problems_folder(tmp_path, "bad", [{**ROW, "id": "bad id"}]))):
+def test_an_upload_is_deleted_once_its_job_ends(
+    tmp_path, people, django_capture_on_commit_callbacks, settings
+):
+    for kind, folder in (
+        ("problems", _problems_folder(tmp_path, "ok", [ROW])),
+        ("problems", _problems_folder(tmp_path, "bad", [{**ROW, "id": "bad id"}])),
+    ):
         upload = SimpleUploadedFile("batch.zip", _zip(folder), content_type="application/zip")
         with django_capture_on_commit_callbacks(execute=True):
-            response = _client(people["annotator"]).post("/api/imports/", {"kind": kind, "file": upload},
-                                                         format="multipart")
+            response = _client(people["annotator"]).post(
+                "/api/imports/", {"kind": kind, "file": upload}, format="multipart"
+            )
         job = ImportJob.objects.get(pk=response.data["id"])
         assert job.status in ("succeeded", "failed") and not job.upload
     assert list((Path(settings.MEDIA_ROOT) / "imports").glob("*")) == []

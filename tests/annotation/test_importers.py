@@ -550,7 +550,10 @@ def test_kit_workspace_imports_approved_passes_when_hashes_match(tmp_path):
             1,
         )
         assert (doc.approval_origin, doc.approval_provenance, doc.approver_label) == (
-            "import", "Kit Reviewer", "Kit Reviewer")
+            "import",
+            "Kit Reviewer",
+            "Kit Reviewer",
+        )
         assert doc.approval_is_fresh
     assert report.rows[0].warnings == []  # the hand-written documents pass the pass validator too
 

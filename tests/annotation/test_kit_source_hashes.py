@@ -32,7 +32,11 @@ def test_the_kits_file_hashes_reach_the_compilers_key(tmp_path):
     files = {f"pass{n}": _sha(ws / "passes" / f"pass{n}" / f"{PID}.json") for n in (1, 2, 3, 4)}
     row = json.loads((ws / "blind" / "manifest.jsonl").read_text("utf-8").splitlines()[0])
     review = json.loads((ws / "reviews" / "state.json").read_text("utf-8"))["problems"][PID]
-    expected = {**files, "manifest": bytes_digest(write_json_bytes(row)), "review": bytes_digest(write_json_bytes(review))}
+    expected = {
+        **files,
+        "manifest": bytes_digest(write_json_bytes(row)),
+        "review": bytes_digest(write_json_bytes(review)),
+    }
 
     source = parent_source_for(parent)
     assert source.source_file_hashes == expected
@@ -43,15 +47,24 @@ def test_the_kits_file_hashes_reach_the_compilers_key(tmp_path):
     assert canonical != files["pass4"]
 
 
-def test_an_edited_pass_falls_back_to_canonical_hashes_and_drops_manifest_and_review(tmp_path, django_user_model):
+def test_an_edited_pass_falls_back_to_canonical_hashes_and_drops_manifest_and_review(
+    tmp_path, django_user_model
+):
     ws = make_kit_workspace(tmp_path)
     import_kit_workspace(workspace=ws)
     parent = ParentProblem.objects.get(problem_id=PID)
     doc = PassDocument.objects.get(parent=parent, pass_no=2)
     edited = {**doc.document}
-    edited["physical_nodes"] = [{**edited["physical_nodes"][0], "name": "Renamed"}, *edited["physical_nodes"][1:]]
+    edited["physical_nodes"] = [
+        {**edited["physical_nodes"][0], "name": "Renamed"},
+        *edited["physical_nodes"][1:],
+    ]
     user = django_user_model.objects.create_user("ann_h", password="x")
     pass_document_save(parent=parent, pass_no=2, document=edited, actor=user, expected_version=doc.version)
 
     hashes = kit_source_hashes(parent=parent, passes=workspace_documents(parent=parent))
-    assert set(hashes) == {"pass1", "pass3", "pass4"}  # pass 2 changed; manifest and review no longer describe it
+    assert set(hashes) == {
+        "pass1",
+        "pass3",
+        "pass4",
+    }  # pass 2 changed; manifest and review no longer describe it

@@ -39,13 +39,23 @@ def generated(annotator, source_reviewer):
     """A generated problem with valid Passes 1–4 (approved) and the factories' secret answer."""
     gen = generate_problem(seed=2027, index=3)
     segments = gen.manifest_row["segments"]
-    parent = ParentProblemFactory(problem_id=gen.problem_id, stem=segments["stem"], query=segments["query"],
-                                  language=gen.manifest_row["language"])
+    parent = ParentProblemFactory(
+        problem_id=gen.problem_id,
+        stem=segments["stem"],
+        query=segments["query"],
+        language=gen.manifest_row["language"],
+    )
     ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0, data=gen.png)
     for pass_no, document in enumerate(gen.passes[:4], start=1):
-        doc = PassDocumentFactory(parent=parent, pass_no=pass_no, document=document,
-                                  status=PassDocument.Status.APPROVED, approved_sha256=digest(document),
-                                  approved_by=source_reviewer, updated_by=annotator)
+        doc = PassDocumentFactory(
+            parent=parent,
+            pass_no=pass_no,
+            document=document,
+            status=PassDocument.Status.APPROVED,
+            approved_sha256=digest(document),
+            approved_by=source_reviewer,
+            updated_by=annotator,
+        )
         pass_version_record(doc=doc, actor=annotator)
     return parent
 
@@ -54,12 +64,15 @@ def test_every_workspace_response_for_passes_1_to_4_is_answer_blind(role_users, 
     pid = generated.problem_id
     urls = []
     for n in (1, 2, 3, 4):
-        urls += [reverse("annotation:pass_workspace", args=[pid, n]), reverse("annotation:pass_review", args=[pid, n]),
-                 reverse("annotation:pass_history", args=[pid, n]),
-                 reverse("annotation-api:pass-detail", args=[pid, n]),
-                 reverse("annotation-api:pass-version-list", args=[pid, n]),
-                 reverse("annotation-api:pass-version-detail", args=[pid, n, 1]),
-                 f"{reverse('annotation-api:pass-diff', args=[pid, n])}?from=0&to=1"]
+        urls += [
+            reverse("annotation:pass_workspace", args=[pid, n]),
+            reverse("annotation:pass_review", args=[pid, n]),
+            reverse("annotation:pass_history", args=[pid, n]),
+            reverse("annotation-api:pass-detail", args=[pid, n]),
+            reverse("annotation-api:pass-version-list", args=[pid, n]),
+            reverse("annotation-api:pass-version-detail", args=[pid, n, 1]),
+            f"{reverse('annotation-api:pass-diff', args=[pid, n])}?from=0&to=1",
+        ]
     for role in ("annotator", "source_reviewer", "admin"):
         client, api = _client(role_users[role]), _api(role_users[role])
         for url in urls:
@@ -97,9 +110,22 @@ def test_history_diff_and_revert_through_the_api(annotator):
     parent = ParentProblemFactory()
     doc = {"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []}
     saved = pass_document_save(parent=parent, pass_no=1, document=doc, actor=annotator, expected_version=None)
-    changed = {**doc, "ambiguities": [{"id": "u001", "scope": "owner", "description": "x", "candidate_ids": [],
-                                        "evidence_visual_ids": [], "evidence_mention_ids": []}]}
-    saved = pass_document_save(parent=parent, pass_no=1, document=changed, actor=annotator, expected_version=1)
+    changed = {
+        **doc,
+        "ambiguities": [
+            {
+                "id": "u001",
+                "scope": "owner",
+                "description": "x",
+                "candidate_ids": [],
+                "evidence_visual_ids": [],
+                "evidence_mention_ids": [],
+            }
+        ],
+    }
+    saved = pass_document_save(
+        parent=parent, pass_no=1, document=changed, actor=annotator, expected_version=1
+    )
     api = _api(annotator)
     versions = api.get(reverse("annotation-api:pass-version-list", args=[parent.problem_id, 1])).json()
     assert [v["version"] for v in versions] == [2, 1]
@@ -113,7 +139,10 @@ def test_history_diff_and_revert_through_the_api(annotator):
     response = api.post(revert_url, HTTP_IF_MATCH='"2"')
     assert response.status_code == 200
     assert response.json()["version"] == 3 and response.json()["document"] == doc
-    notes = [v["note"] for v in api.get(reverse("annotation-api:pass-version-list", args=[parent.problem_id, 1])).json()]
+    notes = [
+        v["note"]
+        for v in api.get(reverse("annotation-api:pass-version-list", args=[parent.problem_id, 1])).json()
+    ]
     assert notes[0] == "reverted to v1"
 
 
@@ -121,8 +150,9 @@ def test_revert_is_refused_for_a_source_reviewer(source_reviewer, annotator):
     parent = ParentProblemFactory()
     doc = {"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []}
     pass_document_save(parent=parent, pass_no=1, document=doc, actor=annotator, expected_version=None)
-    response = _api(source_reviewer).post(reverse("annotation-api:pass-revert", args=[parent.problem_id, 1, 1]),
-                                          HTTP_IF_MATCH='"1"')
+    response = _api(source_reviewer).post(
+        reverse("annotation-api:pass-revert", args=[parent.problem_id, 1, 1]), HTTP_IF_MATCH='"1"'
+    )
     assert response.status_code == 403
 
 
@@ -130,9 +160,25 @@ def test_history_page_shows_the_diff_and_reverts(annotator):
     parent = ParentProblemFactory()
     doc = {"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []}
     pass_document_save(parent=parent, pass_no=1, document=doc, actor=annotator, expected_version=None)
-    pass_document_save(parent=parent, pass_no=1, document={**doc, "ambiguities": [
-        {"id": "u001", "scope": "s", "description": "d", "candidate_ids": [], "evidence_visual_ids": [],
-         "evidence_mention_ids": []}]}, actor=annotator, expected_version=1)
+    pass_document_save(
+        parent=parent,
+        pass_no=1,
+        document={
+            **doc,
+            "ambiguities": [
+                {
+                    "id": "u001",
+                    "scope": "s",
+                    "description": "d",
+                    "candidate_ids": [],
+                    "evidence_visual_ids": [],
+                    "evidence_mention_ids": [],
+                }
+            ],
+        },
+        actor=annotator,
+        expected_version=1,
+    )
     client = _client(annotator)
     page = client.get(reverse("annotation:pass_history", args=[parent.problem_id, 1]))
     assert "v1 → v2: 1 added, 0 removed, 0 changed" in page.content.decode()
@@ -140,7 +186,9 @@ def test_history_page_shows_the_diff_and_reverts(annotator):
     assert PassDocument.objects.get(parent=parent, pass_no=1).document == doc
 
 
-def test_source_review_page_approves_the_hash_it_showed_and_shows_stale(annotator, source_reviewer, generated):
+def test_source_review_page_approves_the_hash_it_showed_and_shows_stale(
+    annotator, source_reviewer, generated
+):
     doc = PassDocument.objects.get(parent=generated, pass_no=1)
     doc.status = PassDocument.Status.SUBMITTED
     doc.approved_sha256 = ""
@@ -156,17 +204,25 @@ def test_source_review_page_approves_the_hash_it_showed_and_shows_stale(annotato
     assert doc.status == PassDocument.Status.APPROVED and doc.approval_is_fresh
     edited = {**doc.document, "ambiguities": []}
     edited["visual_nodes"] = [dict(n) for n in edited["visual_nodes"]]
-    edited["visual_nodes"][0]["confidence"] = "low" if edited["visual_nodes"][0]["confidence"] != "low" else "high"
-    pass_document_save(parent=generated, pass_no=1, document=edited, actor=annotator, expected_version=doc.version)
+    edited["visual_nodes"][0]["confidence"] = (
+        "low" if edited["visual_nodes"][0]["confidence"] != "low" else "high"
+    )
+    pass_document_save(
+        parent=generated, pass_no=1, document=edited, actor=annotator, expected_version=doc.version
+    )
     assert "An earlier approval is stale" in client.get(url).content.decode()
 
 
 def test_submit_is_refused_while_the_validator_reports_issues(annotator):
     parent = ParentProblemFactory()
     ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
-    doc = pass_document_save(parent=parent, pass_no=1, document={"problem_id": parent.problem_id, "visual_nodes": [],
-                                                                  "ambiguities": []}, actor=annotator,
-                             expected_version=None)
+    doc = pass_document_save(
+        parent=parent,
+        pass_no=1,
+        document={"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []},
+        actor=annotator,
+        expected_version=None,
+    )
     response = _api(annotator).post(reverse("annotation-api:pass-submit", args=[parent.problem_id, 1]))
     assert response.status_code == 400
     assert any(e["code"] == "VISUAL_NODES_EMPTY" for e in response.json()["extra"]["errors"])
@@ -178,9 +234,20 @@ def _two_hundred_regions(parent) -> dict[str, Any]:
     nodes = []
     for i in range(200):
         x, y = (i % 20) * 50, (i // 20) * 100
-        nodes.append({"id": f"v{i + 1:03d}", "type": "text_glyph", "subtype": "", "text": f"F_{i}", "image_id": "img_0",
-                      "bbox_1000": [x, y, x + 40, y + 80], "keypoints_1000": [], "center_1000": [-1, -1],
-                      "radius_1000": -1, "confidence": "high"})
+        nodes.append(
+            {
+                "id": f"v{i + 1:03d}",
+                "type": "text_glyph",
+                "subtype": "",
+                "text": f"F_{i}",
+                "image_id": "img_0",
+                "bbox_1000": [x, y, x + 40, y + 80],
+                "keypoints_1000": [],
+                "center_1000": [-1, -1],
+                "radius_1000": -1,
+                "confidence": "high",
+            }
+        )
     return {"problem_id": parent.problem_id, "visual_nodes": nodes, "ambiguities": []}
 
 
@@ -201,6 +268,13 @@ def test_workspace_query_count_does_not_grow_with_regions(annotator, django_asse
     with django_assert_max_num_queries(8):
         assert api.get(api_url).status_code == 200
     with django_assert_max_num_queries(20):  # save = locks, validation context, version row, event
-        response = api.put(api_url, {"document": {**document, "ambiguities": []} | {"visual_nodes": [
-            {**n, "confidence": "low"} for n in document["visual_nodes"]]}}, format="json", HTTP_IF_MATCH='"1"')
+        response = api.put(
+            api_url,
+            {
+                "document": {**document, "ambiguities": []}
+                | {"visual_nodes": [{**n, "confidence": "low"} for n in document["visual_nodes"]]}
+            },
+            format="json",
+            HTTP_IF_MATCH='"1"',
+        )
         assert response.status_code == 200

@@ -16,10 +16,22 @@ def test_events_written_before_the_move_are_read_after_it():
     old = apps_at(migrate_to([BEFORE, ("audit", None)]), [BEFORE])
     user = old.get_model("auth", "User").objects.create(username="writer")
     events = old.get_model("annotation", "Event")
-    first = events.objects.create(actor=user, verb="pass.approved", object_type="annotation.passdocument",
-                                  object_id="7", before={"status": "submitted"}, after={"status": "approved"})
-    second = events.objects.create(actor=None, verb="import.created", object_type="annotation.importjob",
-                                   object_id="3", before=None, after={"rows": [1, 2]})
+    first = events.objects.create(
+        actor=user,
+        verb="pass.approved",
+        object_type="annotation.passdocument",
+        object_id="7",
+        before={"status": "submitted"},
+        after={"status": "approved"},
+    )
+    second = events.objects.create(
+        actor=None,
+        verb="import.created",
+        object_type="annotation.importjob",
+        object_id="3",
+        before=None,
+        after={"rows": [1, 2]},
+    )
 
     new = migrate_to_latest()
     moved = new.get_model("audit", "Event")

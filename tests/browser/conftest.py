@@ -98,7 +98,9 @@ def page(browser, page_problems) -> Iterator:
     context = browser.new_context(viewport={"width": 1360, "height": 900}, locale="en-US")
     context.add_init_script(CSP_RECORDER)
     page = context.new_page()
-    page.set_default_timeout(30_000)  # generous: a loaded 2-core CI machine is slow, a real failure still fails
+    page.set_default_timeout(
+        30_000
+    )  # generous: a loaded 2-core CI machine is slow, a real failure still fails
     page.on(
         "console", lambda msg: page_problems.console_errors.append(msg.text) if msg.type == "error" else None
     )
@@ -126,7 +128,9 @@ def wait_for_js(page, expression: str, *, timeout_s: float = 30.0) -> None:
 def screenshot(page, name: str) -> None:
     global _shots_dir
     if _shots_dir is None:
-        _shots_dir = Path(os.environ.get("PHYSALIGN_SHOTS_DIR") or tempfile.mkdtemp(prefix="physalign-shots-"))
+        _shots_dir = Path(
+            os.environ.get("PHYSALIGN_SHOTS_DIR") or tempfile.mkdtemp(prefix="physalign-shots-")
+        )
         _shots_dir.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(_shots_dir / f"{name}.png"), full_page=True)
 

@@ -40,7 +40,9 @@ def test_api_docs_render_every_operation_offline_under_the_csp(page, live_server
     expect(operations.first).to_be_visible()
     expected = schema_operations()
     expect(operations).to_have_count(expected)
-    put_pass = page.locator('.opblock-put .opblock-summary-path[data-path="/api/parents/{problem_id}/passes/{pass_no}/"]')
+    put_pass = page.locator(
+        '.opblock-put .opblock-summary-path[data-path="/api/parents/{problem_id}/passes/{pass_no}/"]'
+    )
     expect(put_pass).to_have_count(1)
     screenshot(page, "api-docs")
 
@@ -49,5 +51,7 @@ def test_api_docs_render_every_operation_offline_under_the_csp(page, live_server
     hosts = {urlsplit(url).netloc for url in requested if not url.startswith(("data:", "blob:"))}
     assert hosts == {urlsplit(live_server.url).netloc}
     assert failed == []
-    assert f"{live_server.url}/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in requested
+    assert (
+        f"{live_server.url}/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in requested
+    )
     assert f"{live_server.url}/api/schema/" in requested

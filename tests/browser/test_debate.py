@@ -30,8 +30,13 @@ def test_debate_comparison_and_transcript(page, live_server, make_browser_user, 
     screenshot(page, "debate-compare")
 
     # a problem that needed re-solving and selection: its transcript shows every round, masks and the decision
-    hard = (SolveResponse.objects.filter(run_id=result.debate_run_id, turns__stage="selection",
-                                         turns__parsed__decided_by="default_solver").order_by("pk").first())
+    hard = (
+        SolveResponse.objects.filter(
+            run_id=result.debate_run_id, turns__stage="selection", turns__parsed__decided_by="default_solver"
+        )
+        .order_by("pk")
+        .first()
+    )
     assert hard is not None
     page.goto(f"{live_server.url}/debate/runs/{result.debate_run_id}/")
     assert page.get_by_test_id("early").inner_text().startswith("16 of 20")

@@ -10,9 +10,18 @@ from tests.browser.conftest import incline_diagram, screenshot
 from tests.browser.test_pages_browser import login
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory
 
-NODE = {"id": "v001", "type": "text_glyph", "subtype": "", "text": "A", "image_id": "img_0",
-        "bbox_1000": [500, 450, 540, 520], "keypoints_1000": [], "center_1000": [-1, -1], "radius_1000": -1,
-        "confidence": "high"}
+NODE = {
+    "id": "v001",
+    "type": "text_glyph",
+    "subtype": "",
+    "text": "A",
+    "image_id": "img_0",
+    "bbox_1000": [500, 450, 540, 520],
+    "keypoints_1000": [],
+    "center_1000": [-1, -1],
+    "radius_1000": -1,
+    "confidence": "high",
+}
 
 
 def test_draft_review_accept_per_record(page, live_server, make_browser_user, settings):
@@ -21,14 +30,23 @@ def test_draft_review_accept_per_record(page, live_server, make_browser_user, se
     make_browser_user("boss", "admin")
     parent = ParentProblemFactory(problem_id="incline-1")
     ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0, data=incline_diagram())
-    PassDocumentFactory(parent=parent, pass_no=1,
-                        document={"problem_id": "incline-1", "visual_nodes": [NODE], "ambiguities": []})
-    drafted = {"problem_id": "incline-1", "ambiguities": [], "visual_nodes": [
-        {**NODE, "text": "A", "confidence": "medium"},
-        {**NODE, "id": "v002", "text": "30°", "bbox_1000": [180, 720, 260, 790]},
-        {**NODE, "id": "v003", "text": "mg", "bbox_1000": [540, 740, 600, 800]}]}
-    ModelConfig.objects.create(name="scripted-drafter", provider="scripted", model="script",
-                               extra={"default": json.dumps(drafted)})
+    PassDocumentFactory(
+        parent=parent,
+        pass_no=1,
+        document={"problem_id": "incline-1", "visual_nodes": [NODE], "ambiguities": []},
+    )
+    drafted = {
+        "problem_id": "incline-1",
+        "ambiguities": [],
+        "visual_nodes": [
+            {**NODE, "text": "A", "confidence": "medium"},
+            {**NODE, "id": "v002", "text": "30°", "bbox_1000": [180, 720, 260, 790]},
+            {**NODE, "id": "v003", "text": "mg", "bbox_1000": [540, 740, 600, 800]},
+        ],
+    }
+    ModelConfig.objects.create(
+        name="scripted-drafter", provider="scripted", model="script", extra={"default": json.dumps(drafted)}
+    )
 
     login(page, live_server, "ann", "/problems/incline-1/passes/1/drafts/")
     page.get_by_role("button", name="Draft Pass 1").click()

@@ -21,13 +21,19 @@ def _canvas_painted(page, selector: str) -> bool:
                     if (!c || !c.width || !c.height) return false;
                     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
                     for (let i = 3; i < d.length; i += 4) { if (d[i] > 0) return true; }
-                    return false; }""", selector)
+                    return false; }""",
+        selector,
+    )
 
 
-def test_admin_launches_run_and_reads_results(page, live_server, make_browser_user, django_user_model, settings):
+def test_admin_launches_run_and_reads_results(
+    page, live_server, make_browser_user, django_user_model, settings
+):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     make_browser_user("boss", "admin")
-    for problem_id in PARENTS[1:]:  # several parents, so the parent-cluster bootstrap has something to resample
+    for problem_id in PARENTS[
+        1:
+    ]:  # several parents, so the parent-cluster bootstrap has something to resample
         make_demo_parent(django_user_model, problem_id=problem_id, sample=problem_id)
     probes = compile_and_approve(django_user_model)  # adds the kit demo parent, compiles and approves all
     parents = {p.parent.problem_id for p in probes}
@@ -82,7 +88,9 @@ def test_admin_launches_run_and_reads_results(page, live_server, make_browser_us
     item = EvalRequest.objects.select_related("probe").get(pk=row_pk)
     assert item.condition == "no_image"
     assert page.get_by_test_id("status").inner_text() == item.status
-    assert page.get_by_role("navigation", name="Main").get_by_role("link", name="Runs", exact=True).is_visible()
+    assert (
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Runs", exact=True).is_visible()
+    )
     assert "[Candidates]" in page.locator("#user-message").inner_text()
     assert page.get_by_test_id("raw-output").inner_text().strip() == item.raw_output.strip()
     assert "0 images" in page.locator("#prompt-heading").inner_text()
@@ -97,8 +105,10 @@ def test_admin_launches_run_and_reads_results(page, live_server, make_browser_us
     assert (raw.condition, raw.probe_id) == ("raw", item.probe_id)
     expected_images = len(Probe.objects.get(pk=raw.probe_id).attachment_ids)
     assert page.locator("ol.attachments img").count() == expected_images > 0
-    wait_for_js(page,
-        "Array.from(document.querySelectorAll('ol.attachments img')).every(i => i.complete && i.naturalWidth > 0)")
+    wait_for_js(
+        page,
+        "Array.from(document.querySelectorAll('ol.attachments img')).every(i => i.complete && i.naturalWidth > 0)",
+    )
     assert page.get_by_test_id("cgj").inner_text().count("/") == 2
     assert_no_csp_violations(page)
     screenshot(page, "h14-item-raw")

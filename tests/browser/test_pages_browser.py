@@ -257,8 +257,9 @@ def test_role_less_user_sees_friendly_403(page, live_server, page_problems, make
     screenshot(page, "10-forbidden")
 
 
-def test_an_annotator_uploading_a_forged_review_state_sees_it_was_not_imported(page, live_server, make_browser_user,
-                                                                              tmp_path):
+def test_an_annotator_uploading_a_forged_review_state_sees_it_was_not_imported(
+    page, live_server, make_browser_user, tmp_path
+):
     import io
     import json
     import zipfile

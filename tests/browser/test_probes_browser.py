@@ -26,8 +26,10 @@ def test_compile_run_and_probe_browser(page, live_server, make_browser_user, dja
     assert page.locator("#gold-aliases").inner_text() == "E2"
     images = page.locator(".attachments img")
     assert images.count() == 4
-    wait_for_js(page,
-        "Array.from(document.querySelectorAll('.attachments img')).every(i => i.complete && i.naturalWidth > 0)")
+    wait_for_js(
+        page,
+        "Array.from(document.querySelectorAll('.attachments img')).every(i => i.complete && i.naturalWidth > 0)",
+    )
     assert "Copy the visible text at R1 exactly as written." in page.locator("#user-message").inner_text()
     assert_no_csp_violations(page)
     screenshot(page, "h5-probe-detail")

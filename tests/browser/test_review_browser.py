@@ -23,7 +23,8 @@ def _work_through_slot(page, shots: str | None) -> None:
             assert "gold-aliases" not in page.content()  # the private side is not on the blind page
             page.wait_for_load_state("load")
             assert page.locator(".attachments img").evaluate_all(
-                "imgs => imgs.every(i => i.complete && i.naturalWidth > 0)")
+                "imgs => imgs.every(i => i.complete && i.naturalWidth > 0)"
+            )
             page.fill("#binding", ", ".join(probe.key.gold_aliases))
             for read in probe.key.key["read_targets"]:
                 page.fill(f"#read_{read['anchor_alias']}", read["expected"])
@@ -54,8 +55,9 @@ def _review_parent(page, live_server, role_label: str, shots: str | None) -> Non
     _work_through_slot(page, shots)
 
 
-def test_reviewer_blind_answer_reveal_confirm_approve(page, page_problems, live_server, make_browser_user,
-                                                      django_user_model):
+def test_reviewer_blind_answer_reveal_confirm_approve(
+    page, page_problems, live_server, make_browser_user, django_user_model
+):
     page_problems.allowed = ("status of 403",)  # the deliberate early visit to the reveal page
     make_browser_user("alice", "probe_reviewer")
     make_browser_user("bob", "probe_reviewer")
@@ -88,8 +90,9 @@ def test_reviewer_blind_answer_reveal_confirm_approve(page, page_problems, live_
     assert_no_csp_violations(page)
 
 
-def test_admin_chooses_the_kit_order_and_a_reviewer_sees_sibling_text_withheld(page, live_server, make_browser_user,
-                                                                               django_user_model):
+def test_admin_chooses_the_kit_order_and_a_reviewer_sees_sibling_text_withheld(
+    page, live_server, make_browser_user, django_user_model
+):
     make_browser_user("root", "admin")
     make_browser_user("carl", "probe_reviewer")
     make_demo_parent(django_user_model)
@@ -120,12 +123,17 @@ def test_admin_chooses_the_kit_order_and_a_reviewer_sees_sibling_text_withheld(p
     page.wait_for_selector("#decision-form")  # the Kit's order: the blind-first target opens at once
     assert page.locator("#withheld-note").is_visible()
     page.locator("summary", has_text="Candidate map").click()
-    assert "[withheld until you answer every probe of this parent blind]" in page.locator("pre.json").first.inner_text()
+    assert (
+        "[withheld until you answer every probe of this parent blind]"
+        in page.locator("pre.json").first.inner_text()
+    )
     screenshot(page, "h12-kit-order-withheld")
     assert_no_csp_violations(page)
 
 
-def test_a_reviewer_gives_a_parent_back_before_answering(page, live_server, make_browser_user, django_user_model):
+def test_a_reviewer_gives_a_parent_back_before_answering(
+    page, live_server, make_browser_user, django_user_model
+):
     make_browser_user("dora", "probe_reviewer")
     make_demo_parent(django_user_model)
     compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)

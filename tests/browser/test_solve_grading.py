@@ -13,15 +13,36 @@ from tests.factories import ParentProblemFactory
 
 
 def _graded_run():
-    ParentProblemFactory(problem_id="GRADE_B1", stem="GRADE-ONE A spring is compressed.", query="Energy stored?",
-                         answer_type="calc", answer="SECRET-5J", solution="SECRET-SOLUTION")
-    ParentProblemFactory(problem_id="GRADE_B2", stem="GRADE-TWO A lever balances.", query="Explain why.",
-                         answer_type="short", answer="SECRET-TORQUES")
-    model = ModelConfig.objects.create(name="grader-script", provider="scripted", model="s", extra={
-        "responses": [{"match": "GRADE-ONE", "outputs": ["E = k x^2 / 2 = \\boxed{5 J}"]},
-                      {"match": "GRADE-TWO", "outputs": ["Torques balance: \\boxed{F_1 d_1 = F_2 d_2}"]}],
-        "backoff_base_seconds": 0})
-    run = solve_run_create(model=model, parent_ids=["GRADE_B1", "GRADE_B2"], name="browser grading", enqueue=False)
+    ParentProblemFactory(
+        problem_id="GRADE_B1",
+        stem="GRADE-ONE A spring is compressed.",
+        query="Energy stored?",
+        answer_type="calc",
+        answer="SECRET-5J",
+        solution="SECRET-SOLUTION",
+    )
+    ParentProblemFactory(
+        problem_id="GRADE_B2",
+        stem="GRADE-TWO A lever balances.",
+        query="Explain why.",
+        answer_type="short",
+        answer="SECRET-TORQUES",
+    )
+    model = ModelConfig.objects.create(
+        name="grader-script",
+        provider="scripted",
+        model="s",
+        extra={
+            "responses": [
+                {"match": "GRADE-ONE", "outputs": ["E = k x^2 / 2 = \\boxed{5 J}"]},
+                {"match": "GRADE-TWO", "outputs": ["Torques balance: \\boxed{F_1 d_1 = F_2 d_2}"]},
+            ],
+            "backoff_base_seconds": 0,
+        },
+    )
+    run = solve_run_create(
+        model=model, parent_ids=["GRADE_B1", "GRADE_B2"], name="browser grading", enqueue=False
+    )
     solve_run_dispatch(run_id=run.pk)
     return run
 
@@ -73,7 +94,10 @@ def test_admin_grades_with_rubric_and_moves_on(page, live_server, make_browser_u
 
     first.refresh_from_db()
     assert first.grading == "graded" and abs(first.credit - 0.6) < 1e-9 and first.correct is True
-    assert list(first.components.values_list("description", flat=True)) == ["energy of a spring", "numerical value"]
+    assert list(first.components.values_list("description", flat=True)) == [
+        "energy of a spring",
+        "numerical value",
+    ]
 
     rows = page.locator("#component-rows .component-row")
     rows.nth(0).locator(".component-description").fill("names the balance of torques")

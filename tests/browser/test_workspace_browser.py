@@ -16,7 +16,9 @@ from tests.factories import ParentProblemFactory, ProblemImageFactory
 from .conftest import PASSWORD, assert_no_csp_violations, incline_diagram, screenshot
 
 pytestmark = pytest.mark.django_db(transaction=True)
-VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data/span_vectors.json").read_text("utf-8"))["vectors"]
+VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data/span_vectors.json").read_text("utf-8"))[
+    "vectors"
+]
 
 
 def login(page, live_server, username: str, next_path: str) -> None:
@@ -32,8 +34,11 @@ def login(page, live_server, username: str, next_path: str) -> None:
 @pytest.fixture
 def problem(make_browser_user):
     user = make_browser_user("ann", "annotator")
-    parent = ParentProblemFactory(problem_id="ws_demo", stem="A block A of mass m = 2 kg rests on an incline.",
-                                  query="What is the normal force on block A?")
+    parent = ParentProblemFactory(
+        problem_id="ws_demo",
+        stem="A block A of mass m = 2 kg rests on an incline.",
+        query="What is the normal force on block A?",
+    )
     ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0, data=incline_diagram(480, 300))
     return parent, user
 
@@ -108,8 +113,9 @@ def test_draw_label_bind_mention_owner_save_reload(page, live_server, problem):
     expect(quantity.locator(".rec__title")).to_contain_text("block A")
     wait_saved(page)
     doc3 = stored(parent, 3).document
-    assert doc3["text_mentions"] == [{"id": "m001", "section": "stem", "quote": "m = 2 kg", "occurrence": 1,
-                                      "role": "quantity"}]
+    assert doc3["text_mentions"] == [
+        {"id": "m001", "section": "stem", "quote": "m = 2 kg", "occurrence": 1, "role": "quantity"}
+    ]
     assert (doc3["quantities"][0]["kind"], doc3["quantities"][0]["owner_id"]) == ("mass", "p001")
     screenshot(page, "h3-pass3")
 
@@ -183,15 +189,24 @@ def test_undo_redo_and_keyboard_only_region(page, live_server, problem):
 
 def test_span_conversion_chinese_and_non_bmp_in_the_browser(page, live_server, make_browser_user):
     make_browser_user("ann", "annotator")
-    parent = ParentProblemFactory(problem_id="ws_zh", language="zh", stem=VECTORS[6]["text"], query=VECTORS[7]["text"])
+    parent = ParentProblemFactory(
+        problem_id="ws_zh", language="zh", stem=VECTORS[6]["text"], query=VECTORS[7]["text"]
+    )
     ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0, data=incline_diagram(320, 200))
     login(page, live_server, "ann", f"/problems/{parent.problem_id}/passes/3/")
-    results = page.evaluate("""async (vectors) => {
+    results = page.evaluate(
+        """async (vectors) => {
         const m = await import('/static/js/workspace/spans.js');
         return vectors.map((v) => m.resolveSpan(v.text, v.quote, v.occurrence));
-    }""", VECTORS)
+    }""",
+        VECTORS,
+    )
     for vector, got in zip(VECTORS, results, strict=True):
-        assert (got["status"], got["span"], got["all_matches"]) == (vector["status"], vector["span"], vector["all_matches"])
+        assert (got["status"], got["span"], got["all_matches"]) == (
+            vector["status"],
+            vector["span"],
+            vector["all_matches"],
+        )
     query = page.locator("[data-section=query]")
     query.evaluate("""(el) => { const t = el.firstChild; const i = t.data.lastIndexOf('𝑭₁');
         const r = document.createRange(); r.setStart(t, i); r.setEnd(t, i + '𝑭₁'.length);
@@ -202,11 +217,12 @@ def test_span_conversion_chinese_and_non_bmp_in_the_browser(page, live_server, m
     page.locator("[data-action=mention-entity]").click()
     wait_saved(page)
     assert stored(parent, 3).document["text_mentions"] == [
-        {"id": "m001", "section": "query", "quote": "𝑭₁", "occurrence": 2, "role": "entity"}]
+        {"id": "m001", "section": "query", "quote": "𝑭₁", "occurrence": 2, "role": "entity"}
+    ]
 
 
 def test_new_record_focus_never_steals_the_caret_from_a_field_the_user_moved_to(page, live_server, problem):
-    """"New quantity" focuses Kind, retrying once a moment later; a user already typing elsewhere keeps the caret.
+    """ "New quantity" focuses Kind, retrying once a moment later; a user already typing elsewhere keeps the caret.
 
     CI once lost a typed symbol: the late retry moved focus back to Kind between Playwright's focus
     and its keystrokes, so "r_2" went into Kind and Symbol stayed empty.

@@ -26,20 +26,20 @@ W, H = 465, 380  # the real figure's pixel size
 
 # (pixel box on the 465×380 figure, visual type, exact visible text)
 REGIONS = [
-    ((392, 118, 424, 150), "text_glyph", r"\vec{F}_1"),   # v001
-    ((284, 70, 388, 132), "arrow", ""),                  # v002 the F1 arrow
-    ((72, 108, 102, 142), "text_glyph", r"\vec{F}_2"),    # v003
-    ((106, 60, 202, 100), "arrow", ""),                  # v004 the F2 arrow
-    ((154, 114, 194, 140), "text_glyph", "2 m"),          # v005
-    ((94, 62, 130, 84), "text_glyph", r"30^\circ"),       # v006
-    ((176, 166, 196, 188), "text_glyph", "O"),            # v007
-    ((194, 58, 210, 192), "arrow", ""),                  # v008 the position vector of F2's point
+    ((392, 118, 424, 150), "text_glyph", r"\vec{F}_1"),  # v001
+    ((284, 70, 388, 132), "arrow", ""),  # v002 the F1 arrow
+    ((72, 108, 102, 142), "text_glyph", r"\vec{F}_2"),  # v003
+    ((106, 60, 202, 100), "arrow", ""),  # v004 the F2 arrow
+    ((154, 114, 194, 140), "text_glyph", "2 m"),  # v005
+    ((94, 62, 130, 84), "text_glyph", r"30^\circ"),  # v006
+    ((176, 166, 196, 188), "text_glyph", "O"),  # v007
+    ((194, 58, 210, 192), "arrow", ""),  # v008 the position vector of F2's point
 ]
 # (name, symbol, physical type, regions)
 ENTITIES = [
-    ("force F1", "F_1", "force", ["v001", "v002"]),      # p001
-    ("force F2", "F_2", "force", ["v003", "v004"]),      # p002
-    ("origin O", "O", "pivot", ["v007"]),                # p003
+    ("force F1", "F_1", "force", ["v001", "v002"]),  # p001
+    ("force F2", "F_2", "force", ["v003", "v004"]),  # p002
+    ("origin O", "O", "pivot", ["v007"]),  # p003
     ("lever arm of F2", "r_2", "rod", ["v008", "v005"]),  # p004
 ]
 
@@ -57,9 +57,12 @@ def torque(make_browser_user):
     make_browser_user("ann", "annotator")
     make_browser_user("rev", "source_reviewer")
     row = manifest_row()
-    parent = ParentProblemFactory(problem_id="ostx_up_010", stem=row["statement"], query=row["question"],
-                                  options=[], domain="mechanics")
-    ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0, data=(DEMO / row["images"][0]).read_bytes())
+    parent = ParentProblemFactory(
+        problem_id="ostx_up_010", stem=row["statement"], query=row["question"], options=[], domain="mechanics"
+    )
+    ProblemImageFactory(
+        parent=parent, image_id="img_0", ordinal=0, data=(DEMO / row["images"][0]).read_bytes()
+    )
     return parent
 
 
@@ -94,9 +97,12 @@ def drag(page, x1, y1, x2, y2):
 
 def select_query_text(page, quote):
     query = page.locator("[data-section=query]")
-    query.evaluate("""(el, quote) => { const t = [...el.childNodes].find((n) => n.nodeType === 3 && n.data.includes(quote));
+    query.evaluate(
+        """(el, quote) => { const t = [...el.childNodes].find((n) => n.nodeType === 3 && n.data.includes(quote));
         const i = t.data.indexOf(quote); const r = document.createRange(); r.setStart(t, i); r.setEnd(t, i + quote.length);
-        const s = getSelection(); s.removeAllRanges(); s.addRange(r); }""", quote)
+        const s = getSelection(); s.removeAllRanges(); s.addRange(r); }""",
+        quote,
+    )
     query.dispatch_event("mouseup")
     expect(page.get_by_test_id("selection-box")).to_contain_text(f"“{quote}”")
 
@@ -166,12 +172,17 @@ def test_torque_problem_through_pass_4_and_source_review(page, live_server, torq
     select_query_text(page, "origin")
     page.locator("[data-action=mention-entity]").click()
     page.locator("[data-rec='text_mentions:m002'] [data-field=refers_to]").select_option("p003")
-    for quote, owner, symbol, value in ((r"F_1=3\,\text{N}", "p001", "F_1", "3"), (r"F_2=2\,\text{N}", "p002", "F_2", "2")):
+    for quote, owner, symbol, value in (
+        (r"F_1=3\,\text{N}", "p001", "F_1", "3"),
+        (r"F_2=2\,\text{N}", "p002", "F_2", "2"),
+    ):
         select_query_text(page, quote)
         page.locator("[data-action=mention-quantity]").click()
         fill_quantity(page.locator(".rec.is-selected"), "force magnitude", owner, symbol, value, r"\text{N}")
-    for vid, owner, kind, symbol, value, unit in (("v005", "p004", "length", "r_2", "2", r"\text{m}"),
-                                                  ("v006", "p002", "angle", r"\theta_2", "30", r"^\circ")):
+    for vid, owner, kind, symbol, value, unit in (
+        ("v005", "p004", "length", "r_2", "2", r"\text{m}"),
+        ("v006", "p002", "angle", r"\theta_2", "30", r"^\circ"),
+    ):
         page.locator("[data-action=new-quantity]").click()
         rec = page.locator(".rec.is-selected")
         fill_quantity(rec, kind, owner, symbol, value, unit)
@@ -215,12 +226,22 @@ def test_torque_problem_through_pass_4_and_source_review(page, live_server, torq
     assert_no_csp_violations(page)
 
     docs = workspace_documents(parent=torque)
-    assert all(docs[n].status == PassDocument.Status.APPROVED and docs[n].approval_is_fresh for n in (1, 2, 3, 4))
+    assert all(
+        docs[n].status == PassDocument.Status.APPROVED and docs[n].approval_is_fresh for n in (1, 2, 3, 4)
+    )
     gobs = docs[4].document
-    assert workspace_issues(parent=torque, images=list(torque.images.all()), docs=docs, pass_no=4, document=gobs) == []
+    assert (
+        workspace_issues(parent=torque, images=list(torque.images.all()), docs=docs, pass_no=4, document=gobs)
+        == []
+    )
     assert len(gobs["visual_nodes"]) == len(REGIONS)
     assert {(q["symbol_latex"], q["owner_id"]) for q in gobs["quantities"]} == {
-        ("F_1", "p001"), ("F_2", "p002"), ("r_2", "p004"), (r"\theta_2", "p002")}
+        ("F_1", "p001"),
+        ("F_2", "p002"),
+        ("r_2", "p004"),
+        (r"\theta_2", "p002"),
+    }
     assert gobs["query_target"]["mention_id"] == "m001"
     assert [(r["subject_id"], r["predicate"], r["object_id"]) for r in gobs["relations"]] == [
-        ("p004", "lever_arm_of", "p002")]
+        ("p004", "lever_arm_of", "p002")
+    ]

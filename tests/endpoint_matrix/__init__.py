@@ -15,7 +15,13 @@ from types import SimpleNamespace
 from typing import Any
 
 ANON, ANN, SRC, PRB, ADJ, ADM, NOROLE = (
-    "anonymous", "annotator", "source_reviewer", "probe_reviewer", "adjudicator", "admin", "no_role",
+    "anonymous",
+    "annotator",
+    "source_reviewer",
+    "probe_reviewer",
+    "adjudicator",
+    "admin",
+    "no_role",
 )
 ROLES = (ANON, ANN, SRC, PRB, ADJ, ADM, NOROLE)
 

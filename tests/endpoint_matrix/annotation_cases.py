@@ -15,9 +15,18 @@ def _pass1(pid: str) -> dict[str, Any]:
     return {"problem_id": pid, "visual_nodes": [], "ambiguities": []}
 
 
-GLYPH_NODE = {"id": "v001", "type": "text_glyph", "subtype": "", "text": "m", "image_id": "img_0",
-              "bbox_1000": [70, 200, 115, 280], "keypoints_1000": [], "center_1000": [-1, -1],
-              "radius_1000": -1, "confidence": "high"}
+GLYPH_NODE = {
+    "id": "v001",
+    "type": "text_glyph",
+    "subtype": "",
+    "text": "m",
+    "image_id": "img_0",
+    "bbox_1000": [70, 200, 115, 280],
+    "keypoints_1000": [],
+    "center_1000": [-1, -1],
+    "radius_1000": -1,
+    "confidence": "high",
+}
 
 API_READERS = statuses(200, anonymous=403, no_role=403)
 PASS_READERS = only({ANN: 200, SRC: 200, ADM: 200})
@@ -31,101 +40,278 @@ CASES: list[Case] = [
     Case("me", "get", "/api/me/", expected=statuses(200, anonymous=403)),
     Case("schema", "get", "/api/schema/", expected=statuses(200, anonymous=403)),
     Case("docs", "get", "/api/docs/", expected=statuses(200, anonymous=302)),  # a page: to the login form
-    Case("token bad credentials", "post", "/api/auth/token/", {"username": "nobody", "password": "wrong"},
-         expected=statuses(400)),
+    Case(
+        "token bad credentials",
+        "post",
+        "/api/auth/token/",
+        {"username": "nobody", "password": "wrong"},
+        expected=statuses(400),
+    ),
     # --- HTML pages ---
-    Case("home", "get", "/", expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
+    Case(
+        "home",
+        "get",
+        "/",
+        expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403},
+    ),
     Case("login page", "get", "/accounts/login/", expected=statuses(302, anonymous=200)),
-    Case("problem page", "get", lambda w: f"/problems/{w.pid}/",
-         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
-    Case("problem image file", "get", lambda w: f"/problems/{w.pid}/images/img_0",
-         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403}),
+    Case(
+        "problem page",
+        "get",
+        lambda w: f"/problems/{w.pid}/",
+        expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403},
+    ),
+    Case(
+        "problem image file",
+        "get",
+        lambda w: f"/problems/{w.pid}/images/img_0",
+        expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403},
+    ),
     Case("imports page", "get", "/imports/", expected=only({ANN: 200, ADM: 200, ANON: 302})),
-    Case("import job page", "get", lambda w: f"/imports/{w.import_job_id}/",
-         expected=only({ANN: 200, ADM: 200, ANON: 302})),
+    Case(
+        "import job page",
+        "get",
+        lambda w: f"/imports/{w.import_job_id}/",
+        expected=only({ANN: 200, ADM: 200, ANON: 302}),
+    ),
     # --- sources ---
     Case("sources list", "get", "/api/sources/", expected=API_READERS),
-    Case("sources create", "post", "/api/sources/", {"name": "new-source", "license": "MIT"},
-         expected=only({ADM: 201})),
+    Case(
+        "sources create",
+        "post",
+        "/api/sources/",
+        {"name": "new-source", "license": "MIT"},
+        expected=only({ADM: 201}),
+    ),
     Case("source detail", "get", lambda w: f"/api/sources/{w.source_id}/", expected=API_READERS),
     # --- parents ---
     Case("parents list", "get", "/api/parents/", expected=API_READERS),
-    Case("parents list filtered", "get", "/api/parents/?language=en&search=block&ordering=-problem_id",
-         expected=API_READERS),
+    Case(
+        "parents list filtered",
+        "get",
+        "/api/parents/?language=en&search=block&ordering=-problem_id",
+        expected=API_READERS,
+    ),
     Case("parent detail", "get", lambda w: f"/api/parents/{w.pid}/", expected=API_READERS),
-    Case("parent detail missing", "get", "/api/parents/no-such-problem/",
-         expected=statuses(404, anonymous=403, no_role=403)),
+    Case(
+        "parent detail missing",
+        "get",
+        "/api/parents/no-such-problem/",
+        expected=statuses(404, anonymous=403, no_role=403),
+    ),
     # --- passes ---
     Case("passes summary", "get", lambda w: f"/api/parents/{w.pid}/passes/", expected=PASS_READERS),
     Case("pass 1 read", "get", lambda w: f"/api/parents/{w.pid}/passes/1/", expected=PASS_READERS),
-    Case("pass 2 read (not created)", "get", lambda w: f"/api/parents/{w.pid}/passes/2/",
-         expected=only({ANN: 404, SRC: 404, ADM: 404})),
-    Case("pass 1 write", "put", lambda w: f"/api/parents/{w.pid}/passes/1/",
-         lambda w: {"document": _pass1(w.pid)}, headers={"If-Match": '"1"'},
-         expected=PASS_WRITERS),
-    Case("pass 1 submit", "post", lambda w: f"/api/parents/{w.pid_plain}/passes/1/submit/",
-         expected=PASS_WRITERS),
-    Case("pass 1 approve", "post", lambda w: f"/api/parents/{w.pid}/passes/1/approve/",
-         lambda w: {"document_sha256": w.pass1_sha, "note": "ok"}, expected=REVIEWERS),
-    Case("pass 1 reject", "post", lambda w: f"/api/parents/{w.pid}/passes/1/reject/",
-         lambda w: {"document_sha256": w.pass1_sha, "note": "bbox too loose"}, expected=REVIEWERS),
-    Case("pass 5 read while locked", "get", lambda w: f"/api/parents/{w.pid}/passes/5/",
-         expected=only({ANN: 409, ADM: 409})),
-    Case("pass 5 write while locked", "put", lambda w: f"/api/parents/{w.pid}/passes/5/",
-         lambda w: {"document": {"problem_id": w.pid, "solution_steps": []}}, expected=only({ANN: 409, ADM: 409})),
-    Case("pass 5 read when open", "get", lambda w: f"/api/parents/{w.pid_done}/passes/5/",
-         expected=only({ANN: 200, ADM: 200})),
+    Case(
+        "pass 2 read (not created)",
+        "get",
+        lambda w: f"/api/parents/{w.pid}/passes/2/",
+        expected=only({ANN: 404, SRC: 404, ADM: 404}),
+    ),
+    Case(
+        "pass 1 write",
+        "put",
+        lambda w: f"/api/parents/{w.pid}/passes/1/",
+        lambda w: {"document": _pass1(w.pid)},
+        headers={"If-Match": '"1"'},
+        expected=PASS_WRITERS,
+    ),
+    Case(
+        "pass 1 submit",
+        "post",
+        lambda w: f"/api/parents/{w.pid_plain}/passes/1/submit/",
+        expected=PASS_WRITERS,
+    ),
+    Case(
+        "pass 1 approve",
+        "post",
+        lambda w: f"/api/parents/{w.pid}/passes/1/approve/",
+        lambda w: {"document_sha256": w.pass1_sha, "note": "ok"},
+        expected=REVIEWERS,
+    ),
+    Case(
+        "pass 1 reject",
+        "post",
+        lambda w: f"/api/parents/{w.pid}/passes/1/reject/",
+        lambda w: {"document_sha256": w.pass1_sha, "note": "bbox too loose"},
+        expected=REVIEWERS,
+    ),
+    Case(
+        "pass 5 read while locked",
+        "get",
+        lambda w: f"/api/parents/{w.pid}/passes/5/",
+        expected=only({ANN: 409, ADM: 409}),
+    ),
+    Case(
+        "pass 5 write while locked",
+        "put",
+        lambda w: f"/api/parents/{w.pid}/passes/5/",
+        lambda w: {"document": {"problem_id": w.pid, "solution_steps": []}},
+        expected=only({ANN: 409, ADM: 409}),
+    ),
+    Case(
+        "pass 5 read when open",
+        "get",
+        lambda w: f"/api/parents/{w.pid_done}/passes/5/",
+        expected=only({ANN: 200, ADM: 200}),
+    ),
     Case("pass 6 does not exist", "get", lambda w: f"/api/parents/{w.pid}/passes/6/", expected=statuses(404)),
     # --- events ---
     Case("events", "get", "/api/events/", expected=only({ADM: 200})),
-    Case("events filtered", "get", "/api/events/?object_type=annotation.passdocument&object_id=1",
-         expected=only({ADM: 200})),
+    Case(
+        "events filtered",
+        "get",
+        "/api/events/?object_type=annotation.passdocument&object_id=1",
+        expected=only({ADM: 200}),
+    ),
     # --- imports ---
-    Case("import without file", "post", "/api/imports/", {"kind": "problems"}, fmt="multipart",
-         expected=only({ANN: 400, ADM: 400})),
+    Case(
+        "import without file",
+        "post",
+        "/api/imports/",
+        {"kind": "problems"},
+        fmt="multipart",
+        expected=only({ANN: 400, ADM: 400}),
+    ),
     Case("import job status", "get", lambda w: f"/api/imports/{w.import_job_id}/", expected=IMPORTERS),
     # --- workspace pages (HTML) ---
-    Case("workspace pass 1", "get", lambda w: f"/problems/{w.pid}/passes/1/", expected=PAGE_READERS, fmt=None),
-    Case("workspace pass 2 (not created)", "get", lambda w: f"/problems/{w.pid}/passes/2/", expected=PAGE_READERS,
-         fmt=None),
-    Case("workspace pass 5 while locked", "get", lambda w: f"/problems/{w.pid}/passes/5/",
-         expected=only({ANN: 409, ADM: 409, ANON: 302}), fmt=None),
-    Case("workspace pass 5 when open", "get", lambda w: f"/problems/{w.pid_done}/passes/5/",
-         expected=only({ANN: 200, ADM: 200, ANON: 302}), fmt=None),
-    Case("workspace pass 6 does not exist", "get", lambda w: f"/problems/{w.pid}/passes/6/", expected=statuses(404),
-         fmt=None),
-    Case("review page", "get", lambda w: f"/problems/{w.pid}/passes/1/review/", expected=PAGE_READERS, fmt=None),
-    Case("review page (no document)", "get", lambda w: f"/problems/{w.pid}/passes/2/review/",
-         expected=only({ANN: 404, SRC: 404, ADM: 404, ANON: 302}), fmt=None),
-    Case("review approve", "post", lambda w: f"/problems/{w.pid}/passes/1/review/",
-         lambda w: {"decision": "approve", "document_sha256": w.pass1_sha, "note": "ok"},
-         expected=only({SRC: 302, ADM: 302, ANN: 403, ANON: 302}), fmt="multipart"),
-    Case("review reject without note", "post", lambda w: f"/problems/{w.pid}/passes/1/review/",
-         lambda w: {"decision": "reject", "document_sha256": w.pass1_sha, "note": ""},
-         expected=only({SRC: 400, ADM: 400, ANN: 403, ANON: 302}), fmt="multipart"),
-    Case("history page", "get", lambda w: f"/problems/{w.pid_hist}/passes/1/history/", expected=PAGE_READERS,
-         fmt=None),
-    Case("history page diff", "get", lambda w: f"/problems/{w.pid_hist}/passes/1/history/?from=1&to=2",
-         expected=PAGE_READERS, fmt=None),
-    Case("history page (no document)", "get", lambda w: f"/problems/{w.pid}/passes/3/history/",
-         expected=only({ANN: 404, SRC: 404, ADM: 404, ANON: 302}), fmt=None),
-    Case("revert (page form)", "post", lambda w: f"/problems/{w.pid_hist}/passes/1/history/1/revert/",
-         {"expected_version": "2"}, expected=only({ANN: 302, ADM: 302, ANON: 302}), fmt="multipart"),
+    Case(
+        "workspace pass 1", "get", lambda w: f"/problems/{w.pid}/passes/1/", expected=PAGE_READERS, fmt=None
+    ),
+    Case(
+        "workspace pass 2 (not created)",
+        "get",
+        lambda w: f"/problems/{w.pid}/passes/2/",
+        expected=PAGE_READERS,
+        fmt=None,
+    ),
+    Case(
+        "workspace pass 5 while locked",
+        "get",
+        lambda w: f"/problems/{w.pid}/passes/5/",
+        expected=only({ANN: 409, ADM: 409, ANON: 302}),
+        fmt=None,
+    ),
+    Case(
+        "workspace pass 5 when open",
+        "get",
+        lambda w: f"/problems/{w.pid_done}/passes/5/",
+        expected=only({ANN: 200, ADM: 200, ANON: 302}),
+        fmt=None,
+    ),
+    Case(
+        "workspace pass 6 does not exist",
+        "get",
+        lambda w: f"/problems/{w.pid}/passes/6/",
+        expected=statuses(404),
+        fmt=None,
+    ),
+    Case(
+        "review page", "get", lambda w: f"/problems/{w.pid}/passes/1/review/", expected=PAGE_READERS, fmt=None
+    ),
+    Case(
+        "review page (no document)",
+        "get",
+        lambda w: f"/problems/{w.pid}/passes/2/review/",
+        expected=only({ANN: 404, SRC: 404, ADM: 404, ANON: 302}),
+        fmt=None,
+    ),
+    Case(
+        "review approve",
+        "post",
+        lambda w: f"/problems/{w.pid}/passes/1/review/",
+        lambda w: {"decision": "approve", "document_sha256": w.pass1_sha, "note": "ok"},
+        expected=only({SRC: 302, ADM: 302, ANN: 403, ANON: 302}),
+        fmt="multipart",
+    ),
+    Case(
+        "review reject without note",
+        "post",
+        lambda w: f"/problems/{w.pid}/passes/1/review/",
+        lambda w: {"decision": "reject", "document_sha256": w.pass1_sha, "note": ""},
+        expected=only({SRC: 400, ADM: 400, ANN: 403, ANON: 302}),
+        fmt="multipart",
+    ),
+    Case(
+        "history page",
+        "get",
+        lambda w: f"/problems/{w.pid_hist}/passes/1/history/",
+        expected=PAGE_READERS,
+        fmt=None,
+    ),
+    Case(
+        "history page diff",
+        "get",
+        lambda w: f"/problems/{w.pid_hist}/passes/1/history/?from=1&to=2",
+        expected=PAGE_READERS,
+        fmt=None,
+    ),
+    Case(
+        "history page (no document)",
+        "get",
+        lambda w: f"/problems/{w.pid}/passes/3/history/",
+        expected=only({ANN: 404, SRC: 404, ADM: 404, ANON: 302}),
+        fmt=None,
+    ),
+    Case(
+        "revert (page form)",
+        "post",
+        lambda w: f"/problems/{w.pid_hist}/passes/1/history/1/revert/",
+        {"expected_version": "2"},
+        expected=only({ANN: 302, ADM: 302, ANON: 302}),
+        fmt="multipart",
+    ),
     # --- workspace API: history, diff, revert ---
-    Case("versions list", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/", expected=PASS_READERS),
-    Case("version detail", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/",
-         expected=PASS_READERS),
-    Case("version detail missing", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/99/",
-         expected=only({ANN: 404, SRC: 404, ADM: 404})),
-    Case("versions of pass 5 while locked", "get", lambda w: f"/api/parents/{w.pid}/passes/5/versions/",
-         expected=only({ANN: 409, ADM: 409})),
-    Case("diff", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/diff/?from=1&to=2", expected=PASS_READERS),
-    Case("diff without versions", "get", lambda w: f"/api/parents/{w.pid_hist}/passes/1/diff/",
-         expected=only({ANN: 400, SRC: 400, ADM: 400})),
-    Case("revert", "post", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/revert/",
-         headers={"If-Match": '"2"'}, expected=PASS_WRITERS),
-    Case("revert stale version", "post", lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/revert/",
-         headers={"If-Match": '"1"'}, expected=only({ANN: 409, ADM: 409})),
+    Case(
+        "versions list",
+        "get",
+        lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/",
+        expected=PASS_READERS,
+    ),
+    Case(
+        "version detail",
+        "get",
+        lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/",
+        expected=PASS_READERS,
+    ),
+    Case(
+        "version detail missing",
+        "get",
+        lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/99/",
+        expected=only({ANN: 404, SRC: 404, ADM: 404}),
+    ),
+    Case(
+        "versions of pass 5 while locked",
+        "get",
+        lambda w: f"/api/parents/{w.pid}/passes/5/versions/",
+        expected=only({ANN: 409, ADM: 409}),
+    ),
+    Case(
+        "diff",
+        "get",
+        lambda w: f"/api/parents/{w.pid_hist}/passes/1/diff/?from=1&to=2",
+        expected=PASS_READERS,
+    ),
+    Case(
+        "diff without versions",
+        "get",
+        lambda w: f"/api/parents/{w.pid_hist}/passes/1/diff/",
+        expected=only({ANN: 400, SRC: 400, ADM: 400}),
+    ),
+    Case(
+        "revert",
+        "post",
+        lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/revert/",
+        headers={"If-Match": '"2"'},
+        expected=PASS_WRITERS,
+    ),
+    Case(
+        "revert stale version",
+        "post",
+        lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/1/revert/",
+        headers={"If-Match": '"1"'},
+        expected=only({ANN: 409, ADM: 409}),
+    ),
 ]
 
 
@@ -134,30 +320,47 @@ def populate(world: World, users: dict[str, Any]) -> None:
     source = SourceFactory(name="matrix-source")
     parent = ParentProblemFactory(problem_id="prob_matrix", source=source)
     ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
-    pass1 = PassDocumentFactory(parent=parent, pass_no=1, status=PassDocument.Status.SUBMITTED,
-                                updated_by=annotator,
-                                document={**_pass1(parent.problem_id), "visual_nodes": [GLYPH_NODE]})
+    pass1 = PassDocumentFactory(
+        parent=parent,
+        pass_no=1,
+        status=PassDocument.Status.SUBMITTED,
+        updated_by=annotator,
+        document={**_pass1(parent.problem_id), "visual_nodes": [GLYPH_NODE]},
+    )
     plain = ParentProblemFactory(problem_id="prob_plain", source=source)
     PassDocumentFactory(parent=plain, pass_no=1, updated_by=annotator, document=_pass1(plain.problem_id))
     done = ParentProblemFactory(problem_id="prob_done", source=source, status="annotated")
     for pass_no in (1, 2, 3, 4):
         doc = {"problem_id": done.problem_id, "pass": pass_no}
-        PassDocumentFactory(parent=done, pass_no=pass_no, document=doc, status=PassDocument.Status.APPROVED,
-                            approved_sha256=digest(doc), approved_by=reviewer, updated_by=annotator)
-    PassDocumentFactory(parent=done, pass_no=5, document={"problem_id": done.problem_id, "solution_steps": []})
+        PassDocumentFactory(
+            parent=done,
+            pass_no=pass_no,
+            document=doc,
+            status=PassDocument.Status.APPROVED,
+            approved_sha256=digest(doc),
+            approved_by=reviewer,
+            updated_by=annotator,
+        )
+    PassDocumentFactory(
+        parent=done, pass_no=5, document={"problem_id": done.problem_id, "solution_steps": []}
+    )
     hist = ParentProblemFactory(problem_id="prob_hist", source=source)
     ProblemImageFactory(parent=hist, image_id="img_0", ordinal=0)
-    first = pass_document_save(parent=hist, pass_no=1, document=_pass1(hist.problem_id), actor=annotator,
-                               expected_version=None)
-    pass_document_save(parent=hist, pass_no=1, document={**_pass1(hist.problem_id), "visual_nodes": [GLYPH_NODE]},
-                       actor=annotator, expected_version=first.version)
+    first = pass_document_save(
+        parent=hist, pass_no=1, document=_pass1(hist.problem_id), actor=annotator, expected_version=None
+    )
+    pass_document_save(
+        parent=hist,
+        pass_no=1,
+        document={**_pass1(hist.problem_id), "visual_nodes": [GLYPH_NODE]},
+        actor=annotator,
+        expected_version=first.version,
+    )
     job = ImportJob.objects.create(kind=ImportJob.Kind.PROBLEMS, created_by=annotator)
     world.source_id = source.pk
-    world.pid = parent.problem_id            # one image; pass 1 submitted by the annotator
-    world.pid_plain = plain.problem_id       # no images; pass 1 is a valid draft
-    world.pid_done = done.problem_id         # passes 1-4 approved and fresh; pass 5 exists
-    world.pid_hist = hist.problem_id         # pass 1 saved twice (versions 1 and 2): history, diff, revert
+    world.pid = parent.problem_id  # one image; pass 1 submitted by the annotator
+    world.pid_plain = plain.problem_id  # no images; pass 1 is a valid draft
+    world.pid_done = done.problem_id  # passes 1-4 approved and fresh; pass 5 exists
+    world.pid_hist = hist.problem_id  # pass 1 saved twice (versions 1 and 2): history, diff, revert
     world.import_job_id = job.pk
     world.pass1_sha = pass1.document_sha256
-
-

@@ -25,23 +25,61 @@ API_CREATED = only({ADM: 201})
 def populate(world: World, users: dict[str, Any]) -> None:
     parent = ParentProblemFactory(problem_id="debate-matrix-1", answer="4 N", answer_type="fill")
     for name in ("matrix-debate-a", "matrix-debate-b", "matrix-debate-c"):
-        ModelConfig.objects.create(name=name, provider="scripted", model="s",
-                                   extra={"default": "<reasoning>F = ma.</reasoning><answer>4 N</answer>"})
-    run = debate_run_create(solver_names=["matrix-debate-a", "matrix-debate-b", "matrix-debate-c"],
-                            parent_ids=[parent.problem_id], name="matrix debate", enqueue=False)
+        ModelConfig.objects.create(
+            name=name,
+            provider="scripted",
+            model="s",
+            extra={"default": "<reasoning>F = ma.</reasoning><answer>4 N</answer>"},
+        )
+    run = debate_run_create(
+        solver_names=["matrix-debate-a", "matrix-debate-b", "matrix-debate-c"],
+        parent_ids=[parent.problem_id],
+        name="matrix debate",
+        enqueue=False,
+    )
     row = run.responses.get()
     row.status, row.final_answer, row.calls, row.cost_usd, row.correct, row.credit = (
-        "completed", "4 N", 3, Decimal("0.001"), True, 1.0)
+        "completed",
+        "4 N",
+        3,
+        Decimal("0.001"),
+        True,
+        1.0,
+    )
     row.save()
     for seq, agent in enumerate(("matrix-debate-a", "matrix-debate-b", "matrix-debate-c"), start=1):
-        DebateTurn.objects.create(response=row, seq=seq, round=1, stage="solve", agent=agent,
-                                  model=ModelConfig.objects.get(name=agent), parsed={"answer": "4 N"},
-                                  raw_output="<answer>4 N</answer>", status="completed")
-    DebateTurn.objects.create(response=row, seq=4, round=1, stage="vote", agent="canonicalizer",
-                              parsed={"groups": [["matrix-debate-a", "matrix-debate-b", "matrix-debate-c"]],
-                                      "has_majority": True, "winner": "matrix-debate-a", "rendered": "4 N"})
-    DebateTurn.objects.create(response=row, seq=5, round=1, stage="selection", agent="orchestrator",
-                              parsed={"decided_by": "consensus", "final_solver": "matrix-debate-a", "rendered": "4 N"})
+        DebateTurn.objects.create(
+            response=row,
+            seq=seq,
+            round=1,
+            stage="solve",
+            agent=agent,
+            model=ModelConfig.objects.get(name=agent),
+            parsed={"answer": "4 N"},
+            raw_output="<answer>4 N</answer>",
+            status="completed",
+        )
+    DebateTurn.objects.create(
+        response=row,
+        seq=4,
+        round=1,
+        stage="vote",
+        agent="canonicalizer",
+        parsed={
+            "groups": [["matrix-debate-a", "matrix-debate-b", "matrix-debate-c"]],
+            "has_majority": True,
+            "winner": "matrix-debate-a",
+            "rendered": "4 N",
+        },
+    )
+    DebateTurn.objects.create(
+        response=row,
+        seq=5,
+        round=1,
+        stage="selection",
+        agent="orchestrator",
+        parsed={"decided_by": "consensus", "final_solver": "matrix-debate-a", "rendered": "4 N"},
+    )
     world.debate_run_id = run.pk
     world.debate_response_id = row.pk
     world.debate_parent_id = parent.problem_id
@@ -49,23 +87,47 @@ def populate(world: World, users: dict[str, Any]) -> None:
 
 def _api_body(world: World) -> dict[str, Any]:
     # level 5 with one solver: the run is planned and dispatched after commit (never inside the test transaction)
-    return {"solvers": ["matrix-debate-a"], "level": 5, "parents": [world.debate_parent_id], "name": "matrix api"}
+    return {
+        "solvers": ["matrix-debate-a"],
+        "level": 5,
+        "parents": [world.debate_parent_id],
+        "name": "matrix api",
+    }
 
 
 CASES = [
     Case("debate page", "get", "/debate/", expected=PAGES, fmt=None),
     Case("debate launch (invalid form)", "post", "/debate/", body={"level": "1"}, expected=PAGES, fmt=None),
     Case("debate run page", "get", lambda w: f"/debate/runs/{w.debate_run_id}/", expected=PAGES, fmt=None),
-    Case("debate run progress", "get", lambda w: f"/debate/runs/{w.debate_run_id}/progress/", expected=PAGES,
-         fmt=None),
-    Case("debate transcript", "get", lambda w: f"/debate/responses/{w.debate_response_id}/", expected=PAGES,
-         fmt=None),
+    Case(
+        "debate run progress",
+        "get",
+        lambda w: f"/debate/runs/{w.debate_run_id}/progress/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "debate transcript",
+        "get",
+        lambda w: f"/debate/responses/{w.debate_response_id}/",
+        expected=PAGES,
+        fmt=None,
+    ),
     Case("debate compare", "get", "/debate/compare/", expected=PAGES, fmt=None),
-    Case("debate compare chosen", "get", lambda w: f"/debate/compare/?runs={w.debate_run_id}", expected=PAGES,
-         fmt=None),
+    Case(
+        "debate compare chosen",
+        "get",
+        lambda w: f"/debate/compare/?runs={w.debate_run_id}",
+        expected=PAGES,
+        fmt=None,
+    ),
     Case("api debate runs list", "get", "/api/debate/runs/", expected=API),
     Case("api debate runs create", "post", "/api/debate/runs/", body=_api_body, expected=API_CREATED),
     Case("api debate run detail", "get", lambda w: f"/api/debate/runs/{w.debate_run_id}/", expected=API),
-    Case("api debate transcript", "get", lambda w: f"/api/debate/responses/{w.debate_response_id}/transcript/",
-         expected=API),
+    Case(
+        "api debate transcript",
+        "get",
+        lambda w: f"/api/debate/responses/{w.debate_response_id}/transcript/",
+        expected=API,
+    ),
 ]

@@ -28,41 +28,89 @@ NOT_FOUND_PAGE = only({ADM: 404, ANON: 302})
 
 
 def _probe(parent, probe_id: str) -> Probe:
-    user = "Which region is the block? Answer with JSON {\"binding\": alias}.\n[Candidates]\nE1: box\nE2: box"
+    user = 'Which region is the block? Answer with JSON {"binding": alias}.\n[Candidates]\nE1: box\nE2: box'
     view = {"candidates": [{"alias": "E1"}, {"alias": "E2"}]}
     probe = Probe.objects.create(
-        logical_probe_id=probe_id, parent=parent, task_id="T02", interface="T02-single", language="en",
-        group_id="g", parent_group_id="pg", evidence_group="eg", content_group_hint="h", content_root="c",
-        review_target_root="r", closure_root="cl", packet_review_root="pr", state="superseded", split="blocked",
-        in_b=True, raw_view=view, gold_view=view,
+        logical_probe_id=probe_id,
+        parent=parent,
+        task_id="T02",
+        interface="T02-single",
+        language="en",
+        group_id="g",
+        parent_group_id="pg",
+        evidence_group="eg",
+        content_group_hint="h",
+        content_root="c",
+        review_target_root="r",
+        closure_root="cl",
+        packet_review_root="pr",
+        state="superseded",
+        split="blocked",
+        in_b=True,
+        raw_view=view,
+        gold_view=view,
         raw_messages={"system": "You ground physics text in diagrams.", "user": user},
         gold_messages={"system": "You ground physics text in diagrams.", "user": user},
-        attachment_ids=[], metadata={"nearest_region": {"status": "predicted", "predicted_alias": "E2", "tied_aliases": []}})
-    ProbeKey.objects.create(probe=probe, native_query={}, displays={}, assets={}, key={
-        "candidate_map": {"E1": {"id": "block"}, "E2": {"id": "pulley"}}, "gold_targets": [{"id": "block"}],
-        "read_targets": [], "packet_plan": {"observation_ids": []}, "response_contract": {"binding_key": "binding", "cardinality": "one"}})
+        attachment_ids=[],
+        metadata={"nearest_region": {"status": "predicted", "predicted_alias": "E2", "tied_aliases": []}},
+    )
+    ProbeKey.objects.create(
+        probe=probe,
+        native_query={},
+        displays={},
+        assets={},
+        key={
+            "candidate_map": {"E1": {"id": "block"}, "E2": {"id": "pulley"}},
+            "gold_targets": [{"id": "block"}],
+            "read_targets": [],
+            "packet_plan": {"observation_ids": []},
+            "response_contract": {"binding_key": "binding", "cardinality": "one"},
+        },
+    )
     return probe
 
 
 def _run(config: ModelConfig, probes: list[Probe], status: str) -> EvalRun:
-    run = EvalRun.objects.create(name=f"matrix {status}", conditions=["raw", "no_image"], status=status,
-                                 options={"chunk_size": 10, "claim_lease_seconds": 300, "resamples": 20})
+    run = EvalRun.objects.create(
+        name=f"matrix {status}",
+        conditions=["raw", "no_image"],
+        status=status,
+        options={"chunk_size": 10, "claim_lease_seconds": 300, "resamples": 20},
+    )
     run.model_configs.set([config])
     for probe, output, g in zip(probes, ['{"binding": "E1"}', '{"binding": "E2"}'], (1, 0), strict=True):
         for condition in run.conditions:
-            row = EvalRequest.objects.create(run=run, model=config, probe=probe, condition=condition, pools=["B"],
-                                             status="completed", raw_output=output, claims=1)
-            ItemScore.objects.create(request=row, status="completed", C=None, G=g, object_valid=True,
-                                     field_valid={"binding": True}, canonical=["block" if g else "pulley"])
+            row = EvalRequest.objects.create(
+                run=run,
+                model=config,
+                probe=probe,
+                condition=condition,
+                pools=["B"],
+                status="completed",
+                raw_output=output,
+                claims=1,
+            )
+            ItemScore.objects.create(
+                request=row,
+                status="completed",
+                C=None,
+                G=g,
+                object_valid=True,
+                field_valid={"binding": True},
+                canonical=["block" if g else "pulley"],
+            )
     run.total = run.requests.count()
     run.save(update_fields=["total"])
     return run
 
 
 def populate(world: World, users: dict[str, Any]) -> None:
-    config = ModelConfig.objects.create(name="matrix-eval", provider="scripted", model="s",
-                                        extra={"default": '{"binding": "E1"}'})
-    probes = [_probe(ParentProblemFactory(problem_id=f"eval-matrix-{i}"), f"PAQ-EVAL-MATRIX-{i}") for i in (1, 2)]
+    config = ModelConfig.objects.create(
+        name="matrix-eval", provider="scripted", model="s", extra={"default": '{"binding": "E1"}'}
+    )
+    probes = [
+        _probe(ParentProblemFactory(problem_id=f"eval-matrix-{i}"), f"PAQ-EVAL-MATRIX-{i}") for i in (1, 2)
+    ]
     done = _run(config, probes, EvalRun.Status.COMPLETED)
     metrics_store(run=done)
     world.eval_run_id = done.pk
@@ -75,57 +123,148 @@ def populate(world: World, users: dict[str, Any]) -> None:
 
 
 def _launch_form(world: World) -> dict[str, Any]:
-    return {"name": "matrix launch", "models": ["matrix-eval"], "conditions": ["raw"], "resamples": 20,
-            "interface": "T02-single", "limit": 1}
+    return {
+        "name": "matrix launch",
+        "models": ["matrix-eval"],
+        "conditions": ["raw"],
+        "resamples": 20,
+        "interface": "T02-single",
+        "limit": 1,
+    }
 
 
 def _launch_api(world: World) -> dict[str, Any]:
-    return {"models": ["matrix-eval"], "conditions": ["raw", "no_image"], "name": "matrix api launch",
-            "probe_filter": {"probe_ids": [world.eval_probe_id]}, "resamples": 20}
+    return {
+        "models": ["matrix-eval"],
+        "conditions": ["raw", "no_image"],
+        "name": "matrix api launch",
+        "probe_filter": {"probe_ids": [world.eval_probe_id]},
+        "resamples": 20,
+    }
 
 
 CASES: list[Case] = [
     # pages
     Case("eval runs page", "get", "/runs/", expected=PAGES, fmt=None),
     Case("eval run launch form", "post", "/runs/", _launch_form, expected=REDIRECT, fmt="multipart"),
-    Case("eval run launch form invalid", "post", "/runs/", {"name": "no models"},
-         expected=PAGES, fmt="multipart"),
+    Case(
+        "eval run launch form invalid",
+        "post",
+        "/runs/",
+        {"name": "no models"},
+        expected=PAGES,
+        fmt="multipart",
+    ),
     Case("eval run page", "get", lambda w: f"/runs/{w.eval_run_id}/", expected=PAGES, fmt=None),
     Case("eval run page missing", "get", "/runs/999999/", expected=NOT_FOUND_PAGE, fmt=None),
-    Case("eval run progress partial", "get", lambda w: f"/runs/{w.eval_queued_id}/progress/",
-         expected=PAGES, fmt=None),
-    Case("eval run progress partial htmx", "get", lambda w: f"/runs/{w.eval_run_id}/progress/",
-         headers={"HX-Request": "true"}, expected=PAGES, fmt=None),
-    Case("eval run items page", "get", lambda w: f"/runs/{w.eval_run_id}/items/?condition=raw&status=completed",
-         expected=PAGES, fmt=None),
-    Case("eval request drill-down", "get", lambda w: f"/eval-requests/{w.eval_request_id}/", expected=PAGES,
-         fmt=None),
-    Case("eval request drill-down missing", "get", "/eval-requests/999999/", expected=NOT_FOUND_PAGE, fmt=None),
-    Case("eval run download csv", "get", lambda w: f"/runs/{w.eval_run_id}/download/csv/", expected=PAGES,
-         fmt=None),
-    Case("eval run download json", "get", lambda w: f"/runs/{w.eval_run_id}/download/json/", expected=PAGES,
-         fmt=None),
-    Case("eval run download items", "get", lambda w: f"/runs/{w.eval_run_id}/download/items/", expected=PAGES,
-         fmt=None),
-    Case("eval run download unknown format", "get", lambda w: f"/runs/{w.eval_run_id}/download/xlsx/",
-         expected=NOT_FOUND_PAGE, fmt=None),
-    Case("eval run cancel", "post", lambda w: f"/runs/{w.eval_queued_id}/do/cancel/", expected=REDIRECT,
-         fmt="multipart"),
-    Case("eval run resume", "post", lambda w: f"/runs/{w.eval_cancelled_id}/do/resume/", expected=REDIRECT,
-         fmt="multipart"),
-    Case("eval run unknown action", "post", lambda w: f"/runs/{w.eval_run_id}/do/delete/",
-         expected=NOT_FOUND_PAGE, fmt="multipart"),
-    Case("eval run cancel by GET", "get", lambda w: f"/runs/{w.eval_queued_id}/do/cancel/",
-         expected=only({ANON: 302}, others=405), fmt=None),
+    Case(
+        "eval run progress partial",
+        "get",
+        lambda w: f"/runs/{w.eval_queued_id}/progress/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "eval run progress partial htmx",
+        "get",
+        lambda w: f"/runs/{w.eval_run_id}/progress/",
+        headers={"HX-Request": "true"},
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "eval run items page",
+        "get",
+        lambda w: f"/runs/{w.eval_run_id}/items/?condition=raw&status=completed",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "eval request drill-down",
+        "get",
+        lambda w: f"/eval-requests/{w.eval_request_id}/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "eval request drill-down missing", "get", "/eval-requests/999999/", expected=NOT_FOUND_PAGE, fmt=None
+    ),
+    Case(
+        "eval run download csv",
+        "get",
+        lambda w: f"/runs/{w.eval_run_id}/download/csv/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "eval run download json",
+        "get",
+        lambda w: f"/runs/{w.eval_run_id}/download/json/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "eval run download items",
+        "get",
+        lambda w: f"/runs/{w.eval_run_id}/download/items/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "eval run download unknown format",
+        "get",
+        lambda w: f"/runs/{w.eval_run_id}/download/xlsx/",
+        expected=NOT_FOUND_PAGE,
+        fmt=None,
+    ),
+    Case(
+        "eval run cancel",
+        "post",
+        lambda w: f"/runs/{w.eval_queued_id}/do/cancel/",
+        expected=REDIRECT,
+        fmt="multipart",
+    ),
+    Case(
+        "eval run resume",
+        "post",
+        lambda w: f"/runs/{w.eval_cancelled_id}/do/resume/",
+        expected=REDIRECT,
+        fmt="multipart",
+    ),
+    Case(
+        "eval run unknown action",
+        "post",
+        lambda w: f"/runs/{w.eval_run_id}/do/delete/",
+        expected=NOT_FOUND_PAGE,
+        fmt="multipart",
+    ),
+    Case(
+        "eval run cancel by GET",
+        "get",
+        lambda w: f"/runs/{w.eval_queued_id}/do/cancel/",
+        expected=only({ANON: 302}, others=405),
+        fmt=None,
+    ),
     # API
     Case("eval runs api", "get", "/api/eval/runs/", expected=API),
     Case("eval runs api launch", "post", "/api/eval/runs/", _launch_api, expected=only({ADM: 201})),
-    Case("eval runs api launch bad body", "post", "/api/eval/runs/", {"models": []}, expected=only({ADM: 400})),
-    Case("eval runs api launch unknown model", "post", "/api/eval/runs/",
-         {"models": ["no-such-model"], "conditions": ["raw"]}, expected=only({ADM: 400})),
+    Case(
+        "eval runs api launch bad body", "post", "/api/eval/runs/", {"models": []}, expected=only({ADM: 400})
+    ),
+    Case(
+        "eval runs api launch unknown model",
+        "post",
+        "/api/eval/runs/",
+        {"models": ["no-such-model"], "conditions": ["raw"]},
+        expected=only({ADM: 400}),
+    ),
     Case("eval run api", "get", lambda w: f"/api/eval/runs/{w.eval_run_id}/", expected=API),
     Case("eval run api missing", "get", "/api/eval/runs/999999/", expected=only({ADM: 404})),
     # model configurations (list/create/detail/update rows live in llm_cases)
-    Case("model detail api missing", "get", "/api/models/no-such-model/",
-         expected=only({"annotator": 404, ADM: 404})),
+    Case(
+        "model detail api missing",
+        "get",
+        "/api/models/no-such-model/",
+        expected=only({"annotator": 404, ADM: 404}),
+    ),
 ]

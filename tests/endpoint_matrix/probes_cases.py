@@ -26,22 +26,52 @@ CASES: list[Case] = [
     Case("compile runs page", "get", "/compile/", expected=ADMIN_PAGES, fmt=None),
     Case("compile run page", "get", lambda w: f"/compile/{w.run_id}/", expected=ADMIN_PAGES, fmt=None),
     Case("probe browser", "get", "/probes/?interface=T03-image", expected=ADMIN_PAGES, fmt=None),
-    Case("probe page", "get", lambda w: f"/probes/{kit_demo.T02}/?condition=gold", expected=ADMIN_PAGES, fmt=None),
-    Case("probe attachment", "get", lambda w: f"/probes/{kit_demo.T02}/attachments/V1", expected=ADMIN_PAGES, fmt=None),
+    Case(
+        "probe page",
+        "get",
+        lambda w: f"/probes/{kit_demo.T02}/?condition=gold",
+        expected=ADMIN_PAGES,
+        fmt=None,
+    ),
+    Case(
+        "probe attachment",
+        "get",
+        lambda w: f"/probes/{kit_demo.T02}/attachments/V1",
+        expected=ADMIN_PAGES,
+        fmt=None,
+    ),
     Case("releases page", "get", "/releases/", expected=ADMIN_PAGES, fmt=None),
     Case("compile runs api", "get", "/api/compile-runs/", expected=ADMIN_API),
     Case("compile run api", "get", lambda w: f"/api/compile-runs/{w.run_id}/", expected=ADMIN_API),
-    Case("compile run launch bad body", "post", "/api/compile-runs/", {"all": False},
-         expected={**only({ADM: 400})}),
+    Case(
+        "compile run launch bad body",
+        "post",
+        "/api/compile-runs/",
+        {"all": False},
+        expected={**only({ADM: 400})},
+    ),
     Case("probes api", "get", "/api/probes/", expected=ADMIN_API),
     Case("probe api", "get", lambda w: f"/api/probes/{kit_demo.T02}/", expected=ADMIN_API),
     Case("releases api", "get", "/api/releases/", expected=API_CLIENTS),
     Case("release api", "get", lambda w: f"/api/releases/{w.release_id}/", expected=API_CLIENTS),
-    Case("release public probes", "get", lambda w: f"/api/releases/{w.release_id}/probes/?condition=gold",
-         expected=API_CLIENTS),
-    Case("release private mappings", "get", lambda w: f"/api/releases/{w.release_id}/private/", expected=ADMIN_API),
-    Case("release zip not built", "get", lambda w: f"/api/releases/{w.release_id}/zip/",
-         expected=statuses(404, anonymous=403)),
+    Case(
+        "release public probes",
+        "get",
+        lambda w: f"/api/releases/{w.release_id}/probes/?condition=gold",
+        expected=API_CLIENTS,
+    ),
+    Case(
+        "release private mappings",
+        "get",
+        lambda w: f"/api/releases/{w.release_id}/private/",
+        expected=ADMIN_API,
+    ),
+    Case(
+        "release zip not built",
+        "get",
+        lambda w: f"/api/releases/{w.release_id}/zip/",
+        expected=statuses(404, anonymous=403),
+    ),
 ]
 
 
@@ -53,9 +83,13 @@ def populate(world: World, users: dict[str, Any]) -> None:
     run = compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
     for probe in Probe.objects.all():
         ids = probe.key.key["packet_plan"]["observation_ids"]
-        probe_record_review(probe=probe, actor=None, state="approved",
-                            packet_state="approved_nonempty" if ids else "approved_empty",
-                            review_target_root=probe.review_target_root)
+        probe_record_review(
+            probe=probe,
+            actor=None,
+            state="approved",
+            packet_state="approved_nonempty" if ids else "approved_empty",
+            review_target_root=probe.review_target_root,
+        )
     release = release_export(split="development", output=Path(tempfile.mkdtemp()) / "release", actor=None)
     world.run_id = run.pk
     world.release_id = release.release_id

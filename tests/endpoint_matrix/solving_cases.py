@@ -33,28 +33,43 @@ def _executed(config: ModelConfig, parent_ids: list[str], name: str) -> SolveRun
 
 
 def populate(world: World, users: dict[str, Any]) -> None:
-    config = ModelConfig.objects.create(name="matrix-solve", provider="scripted", model="s",
-                                        extra={"default": "v = 3 m/s so \\boxed{3 m/s}", "backoff_base_seconds": 0})
-    ParentProblemFactory(problem_id="solve-matrix-fill", answer_type="fill", answer="3 m/s", stem="MATRIX-FILL")
+    config = ModelConfig.objects.create(
+        name="matrix-solve",
+        provider="scripted",
+        model="s",
+        extra={"default": "v = 3 m/s so \\boxed{3 m/s}", "backoff_base_seconds": 0},
+    )
+    ParentProblemFactory(
+        problem_id="solve-matrix-fill", answer_type="fill", answer="3 m/s", stem="MATRIX-FILL"
+    )
     ParentProblemFactory(problem_id="solve-matrix-calc", answer_type="calc", stem="MATRIX-CALC")
     grading = _executed(config, ["solve-matrix-fill", "solve-matrix-calc"], "matrix grading")
     world.solve_model_pk = config.pk
     world.solve_run_id = grading.pk
     world.solve_script_response_id = grading.responses.get(parent__problem_id="solve-matrix-fill").pk
     world.solve_pending_response_id = grading.responses.get(parent__problem_id="solve-matrix-calc").pk
-    world.solve_queued_id = solve_run_create(model=config, parent_ids=["solve-matrix-fill"], name="matrix queued",
-                                             enqueue=False).pk
+    world.solve_queued_id = solve_run_create(
+        model=config, parent_ids=["solve-matrix-fill"], name="matrix queued", enqueue=False
+    ).pk
     cancelled = _executed(config, ["solve-matrix-fill"], "matrix cancelled")
     SolveRun.objects.filter(pk=cancelled.pk).update(status=SolveRun.Status.CANCELLED)
     world.solve_cancelled_id = cancelled.pk
     eval_config = ModelConfig.objects.filter(name="matrix-eval").first()
-    if eval_config is not None:  # a solve run of the evaluation area's model, shown on that run's results page
+    if (
+        eval_config is not None
+    ):  # a solve run of the evaluation area's model, shown on that run's results page
         world.solve_eval_model_run_id = _executed(eval_config, ["solve-matrix-fill"], "matrix eval model").pk
 
 
 def _grade(correct: bool = True, awarded: str = "1") -> dict[str, Any]:
-    return {"description": ["method", "value"], "awarded": [awarded, "0"], "maximum": ["2", "1"],
-            "correct": "on" if correct else "", "note": "matrix", "then": "next"}
+    return {
+        "description": ["method", "value"],
+        "awarded": [awarded, "0"],
+        "maximum": ["2", "1"],
+        "correct": "on" if correct else "",
+        "note": "matrix",
+        "then": "next",
+    }
 
 
 def _grade_api(awarded: str = "1") -> dict[str, Any]:
@@ -64,62 +79,183 @@ def _grade_api(awarded: str = "1") -> dict[str, Any]:
 CASES: list[Case] = [
     # pages
     Case("solve runs page", "get", "/solve-runs/", expected=PAGES, fmt=None),
-    Case("solve run launch form", "post", "/solve-runs/",
-         lambda w: {"model": w.solve_model_pk, "parents": "solve-matrix-fill", "name": "matrix launch"},
-         expected=REDIRECT, fmt="multipart"),
-    Case("solve run launch form invalid", "post", "/solve-runs/",
-         lambda w: {"model": w.solve_model_pk, "parents": ""}, expected=BAD_FORM, fmt="multipart"),
-    Case("solve run launch form unknown parent", "post", "/solve-runs/",
-         lambda w: {"model": w.solve_model_pk, "parents": "no-such-parent"}, expected=BAD_FORM, fmt="multipart"),
-    Case("solve run page", "get", lambda w: f"/solve-runs/{w.solve_run_id}/?grading=pending", expected=PAGES,
-         fmt=None),
+    Case(
+        "solve run launch form",
+        "post",
+        "/solve-runs/",
+        lambda w: {"model": w.solve_model_pk, "parents": "solve-matrix-fill", "name": "matrix launch"},
+        expected=REDIRECT,
+        fmt="multipart",
+    ),
+    Case(
+        "solve run launch form invalid",
+        "post",
+        "/solve-runs/",
+        lambda w: {"model": w.solve_model_pk, "parents": ""},
+        expected=BAD_FORM,
+        fmt="multipart",
+    ),
+    Case(
+        "solve run launch form unknown parent",
+        "post",
+        "/solve-runs/",
+        lambda w: {"model": w.solve_model_pk, "parents": "no-such-parent"},
+        expected=BAD_FORM,
+        fmt="multipart",
+    ),
+    Case(
+        "solve run page",
+        "get",
+        lambda w: f"/solve-runs/{w.solve_run_id}/?grading=pending",
+        expected=PAGES,
+        fmt=None,
+    ),
     Case("solve run page missing", "get", "/solve-runs/999999/", expected=NOT_FOUND_PAGE, fmt=None),
-    Case("solve run progress partial", "get", lambda w: f"/solve-runs/{w.solve_queued_id}/progress/",
-         expected=PAGES, fmt=None),
-    Case("solve run progress partial htmx", "get", lambda w: f"/solve-runs/{w.solve_run_id}/progress/",
-         headers={"HX-Request": "true"}, expected=PAGES, fmt=None),
-    Case("solve run cancel", "post", lambda w: f"/solve-runs/{w.solve_queued_id}/do/cancel/", expected=REDIRECT,
-         fmt="multipart"),
-    Case("solve run resume", "post", lambda w: f"/solve-runs/{w.solve_cancelled_id}/do/resume/",
-         expected=REDIRECT, fmt="multipart"),
-    Case("solve run unknown action", "post", lambda w: f"/solve-runs/{w.solve_run_id}/do/delete/",
-         expected=NOT_FOUND_PAGE, fmt="multipart"),
-    Case("solve run cancel by GET", "get", lambda w: f"/solve-runs/{w.solve_queued_id}/do/cancel/",
-         expected=only({ANON: 302}, others=405), fmt=None),
-    Case("solve response page", "get", lambda w: f"/solve-runs/responses/{w.solve_script_response_id}/",
-         expected=PAGES, fmt=None),
-    Case("solve response page missing", "get", "/solve-runs/responses/999999/", expected=NOT_FOUND_PAGE, fmt=None),
-    Case("solve grading page", "get", lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/",
-         expected=PAGES, fmt=None),
-    Case("solve grading page of a script-scored answer", "get",
-         lambda w: f"/solve-runs/responses/{w.solve_script_response_id}/grade/", expected=NOT_FOUND_PAGE, fmt=None),
-    Case("solve grading save", "post", lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/",
-         _grade(), expected=REDIRECT, fmt="multipart"),
-    Case("solve grading save invalid", "post",
-         lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/", _grade(awarded="5"),
-         expected=BAD_FORM, fmt="multipart"),
-    Case("eval run page with solving run", "get",
-         lambda w: f"/runs/{w.eval_run_id}/?solve={getattr(w, 'solve_eval_model_run_id', 0)}", expected=PAGES,
-         fmt=None),
+    Case(
+        "solve run progress partial",
+        "get",
+        lambda w: f"/solve-runs/{w.solve_queued_id}/progress/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "solve run progress partial htmx",
+        "get",
+        lambda w: f"/solve-runs/{w.solve_run_id}/progress/",
+        headers={"HX-Request": "true"},
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "solve run cancel",
+        "post",
+        lambda w: f"/solve-runs/{w.solve_queued_id}/do/cancel/",
+        expected=REDIRECT,
+        fmt="multipart",
+    ),
+    Case(
+        "solve run resume",
+        "post",
+        lambda w: f"/solve-runs/{w.solve_cancelled_id}/do/resume/",
+        expected=REDIRECT,
+        fmt="multipart",
+    ),
+    Case(
+        "solve run unknown action",
+        "post",
+        lambda w: f"/solve-runs/{w.solve_run_id}/do/delete/",
+        expected=NOT_FOUND_PAGE,
+        fmt="multipart",
+    ),
+    Case(
+        "solve run cancel by GET",
+        "get",
+        lambda w: f"/solve-runs/{w.solve_queued_id}/do/cancel/",
+        expected=only({ANON: 302}, others=405),
+        fmt=None,
+    ),
+    Case(
+        "solve response page",
+        "get",
+        lambda w: f"/solve-runs/responses/{w.solve_script_response_id}/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "solve response page missing",
+        "get",
+        "/solve-runs/responses/999999/",
+        expected=NOT_FOUND_PAGE,
+        fmt=None,
+    ),
+    Case(
+        "solve grading page",
+        "get",
+        lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/",
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case(
+        "solve grading page of a script-scored answer",
+        "get",
+        lambda w: f"/solve-runs/responses/{w.solve_script_response_id}/grade/",
+        expected=NOT_FOUND_PAGE,
+        fmt=None,
+    ),
+    Case(
+        "solve grading save",
+        "post",
+        lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/",
+        _grade(),
+        expected=REDIRECT,
+        fmt="multipart",
+    ),
+    Case(
+        "solve grading save invalid",
+        "post",
+        lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/",
+        _grade(awarded="5"),
+        expected=BAD_FORM,
+        fmt="multipart",
+    ),
+    Case(
+        "eval run page with solving run",
+        "get",
+        lambda w: f"/runs/{w.eval_run_id}/?solve={getattr(w, 'solve_eval_model_run_id', 0)}",
+        expected=PAGES,
+        fmt=None,
+    ),
     # API
     Case("solve runs api", "get", "/api/solve/runs/", expected=API),
-    Case("solve runs api launch", "post", "/api/solve/runs/",
-         {"model": "matrix-solve", "parent_ids": ["solve-matrix-fill"], "name": "api launch"},
-         expected=only({ADM: 201})),
-    Case("solve runs api launch bad body", "post", "/api/solve/runs/", {"parent_ids": ["solve-matrix-fill"]},
-         expected=only({ADM: 400})),
-    Case("solve runs api launch unknown model", "post", "/api/solve/runs/",
-         {"model": "no-such-model", "parent_ids": ["solve-matrix-fill"]}, expected=only({ADM: 400})),
+    Case(
+        "solve runs api launch",
+        "post",
+        "/api/solve/runs/",
+        {"model": "matrix-solve", "parent_ids": ["solve-matrix-fill"], "name": "api launch"},
+        expected=only({ADM: 201}),
+    ),
+    Case(
+        "solve runs api launch bad body",
+        "post",
+        "/api/solve/runs/",
+        {"parent_ids": ["solve-matrix-fill"]},
+        expected=only({ADM: 400}),
+    ),
+    Case(
+        "solve runs api launch unknown model",
+        "post",
+        "/api/solve/runs/",
+        {"model": "no-such-model", "parent_ids": ["solve-matrix-fill"]},
+        expected=only({ADM: 400}),
+    ),
     Case("solve run api", "get", lambda w: f"/api/solve/runs/{w.solve_run_id}/", expected=API),
     Case("solve run api missing", "get", "/api/solve/runs/999999/", expected=only({ADM: 404})),
-    Case("solve response api grade", "post", lambda w: f"/api/solve/responses/{w.solve_pending_response_id}/grade/",
-         _grade_api(), expected=API),
-    Case("solve response api grade invalid", "post",
-         lambda w: f"/api/solve/responses/{w.solve_pending_response_id}/grade/", _grade_api(awarded="3"),
-         expected=only({ADM: 400})),
-    Case("solve response api grade script-scored", "post",
-         lambda w: f"/api/solve/responses/{w.solve_script_response_id}/grade/", _grade_api(),
-         expected=only({ADM: 400})),
-    Case("solve response api grade missing", "post", "/api/solve/responses/999999/grade/", _grade_api(),
-         expected=only({ADM: 404})),
+    Case(
+        "solve response api grade",
+        "post",
+        lambda w: f"/api/solve/responses/{w.solve_pending_response_id}/grade/",
+        _grade_api(),
+        expected=API,
+    ),
+    Case(
+        "solve response api grade invalid",
+        "post",
+        lambda w: f"/api/solve/responses/{w.solve_pending_response_id}/grade/",
+        _grade_api(awarded="3"),
+        expected=only({ADM: 400}),
+    ),
+    Case(
+        "solve response api grade script-scored",
+        "post",
+        lambda w: f"/api/solve/responses/{w.solve_script_response_id}/grade/",
+        _grade_api(),
+        expected=only({ADM: 400}),
+    ),
+    Case(
+        "solve response api grade missing",
+        "post",
+        "/api/solve/responses/999999/grade/",
+        _grade_api(),
+        expected=only({ADM: 404}),
+    ),
 ]

@@ -13,13 +13,16 @@ def compile_and_approve(django_user_model) -> list[Probe]:
     compile_run_execute(run_id=run.pk)
     for probe in Probe.objects.exclude(state=Probe.State.SUPERSEDED):
         ids = probe.key.key["packet_plan"]["observation_ids"]
-        probe_record_review(probe=probe, actor=None, state="approved",
-                            packet_state="approved_nonempty" if ids else "approved_empty",
-                            review_target_root=probe.review_target_root)
+        probe_record_review(
+            probe=probe,
+            actor=None,
+            state="approved",
+            packet_state="approved_nonempty" if ids else "approved_empty",
+            review_target_root=probe.review_target_root,
+        )
     return list(Probe.objects.exclude(state=Probe.State.SUPERSEDED).order_by("logical_probe_id"))
 
 
 @pytest.fixture
 def approved_probes(db, django_user_model):
     return compile_and_approve(django_user_model)
-

@@ -14,11 +14,37 @@ from django.core.management import call_command
 from evaluation.metrics import ItemFileError, compute_metrics, multiplicities
 
 
-def item(probe, parent, *, model="m1", condition="raw", task="T03", pools=("B",), status="completed", C=None,
-         G=0, K=4, gold=1, nearest="not_applicable", interface=None):
-    return {"model": model, "condition": condition, "probe_id": probe, "parent_id": parent, "task_id": task,
-            "interface": interface or ("T02-single" if task == "T02" else "T03-image"), "pools": list(pools),
-            "status": status, "C": C, "G": G, "K": K, "gold_alias_count": gold, "nearest": nearest}
+def item(
+    probe,
+    parent,
+    *,
+    model="m1",
+    condition="raw",
+    task="T03",
+    pools=("B",),
+    status="completed",
+    C=None,
+    G=0,
+    K=4,
+    gold=1,
+    nearest="not_applicable",
+    interface=None,
+):
+    return {
+        "model": model,
+        "condition": condition,
+        "probe_id": probe,
+        "parent_id": parent,
+        "task_id": task,
+        "interface": interface or ("T02-single" if task == "T02" else "T03-image"),
+        "pools": list(pools),
+        "status": status,
+        "C": C,
+        "G": G,
+        "K": K,
+        "gold_alias_count": gold,
+        "nearest": nearest,
+    }
 
 
 def test_equal_parents_within_a_type_one_third_not_one_half():
@@ -30,8 +56,13 @@ def test_equal_parents_within_a_type_one_third_not_one_half():
 
 
 def test_types_weighted_equally_t03_image_and_text_are_one_type():
-    items = [item("a1", "A", G=1), item("a2", "A", G=1, interface="T03-text"), item("a3", "A", G=0),
-             item("b1", "B", G=0), item("c1", "C", task="T02", G=1)]
+    items = [
+        item("a1", "A", G=1),
+        item("a2", "A", G=1, interface="T03-text"),
+        item("a3", "A", G=0),
+        item("b1", "B", G=0),
+        item("c1", "C", task="T02", G=1),
+    ]
     result = compute_metrics(items, resamples=50)["models"]["m1"]
     assert result["GAcc"]["value"] == pytest.approx((1 / 3 + 1) / 2)
 
@@ -111,10 +142,14 @@ def test_baselines_controls_and_h_hard():
         item("p2", "A", G=0, K=2, gold=1, nearest="wrong", pools=("B", "L"), C=1),
         item("p3", "B", G=1, K=5, gold=2, nearest="wrong", pools=("B", "L"), C=1),
         item("p4", "C", G=0, K=3, gold=1),
-        item("p1", "A", condition="no_image", G=0), item("p2", "A", condition="no_image", G=0),
-        item("p3", "B", condition="no_image", G=0), item("p4", "C", condition="no_image", G=0),
-        item("p1", "A", condition="reordered", G=1), item("p2", "A", condition="reordered", G=0),
-        item("p3", "B", condition="reordered", G=1), item("p4", "C", condition="reordered", G=0),
+        item("p1", "A", condition="no_image", G=0),
+        item("p2", "A", condition="no_image", G=0),
+        item("p3", "B", condition="no_image", G=0),
+        item("p4", "C", condition="no_image", G=0),
+        item("p1", "A", condition="reordered", G=1),
+        item("p2", "A", condition="reordered", G=0),
+        item("p3", "B", condition="reordered", G=1),
+        item("p4", "C", condition="reordered", G=0),
     ]
     result = compute_metrics(items, resamples=100)
     base = result["baselines"]
@@ -200,9 +235,21 @@ def test_metrics_command_round_trip(tmp_path):
     assert written == json.loads(json.dumps(compute_metrics(_joint_items(), resamples=100, seed=5)))
     stat = written["models"]["m1"]["GAcc"]
     assert set(stat) == {"value", "ci", "lower", "upper", "parents", "probes", "clusters"}
-    assert set(written["models"]["m1"]) >= {"GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C",
-                                             "quadrants", "paired", "kit_paired", "no_image", "reordered", "H",
-                                             "H_hard"}
+    assert set(written["models"]["m1"]) >= {
+        "GAcc",
+        "CAcc",
+        "JAcc",
+        "GAcc_L",
+        "GAcc_given_C",
+        "GErr_given_C",
+        "quadrants",
+        "paired",
+        "kit_paired",
+        "no_image",
+        "reordered",
+        "H",
+        "H_hard",
+    }
     assert written["models"]["m1"]["kit_paired"] is None  # no +GT response in this file
     assert written["bootstrap"]["method"] == "paired_cluster_percentile_linear_interpolation"
 
@@ -210,14 +257,30 @@ def test_metrics_command_round_trip(tmp_path):
 # ----------------------------------------------------------------------------------------------- Kit bootstrap scopes
 
 SCOPED = {  # parent: ((C, G, +GT G) of X1 in B∩L, (G, +GT G) of X2 in B, G of X3 (T02) or None), per model
-    "m1": {"A": ((1, 0, 1), (0, 1), 1), "B": ((1, 1, 1), (1, 0), 0), "C": ((0, 0, 1), (0, 0), 1),
-           "D": ((1, 0, 0), (1, 1), 1), "E": ((1, 1, 1), (0, 1), 0), "F": ((0, 1, 1), (0, 0), 1),
-           "G": ((1, 0, None), (1, None), 0), "H": ((0, 1, None), (0, None), 1),
-           "I": ((1, 1, None), (0, None), None), "J": ((1, 0, None), (1, None), None)},
-    "m2": {"A": ((1, 1, 1), (1, 1), 0), "B": ((0, 0, 1), (1, 1), 1), "C": ((1, 1, 0), (0, 1), 1),
-           "D": ((1, 1, 1), (0, 0), 0), "E": ((0, 0, 0), (1, 1), 1), "F": ((1, 0, "missing"), (1, 1), 0),
-           "G": ((0, 0, None), (0, None), 1), "H": ((1, 1, None), (1, None), 1),
-           "I": ((0, 1, None), (1, None), None), "J": ((1, 1, None), (0, None), None)},
+    "m1": {
+        "A": ((1, 0, 1), (0, 1), 1),
+        "B": ((1, 1, 1), (1, 0), 0),
+        "C": ((0, 0, 1), (0, 0), 1),
+        "D": ((1, 0, 0), (1, 1), 1),
+        "E": ((1, 1, 1), (0, 1), 0),
+        "F": ((0, 1, 1), (0, 0), 1),
+        "G": ((1, 0, None), (1, None), 0),
+        "H": ((0, 1, None), (0, None), 1),
+        "I": ((1, 1, None), (0, None), None),
+        "J": ((1, 0, None), (1, None), None),
+    },
+    "m2": {
+        "A": ((1, 1, 1), (1, 1), 0),
+        "B": ((0, 0, 1), (1, 1), 1),
+        "C": ((1, 1, 0), (0, 1), 1),
+        "D": ((1, 1, 1), (0, 0), 0),
+        "E": ((0, 0, 0), (1, 1), 1),
+        "F": ((1, 0, "missing"), (1, 1), 0),
+        "G": ((0, 0, None), (0, None), 1),
+        "H": ((1, 1, None), (1, None), 1),
+        "I": ((0, 1, None), (1, None), None),
+        "J": ((1, 1, None), (0, None), None),
+    },
 }
 
 
@@ -230,14 +293,33 @@ def _scoped_items():
         for parent, ((c, g, g1), (g2, gg2), g3) in parents.items():
             paired = ("P",) if parent <= "F" else ()
             items.append(item(f"{parent}1", parent, model=model, pools=("B", "L") + paired, C=c, G=g))
-            items.append(item(f"{parent}2", parent, model=model, pools=("B",) + paired, G=g2, interface="T03-text"))
+            items.append(
+                item(f"{parent}2", parent, model=model, pools=("B",) + paired, G=g2, interface="T03-text")
+            )
             if g3 is not None:
                 items.append(item(f"{parent}3", parent, model=model, task="T02", G=g3))
             if paired:
-                items.append(item(f"{parent}1", parent, model=model, condition="gold", pools=("B", "L", "P"),
-                                  **({"status": "infra_missing", "G": None} if g1 == "missing" else {"G": g1})))
-                items.append(item(f"{parent}2", parent, model=model, condition="gold", pools=("B", "P"), G=gg2,
-                                  interface="T03-text"))
+                items.append(
+                    item(
+                        f"{parent}1",
+                        parent,
+                        model=model,
+                        condition="gold",
+                        pools=("B", "L", "P"),
+                        **({"status": "infra_missing", "G": None} if g1 == "missing" else {"G": g1}),
+                    )
+                )
+                items.append(
+                    item(
+                        f"{parent}2",
+                        parent,
+                        model=model,
+                        condition="gold",
+                        pools=("B", "P"),
+                        G=gg2,
+                        interface="T03-text",
+                    )
+                )
     return items
 
 
@@ -251,32 +333,53 @@ def _scoped_items():
 # replicates drew no parent of P_m.
 KIT_SCOPED = {
     ("m1", "full", 10): {
-        "GAcc": (0.5375, [0.39166666666666666, 0.675]), "CAcc": (0.7, [0.4, 1.0]),
-        "JAcc": (0.3, [0.09750000000000442, 0.6]), "GAcc_L": (0.5, [0.2, 0.8]),
+        "GAcc": (0.5375, [0.39166666666666666, 0.675]),
+        "CAcc": (0.7, [0.4, 1.0]),
+        "JAcc": (0.3, [0.09750000000000442, 0.6]),
+        "GAcc_L": (0.5, [0.2, 0.8]),
         "GAcc_given_C": (0.4285714285714286, [0.09750000000000442, 0.8]),
-        "GErr_given_C": (0.5714285714285714, [0.19999999999999996, 0.9024999999999864])},
+        "GErr_given_C": (0.5714285714285714, [0.19999999999999996, 0.9024999999999864]),
+    },
     ("m2", "full", 10): {
-        "GAcc": (0.6125, [0.4471130952380954, 0.7750892857142853]), "CAcc": (0.6, [0.3, 0.9]),
-        "JAcc": (0.5, [0.2, 0.8]), "GAcc_L": (0.6, [0.3, 0.9]), "GAcc_given_C": (0.8333333333333334, [0.5, 1.0]),
-        "GErr_given_C": (0.16666666666666663, [0.0, 0.5])},
+        "GAcc": (0.6125, [0.4471130952380954, 0.7750892857142853]),
+        "CAcc": (0.6, [0.3, 0.9]),
+        "JAcc": (0.5, [0.2, 0.8]),
+        "GAcc_L": (0.6, [0.3, 0.9]),
+        "GAcc_given_C": (0.8333333333333334, [0.5, 1.0]),
+        "GErr_given_C": (0.16666666666666663, [0.0, 0.5]),
+    },
     ("m1", "kit_paired", 6): {
         "GAcc": (0.4166666666666667, [0.16666666666666666, 0.6666666666666666]),
-        "CAcc": (0.6666666666666666, [0.3333333333333333, 1.0]), "JAcc": (0.3333333333333333, [0.0, 0.6666666666666666]),
+        "CAcc": (0.6666666666666666, [0.3333333333333333, 1.0]),
+        "JAcc": (0.3333333333333333, [0.0, 0.6666666666666666]),
         "GAcc_L": (0.5, [0.16666666666666666, 0.8333333333333334]),
-        "GAcc_given_C": (0.5, None), "GErr_given_C": (0.5, None),  # 5 undefined replicates (CAcc = 0)
+        "GAcc_given_C": (0.5, None),
+        "GErr_given_C": (0.5, None),  # 5 undefined replicates (CAcc = 0)
         "GAcc_gold": (0.6666666666666666, [0.5, 0.8333333333333334]),
-        "delta": (0.24999999999999994, [-0.16666666666666663, 0.5833333333333334])},
+        "delta": (0.24999999999999994, [-0.16666666666666663, 0.5833333333333334]),
+    },
     ("m2", "kit_paired", 6): {
-        "GAcc": (0.5833333333333334, [0.5, 0.75]), "CAcc": (0.6666666666666666, [0.3333333333333333, 1.0]),
-        "JAcc": (0.5, [0.16666666666666666, 0.8333333333333334]), "GAcc_L": (0.5, [0.16666666666666666, 0.8333333333333334]),
-        "GAcc_given_C": (0.75, None), "GErr_given_C": (0.25, None), "GAcc_gold": (None, None), "delta": (None, None)},
+        "GAcc": (0.5833333333333334, [0.5, 0.75]),
+        "CAcc": (0.6666666666666666, [0.3333333333333333, 1.0]),
+        "JAcc": (0.5, [0.16666666666666666, 0.8333333333333334]),
+        "GAcc_L": (0.5, [0.16666666666666666, 0.8333333333333334]),
+        "GAcc_given_C": (0.75, None),
+        "GErr_given_C": (0.25, None),
+        "GAcc_gold": (None, None),
+        "delta": (None, None),
+    },
     ("m1", "paired", 6): {
-        "base": (0.5, [0.16666666666666666, 0.8333333333333334]), "gt": (0.8333333333333334, [0.5, 1.0]),
+        "base": (0.5, [0.16666666666666666, 0.8333333333333334]),
+        "gt": (0.8333333333333334, [0.5, 1.0]),
         "delta": (0.33333333333333337, [0.0, 0.6666666666666667]),
-        "repair_share": (0.3333333333333333, [0.0, 0.6666666666666666])},
+        "repair_share": (0.3333333333333333, [0.0, 0.6666666666666666]),
+    },
     ("m2", "paired", 5): {
-        "base": (0.6, [0.2, 1.0]), "gt": (0.6, [0.2, 1.0]), "delta": (0.0, [-0.6, 0.6]),
-        "repair_share": (0.2, [0.0, 0.6])},
+        "base": (0.6, [0.2, 1.0]),
+        "gt": (0.6, [0.2, 1.0]),
+        "delta": (0.0, [-0.6, 0.6]),
+        "repair_share": (0.2, [0.0, 0.6]),
+    },
 }
 
 
@@ -296,7 +399,13 @@ def test_paired_scopes_are_strict_subsets_of_the_file():
     result = compute_metrics(_scoped_items(), resamples=200, seed=2027)
     scopes = result["bootstrap"]["scopes"]
     assert result["bootstrap"]["clusters"] == 10 and result["bootstrap"]["cluster_scope"] == "statistic"
-    assert (scopes["m1.full"], scopes["m1.P"], scopes["m1.P_m"], scopes["m2.P"], scopes["m2.P_m"]) == (10, 6, 6, 6, 5)
+    assert (scopes["m1.full"], scopes["m1.P"], scopes["m1.P_m"], scopes["m2.P"], scopes["m2.P_m"]) == (
+        10,
+        6,
+        6,
+        6,
+        5,
+    )
     m1, m2 = result["models"]["m1"], result["models"]["m2"]
     # P_m keeps only L∩P probes with both responses; the Kit report keeps every P probe (X2 too)
     assert (m1["paired"]["base"]["probes"], m1["kit_paired"]["GAcc"]["probes"]) == (6, 12)
@@ -310,8 +419,9 @@ def test_kit_paired_missing_gold_gives_the_kit_delta_bounds():
     assert k["GAcc_gold"]["value"] is None and k["GAcc_gold"]["ci"] is None
     assert (k["GAcc_gold"]["lower"], k["GAcc_gold"]["upper"]) == (pytest.approx(2 / 3), pytest.approx(0.75))
     assert k["delta"]["value"] is None and k["delta"]["ci"] is None
-    assert [k["delta"]["lower"], k["delta"]["upper"]] == pytest.approx([0.08333333333333326, 0.16666666666666663],
-                                                                      abs=1e-12)
+    assert [k["delta"]["lower"], k["delta"]["upper"]] == pytest.approx(
+        [0.08333333333333326, 0.16666666666666663], abs=1e-12
+    )
     assert k["GAcc_gold"]["probes"] == 12 and k["GAcc_gold"]["parents"] == 6
 
 
@@ -330,20 +440,24 @@ def test_results_page_shows_the_kit_paired_table_and_the_scope_rule(client, role
     from evaluation.models import EvalRun
 
     metrics = compute_metrics(_scoped_items(), resamples=2000, seed=2027)
-    run = EvalRun.objects.create(name="scoped", conditions=["raw", "gold"], status="completed", metrics=metrics)
+    run = EvalRun.objects.create(
+        name="scoped", conditions=["raw", "gold"], status="completed", metrics=metrics
+    )
     client.force_login(role_users["admin"])
     response = client.get(reverse("evaluation:run_detail", args=[run.pk]), HTTP_HOST="localhost")
     assert response.status_code == 200
     rows = dict((m, (stats, sup)) for m, stats, sup in response.context["tables"]["kit_paired"])
-    assert [s["value"] for s in rows["m1"][0][:3]] == [pytest.approx(0.4166666666666667),
-                                                        pytest.approx(0.6666666666666666),
-                                                        pytest.approx(0.24999999999999994)]
+    assert [s["value"] for s in rows["m1"][0][:3]] == [
+        pytest.approx(0.4166666666666667),
+        pytest.approx(0.6666666666666666),
+        pytest.approx(0.24999999999999994),
+    ]
     assert rows["m1"][1] == "6/12" and rows["m2"][1] == "6/12"
     html = response.content.decode()
-    table = html[html.index('id="table-kit-paired"'):]
-    table = table[:table.index("</table>")]
+    table = html[html.index('id="table-kit-paired"') :]
+    table = table[: table.index("</table>")]
     # m1 ΔG with the Kit's interval; m2's +GT is missing one response: bounds, no value
-    assert "0.250<span class=\"muted ci\">[-0.167, 0.583]</span>" in table
+    assert '0.250<span class="muted ci">[-0.167, 0.583]</span>' in table
     assert "bounds 0.667–0.750" in table and "bounds 0.083–0.167" in table
     assert "Kit paired report" in html and "own statistic's scope" in html
     assert "clusters are the parents of each statistic's own scope (10 parents in the run)" in html

@@ -34,7 +34,9 @@ def _good_answer(probe):
 
 def test_rows_are_planned_up_front_and_gold_only_on_p(approved_probes, eager):
     scripted("m-good", [])
-    run = eval_run_create(model_names=["m-good"], conditions=["raw", "gold", "no_image", "reordered"], start=False)
+    run = eval_run_create(
+        model_names=["m-good"], conditions=["raw", "gold", "no_image", "reordered"], start=False
+    )
     in_p = sum(1 for p in approved_probes if p.in_p)
     assert run.total == 3 * len(approved_probes) + in_p
     assert run.requests.count() == run.total
@@ -56,10 +58,13 @@ def test_conditions_change_only_what_they_should(approved_probes):
 
 
 def test_run_scores_every_row_and_stores_snapshots(approved_probes, eager):
-    responses = [{"match": p.raw_messages["user"][-400:], "outputs": [_good_answer(p)]} for p in approved_probes]
+    responses = [
+        {"match": p.raw_messages["user"][-400:], "outputs": [_good_answer(p)]} for p in approved_probes
+    ]
     scripted("m-good", responses, default="not json")
-    run = eval_run_create(model_names=["m-good"], conditions=["raw", "gold"], start=False,
-                          options={"resamples": 50})
+    run = eval_run_create(
+        model_names=["m-good"], conditions=["raw", "gold"], start=False, options={"resamples": 50}
+    )
     eval_run_dispatch(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "completed"
@@ -97,8 +102,13 @@ def test_infra_failures_retry_at_most_twice_then_infra_missing(approved_probes, 
 def test_truncated_and_refusal_outputs_are_kept_and_scored_zero(approved_probes, eager):
     probe = approved_probes[0]
     scripted("m-trunc", [{"outputs": [{"text": _good_answer(probe), "finish_reason": "length"}]}])
-    run = eval_run_create(model_names=["m-trunc"], conditions=["raw"], start=False, options={"resamples": 20},
-                          probe_filter={"probe_ids": [probe.logical_probe_id]})
+    run = eval_run_create(
+        model_names=["m-trunc"],
+        conditions=["raw"],
+        start=False,
+        options={"resamples": 20},
+        probe_filter={"probe_ids": [probe.logical_probe_id]},
+    )
     eval_run_dispatch(run_id=run.pk)
     row = run.requests.get()
     assert row.status == "truncated" and row.raw_output == _good_answer(probe)
@@ -123,18 +133,24 @@ def test_dead_claim_is_taken_over_after_the_lease_and_counts_as_a_retry(approved
     from django.utils import timezone
 
     scripted("m", [], default="{}")
-    run = eval_run_create(model_names=["m"], conditions=["raw"], start=False,
-                          options={"resamples": 20, "claim_lease_seconds": 60})
+    run = eval_run_create(
+        model_names=["m"],
+        conditions=["raw"],
+        start=False,
+        options={"resamples": 20, "claim_lease_seconds": 60},
+    )
     row = run.requests.first()
-    EvalRequest.objects.filter(pk=row.pk).update(status="running", claims=1, claim_token="dead",
-                                                 claimed_at=timezone.now())
+    EvalRequest.objects.filter(pk=row.pk).update(
+        status="running", claims=1, claim_token="dead", claimed_at=timezone.now()
+    )
     assert eval_chunk_process(run_id=run.pk, request_ids=[row.pk]) == [row.pk]  # still leased: busy
     EvalRequest.objects.filter(pk=row.pk).update(claimed_at=timezone.now() - timedelta(seconds=61))
     assert eval_chunk_process(run_id=run.pk, request_ids=[row.pk]) == []
     row.refresh_from_db()
     assert row.status == "completed" and row.claims == 2
-    EvalRequest.objects.filter(pk=row.pk).update(status="running", claims=3, claim_token="dead",
-                                                 claimed_at=timezone.now() - timedelta(seconds=61))
+    EvalRequest.objects.filter(pk=row.pk).update(
+        status="running", claims=3, claim_token="dead", claimed_at=timezone.now() - timedelta(seconds=61)
+    )
     eval_chunk_process(run_id=run.pk, request_ids=[row.pk])
     row.refresh_from_db()
     assert row.status == "infra_missing" and row.raw_output is None  # three lost claims: not an answer
@@ -206,10 +222,20 @@ def test_a_chunk_runs_calls_concurrently_within_the_models_max_concurrency(appro
     from models_registry.models import ModelConfig
 
     settings.EVAL_CHUNK_THREADS = 8
-    ModelConfig.objects.create(name="sim", provider="simulated", model="s", max_retries=2, max_concurrency=3,
-                               extra={"seed": 1, "latency_ms": 60})
-    run = eval_run_create(model_names=["sim"], conditions=["raw", "no_image", "reordered"], start=False,
-                          options={"resamples": 20})
+    ModelConfig.objects.create(
+        name="sim",
+        provider="simulated",
+        model="s",
+        max_retries=2,
+        max_concurrency=3,
+        extra={"seed": 1, "latency_ms": 60},
+    )
+    run = eval_run_create(
+        model_names=["sim"],
+        conditions=["raw", "no_image", "reordered"],
+        start=False,
+        options={"resamples": 20},
+    )
     ids = list(run.requests.values_list("pk", flat=True))
     assert len(ids) >= 9
     assert eval_chunk_process(run_id=run.pk, request_ids=ids) == []
@@ -220,8 +246,9 @@ def test_a_chunk_runs_calls_concurrently_within_the_models_max_concurrency(appro
     assert EvalRun.objects.get(pk=run.pk).status == "completed"
 
 
-def test_a_failing_call_leaves_its_row_claimed_and_every_other_answer_stored(approved_probes, settings,
-                                                                            monkeypatch):
+def test_a_failing_call_leaves_its_row_claimed_and_every_other_answer_stored(
+    approved_probes, settings, monkeypatch
+):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -230,8 +257,9 @@ def test_a_failing_call_leaves_its_row_claimed_and_every_other_answer_stored(app
 
     settings.EVAL_CHUNK_THREADS = 2
     scripted("m", [], default="{}")
-    run = eval_run_create(model_names=["m"], conditions=["raw", "no_image", "reordered"], start=False,
-                          options={"resamples": 20})
+    run = eval_run_create(
+        model_names=["m"], conditions=["raw", "no_image", "reordered"], start=False, options={"resamples": 20}
+    )
     ids = list(run.requests.order_by("pk").values_list("pk", flat=True))
     real, calls = llm.generate, []
 
@@ -287,8 +315,9 @@ def test_a_result_is_stored_only_under_the_claim_that_holds_the_row(approved_pro
     assert _store_results([(row, _score_of(row))], token="mine") == 0  # terminal now: never written twice
 
 
-def test_an_unreadable_attachment_fails_its_rows_as_infra_missing_and_the_run_still_completes(approved_probes,
-                                                                                                eager):
+def test_an_unreadable_attachment_fails_its_rows_as_infra_missing_and_the_run_still_completes(
+    approved_probes, eager
+):
     from annotation.models import ProblemImage
     from evaluation import runs
 
@@ -298,8 +327,9 @@ def test_an_unreadable_attachment_fails_its_rows_as_infra_missing_and_the_run_st
     for image in ProblemImage.objects.filter(parent__in={p.parent for p in broken}):
         image.file.storage.delete(image.file.name)  # lost from storage after import
     runs.attachments._image_cache.clear()
-    run = eval_run_create(model_names=[config.name], conditions=["raw", "no_image"], start=False,
-                          options={"resamples": 20})
+    run = eval_run_create(
+        model_names=[config.name], conditions=["raw", "no_image"], start=False, options={"resamples": 20}
+    )
     eval_run_dispatch(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "completed", list(run.requests.values_list("condition", "status", "error"))

@@ -9,12 +9,38 @@ from evaluation.scoring import ModelResponse, score
 from kit.normalizers import LABEL, LITERAL, UnsupportedGoldReading, equivalent, normalize
 
 LABEL_TABLE = [
-    ("2kg", "2 kg"), ("2\u00a0kg", "2 kg"), ("\u22122 kg", "-2 kg"), ("$2\\,\\mathrm{kg}$", "2 kg"),
-    ("\\(2\\;kg\\)", "2 kg"), ("$$x$$", "x"), ("\\text{Kg}", "Kg"), ("2000g", "2000 g"), ("2.0kg", "2.0 kg"),
-    ("2 Kg", "2 Kg"), ("m_{1}", "m_{1}"), ("\u20132kg", "\u20132kg"), ("\\vec{v}", None), ("\\mathbf{m}", None),
-    ("$x", None), ("$$$$", None), (" \u200b ", None), ("M", "M"), ("\\[ F \\]", "F"), ("2\u202fkg", "2 kg"),
-    ("  .5 m ", ".5 m"), ("+3mA", "+3 mA"), ("3 Ω", "3 Ω"), ("e\u0301", "\u00e9"), ("\\frac{1}{2}", None),
-    ("$2$ $", None), ("$$x$", None), ("\\(x", None), ("a\\ b", "a b"), (5, None), (None, None), ("", None),
+    ("2kg", "2 kg"),
+    ("2\u00a0kg", "2 kg"),
+    ("\u22122 kg", "-2 kg"),
+    ("$2\\,\\mathrm{kg}$", "2 kg"),
+    ("\\(2\\;kg\\)", "2 kg"),
+    ("$$x$$", "x"),
+    ("\\text{Kg}", "Kg"),
+    ("2000g", "2000 g"),
+    ("2.0kg", "2.0 kg"),
+    ("2 Kg", "2 Kg"),
+    ("m_{1}", "m_{1}"),
+    ("\u20132kg", "\u20132kg"),
+    ("\\vec{v}", None),
+    ("\\mathbf{m}", None),
+    ("$x", None),
+    ("$$$$", None),
+    (" \u200b ", None),
+    ("M", "M"),
+    ("\\[ F \\]", "F"),
+    ("2\u202fkg", "2 kg"),
+    ("  .5 m ", ".5 m"),
+    ("+3mA", "+3 mA"),
+    ("3 Ω", "3 Ω"),
+    ("e\u0301", "\u00e9"),
+    ("\\frac{1}{2}", None),
+    ("$2$ $", None),
+    ("$$x$", None),
+    ("\\(x", None),
+    ("a\\ b", "a b"),
+    (5, None),
+    (None, None),
+    ("", None),
 ]
 
 
@@ -46,24 +72,33 @@ def test_unsupported_gold_is_an_error_and_unknown_profile_raises():
         normalize("x", "ocr_fuzzy")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('{"owner": "E1"}', {"owner": "E1"}),
-    ('  \n{"owner": "E1"}\n ', {"owner": "E1"}),
-    ('```json\n{"owner": "E1"}\n```', {"owner": "E1"}),
-    ('```\n{"owner": "E1"}\n```', {"owner": "E1"}),
-    ('```json  \r\n{"owner": "E1"}\r\n```', {"owner": "E1"}),
-    ('```json{"owner": "E1"}```', None),                     # no newline after the fence
-    ('```json\n{"owner": "E1"}\n```\nthanks', None),          # text after the fence
-    ('```json\n{"a": 1}\n```\n```json\n{"b": 2}\n```', None),  # two fences
-    ('The answer: {"owner": "E1"}', None),                   # prose
-    ('{"owner": "E1"} done', None),
-    ('{"owner": "E1"}{"owner": "E2"}', None),                # two objects
-    ('["E1"]', None), ('"E1"', None), ("", None), ("null", None),
-    ('{"owner": "E1", "owner": "E2"}', None),                 # duplicate key
-    ('{"read": {"R1": "m", "R1": "n"}, "owner": "E1"}', None),  # nested duplicate
-    ('{"owner": "E1", "x": NaN}', None), ('{"x": Infinity}', None), ('{"x": -Infinity}', None),
-    ("{'owner': 'E1'}", None), ('{"owner": "E1",}', None),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"owner": "E1"}', {"owner": "E1"}),
+        ('  \n{"owner": "E1"}\n ', {"owner": "E1"}),
+        ('```json\n{"owner": "E1"}\n```', {"owner": "E1"}),
+        ('```\n{"owner": "E1"}\n```', {"owner": "E1"}),
+        ('```json  \r\n{"owner": "E1"}\r\n```', {"owner": "E1"}),
+        ('```json{"owner": "E1"}```', None),  # no newline after the fence
+        ('```json\n{"owner": "E1"}\n```\nthanks', None),  # text after the fence
+        ('```json\n{"a": 1}\n```\n```json\n{"b": 2}\n```', None),  # two fences
+        ('The answer: {"owner": "E1"}', None),  # prose
+        ('{"owner": "E1"} done', None),
+        ('{"owner": "E1"}{"owner": "E2"}', None),  # two objects
+        ('["E1"]', None),
+        ('"E1"', None),
+        ("", None),
+        ("null", None),
+        ('{"owner": "E1", "owner": "E2"}', None),  # duplicate key
+        ('{"read": {"R1": "m", "R1": "n"}, "owner": "E1"}', None),  # nested duplicate
+        ('{"owner": "E1", "x": NaN}', None),
+        ('{"x": Infinity}', None),
+        ('{"x": -Infinity}', None),
+        ("{'owner': 'E1'}", None),
+        ('{"owner": "E1",}', None),
+    ],
+)
 def test_parse_response(text, expected):
     assert parse_response(text) == expected
 
@@ -77,12 +112,22 @@ def test_parse_rejects_non_strings():
     assert parse_response(b'{"owner": "E1"}') is None
 
 
-@pytest.mark.parametrize("output", [["E2"], [{"read": "2 kg", "owner": "E2"}], 5, 2.5, True, None,
-                                    {"read": "2 kg", "owner": "E2"}], ids=repr)
+@pytest.mark.parametrize(
+    "output",
+    [["E2"], [{"read": "2 kg", "owner": "E2"}], 5, 2.5, True, None, {"read": "2 kg", "owner": "E2"}],
+    ids=repr,
+)
 def test_non_text_output_is_unparseable_where_the_kit_raises(output):
     # the Kit's _parse_response raises TypeError on a non-string response; we score it unparseable
     raw = score(ModelResponse(output, "completed"), _key(), "raw")
-    assert (raw.status, raw.C, raw.G, raw.J, raw.object_valid, raw.field_valid) == ("unparseable", 0, 0, 0, False, {})
+    assert (raw.status, raw.C, raw.G, raw.J, raw.object_valid, raw.field_valid) == (
+        "unparseable",
+        0,
+        0,
+        0,
+        False,
+        {},
+    )
     gold = score(ModelResponse(output, "completed"), _key(), "gold")
     assert (gold.status, gold.C, gold.G) == ("unparseable", None, 0)
     if output is not None:  # the bare-value shorthand: any non-None value is a completed output
@@ -99,10 +144,16 @@ def _key(reads=True, multi=False):
         read_targets = [{"anchor_alias": "R1", "normalizer_id": LABEL, "expected": "2 kg"}]
         if multi:
             read_targets.append({"anchor_alias": "R2", "normalizer_id": LABEL, "expected": "m"})
-    return {"candidate_map": {"E1": {"id": "ent_a"}, "E2": {"id": "ent_b"}, "E3": {"id": "ent_c"}},
-            "gold_targets": [{"id": "ent_b"}], "read_targets": read_targets,
-            "response_contract": {"binding_key": "owner", "cardinality": "one",
-                                  "read_shape": "object_by_anchor" if multi else ("string" if reads else "none")}}
+    return {
+        "candidate_map": {"E1": {"id": "ent_a"}, "E2": {"id": "ent_b"}, "E3": {"id": "ent_c"}},
+        "gold_targets": [{"id": "ent_b"}],
+        "read_targets": read_targets,
+        "response_contract": {
+            "binding_key": "owner",
+            "cardinality": "one",
+            "read_shape": "object_by_anchor" if multi else ("string" if reads else "none"),
+        },
+    }
 
 
 def test_fields_are_scored_independently():

@@ -29,12 +29,23 @@ def _wait(predicate, timeout):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_sigkill_worker_mid_run_loses_and_duplicates_nothing(celery_worker_process, django_user_model, settings):
+def test_sigkill_worker_mid_run_loses_and_duplicates_nothing(
+    celery_worker_process, django_user_model, settings
+):
     compile_and_approve(django_user_model)
-    ModelConfig.objects.create(name="slow-sim", provider="simulated", model="sim", max_retries=2,
-                               extra={"seed": 1, "latency_ms": 150})
-    run = eval_run_create(model_names=["slow-sim"], conditions=["raw", "no_image", "reordered"], start=False,
-                          options={"resamples": 50, "chunk_size": 2, "claim_lease_seconds": 3})
+    ModelConfig.objects.create(
+        name="slow-sim",
+        provider="simulated",
+        model="sim",
+        max_retries=2,
+        extra={"seed": 1, "latency_ms": 150},
+    )
+    run = eval_run_create(
+        model_names=["slow-sim"],
+        conditions=["raw", "no_image", "reordered"],
+        start=False,
+        options={"resamples": 50, "chunk_size": 2, "claim_lease_seconds": 3},
+    )
     planned = run.total
     eval_run_dispatch(run_id=run.pk)
     if not _wait(lambda: run.requests.filter(status__in=EvalRequest.TERMINAL).count() >= 2, 60):
@@ -45,17 +56,41 @@ def test_sigkill_worker_mid_run_loses_and_duplicates_nothing(celery_worker_proce
     done_at_kill = run.requests.filter(status__in=EvalRequest.TERMINAL).count()
     assert done_at_kill < planned
     env = dict(os.environ)
-    env.update({"DATABASE_URL": os.environ.get("DATABASE_URL", ""), "CELERY_TASK_ALWAYS_EAGER": "false",
-                "DJANGO_SECRET_KEY": settings.SECRET_KEY, "PHYSALIGN_MEDIA_ROOT": str(settings.MEDIA_ROOT),
-                "DB_CONN_MAX_AGE": "0"})
+    env.update(
+        {
+            "DATABASE_URL": os.environ.get("DATABASE_URL", ""),
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            "DJANGO_SECRET_KEY": settings.SECRET_KEY,
+            "PHYSALIGN_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+            "DB_CONN_MAX_AGE": "0",
+        }
+    )
     from django.db import connection
 
     db = connection.settings_dict
-    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    second = subprocess.Popen([sys.executable, "-m", "celery", "-A", "physalign_site.celery", "worker",
-                               "--pool=solo", "-n", f"itest2-{os.getpid()}@localhost", "--without-gossip",
-                               "--without-mingle", "--loglevel=WARNING"], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env["DATABASE_URL"] = (
+        f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    )
+    second = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "physalign_site.celery",
+            "worker",
+            "--pool=solo",
+            "-n",
+            f"itest2-{os.getpid()}@localhost",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=WARNING",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         time.sleep(2)
         # the broker redelivers unacked tasks only after its visibility timeout; resume re-queues now
@@ -66,10 +101,12 @@ def test_sigkill_worker_mid_run_loses_and_duplicates_nothing(celery_worker_proce
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=30)
-    print(f"worker kill: planned {planned}, terminal at the kill {done_at_kill}, after {run.requests.count()} rows "
-          f"with {ItemScore.objects.filter(request__run=run).count()} scores, re-claimed "
-          f"{run.requests.filter(claims__gt=1).count()}, infra_missing "
-          f"{run.requests.filter(status='infra_missing').count()}")
+    print(
+        f"worker kill: planned {planned}, terminal at the kill {done_at_kill}, after {run.requests.count()} rows "
+        f"with {ItemScore.objects.filter(request__run=run).count()} scores, re-claimed "
+        f"{run.requests.filter(claims__gt=1).count()}, infra_missing "
+        f"{run.requests.filter(status='infra_missing').count()}"
+    )
     assert run.requests.count() == planned
     assert run.requests.filter(status__in=EvalRequest.TERMINAL).count() == planned
     assert ItemScore.objects.filter(request__run=run).count() == planned

@@ -51,9 +51,25 @@ def celery_worker_process(transactional_db, settings):
     celery_app.conf.task_always_eager = False
     celery_app.control.purge()
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "physalign_site.celery", "worker", "--pool=solo",
-         "--loglevel=INFO", "-n", nodename, "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "physalign_site.celery",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "-n",
+            nodename,
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 60

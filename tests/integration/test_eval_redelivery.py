@@ -42,17 +42,43 @@ def _start_worker(name: str, log: Path, settings, **env: str) -> subprocess.Pope
     environment = {
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-        "CELERY_BROKER_URL": django_settings.CELERY_BROKER_URL, "CELERY_TASK_ALWAYS_EAGER": "false",
-        "PHYSALIGN_MEDIA_ROOT": str(settings.MEDIA_ROOT), "DJANGO_SECRET_KEY": django_settings.SECRET_KEY,
-        "DJANGO_SETTINGS_MODULE": "physalign_site.settings", "DB_CONN_MAX_AGE": "0", **env,
+        "CELERY_BROKER_URL": django_settings.CELERY_BROKER_URL,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "PHYSALIGN_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "DJANGO_SECRET_KEY": django_settings.SECRET_KEY,
+        "DJANGO_SETTINGS_MODULE": "physalign_site.settings",
+        "DB_CONN_MAX_AGE": "0",
+        **env,
     }
     nodename = f"{name}-{os.getpid()}@localhost"
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "physalign_site.celery", "worker", "--pool=solo", "--loglevel=INFO",
-         "-n", nodename, "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=ROOT, env=environment, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    if not _wait(lambda: worker.poll() is not None or celery_app.control.ping(destination=[nodename], timeout=0.5),
-                 60) or worker.poll() is not None:
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "physalign_site.celery",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "-n",
+            nodename,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=environment,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    if (
+        not _wait(
+            lambda: worker.poll() is not None or celery_app.control.ping(destination=[nodename], timeout=0.5),
+            60,
+        )
+        or worker.poll() is not None
+    ):
         worker.kill()
         pytest.fail(f"Celery worker {name} did not start:\n{log.read_text()[-3000:]}")
     return worker
@@ -68,8 +94,9 @@ def _stop(worker: subprocess.Popen) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_chunk_of_a_killed_worker_is_redelivered_after_the_visibility_timeout(django_user_model, settings,
-                                                                              tmp_path):
+def test_chunk_of_a_killed_worker_is_redelivered_after_the_visibility_timeout(
+    django_user_model, settings, tmp_path
+):
     if connection.vendor != "postgresql":
         _unavailable("the worker processes need a shared database: run with DATABASE_URL=postgres://…")
     if not django_settings.CELERY_BROKER_URL.startswith("redis://"):
@@ -78,11 +105,20 @@ def test_chunk_of_a_killed_worker_is_redelivered_after_the_visibility_timeout(dj
 
     broker = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
     compile_and_approve(django_user_model)
-    ModelConfig.objects.create(name="slow-sim", provider="simulated", model="sim", max_retries=2,
-                               extra={"seed": 5, "latency_ms": 600})
+    ModelConfig.objects.create(
+        name="slow-sim",
+        provider="simulated",
+        model="sim",
+        max_retries=2,
+        extra={"seed": 5, "latency_ms": 600},
+    )
     # one chunk holding every row: the whole run is a single task message
-    run = eval_run_create(model_names=["slow-sim"], conditions=["raw", "no_image", "reordered"], start=False,
-                          options={"resamples": 20, "chunk_size": 10_000, "claim_lease_seconds": 2})
+    run = eval_run_create(
+        model_names=["slow-sim"],
+        conditions=["raw", "no_image", "reordered"],
+        start=False,
+        options={"resamples": 20, "chunk_size": 10_000, "claim_lease_seconds": 2},
+    )
     planned = run.total
     assert planned >= 9
 
@@ -104,14 +140,21 @@ def test_chunk_of_a_killed_worker_is_redelivered_after_the_visibility_timeout(dj
         # only the call in flight and at most one queued behind it were claimed, not the whole chunk
         assert 0 < len(in_flight_at_kill) <= 2 < planned - done_at_kill
         assert run.requests.filter(status="pending", claims=0).count() == planned - done_at_kill - len(
-            in_flight_at_kill)
+            in_flight_at_kill
+        )
         held = broker.hgetall("unacked")
         assert len(held) == 1  # the chunk task was delivered to the dead worker and never acknowledged
         task_id = json.loads(next(iter(held.values())))[0]["headers"]["id"]
 
-        second = _start_worker("redeliver-b", tmp_path / "b.log", settings, EVAL_CHUNK_THREADS="2",
-                               CELERY_VISIBILITY_TIMEOUT="4", CELERY_UNACKED_RESTORE_INTERVAL="1",
-                               CELERY_UNACKED_RESTORE_THROTTLE="1")
+        second = _start_worker(
+            "redeliver-b",
+            tmp_path / "b.log",
+            settings,
+            EVAL_CHUNK_THREADS="2",
+            CELERY_VISIBILITY_TIMEOUT="4",
+            CELERY_UNACKED_RESTORE_INTERVAL="1",
+            CELERY_UNACKED_RESTORE_THROTTLE="1",
+        )
         completed = _wait(lambda: EvalRun.objects.get(pk=run.pk).status == EvalRun.Status.COMPLETED, 120)
         assert completed, (tmp_path / "b.log").read_text()[-3000:]
     finally:

@@ -44,15 +44,26 @@ def _environment(monkeypatch):
 def dns(monkeypatch) -> dict[str, list[str]]:
     """Names → addresses for this test. Our check and the SDKs' connections both ask socket.getaddrinfo,
     so a name mapped to 127.0.0.1 really reaches the local server unless the check refuses it."""
-    table = {"models.example.com": [PUBLIC], "internal.example.com": [PRIVATE],
-             "mixed.example.com": [PUBLIC, "10.0.0.7"]}
+    table = {
+        "models.example.com": [PUBLIC],
+        "internal.example.com": [PRIVATE],
+        "mixed.example.com": [PUBLIC, "10.0.0.7"],
+    }
     real = socket.getaddrinfo
 
     def getaddrinfo(host, port, *args, **kwargs):
         if host not in table:
             return real(host, port, *args, **kwargs)
-        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "",
-                 (a, int(port or 0), 0, 0) if ":" in a else (a, int(port or 0))) for a in table[host]]
+        return [
+            (
+                socket.AF_INET6 if ":" in a else socket.AF_INET,
+                socket.SOCK_STREAM,
+                socket.IPPROTO_TCP,
+                "",
+                (a, int(port or 0), 0, 0) if ":" in a else (a, int(port or 0)),
+            )
+            for a in table[host]
+        ]
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     return table
@@ -76,13 +87,29 @@ def model_server():
 
         def _answer(self):
             length = int(self.headers.get("Content-Length") or 0)
-            received.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
-                             "body": self.rfile.read(length).decode("utf-8", "replace")})
-            data = json.dumps({
-                "id": "chatcmpl-local", "object": "chat.completion", "created": 0, "model": "local-model",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
-            }).encode()
+            received.append(
+                {
+                    "path": self.path,
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "body": self.rfile.read(length).decode("utf-8", "replace"),
+                }
+            )
+            data = json.dumps(
+                {
+                    "id": "chatcmpl-local",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "local-model",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "{}"},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -137,8 +164,14 @@ def row_snapshot(name: str) -> dict:
 
 
 def create_good(admin_client, name: str = "good", **fields):
-    body = {"name": name, "provider": "openai_compatible", "model": "local-model",
-            "base_url": "https://models.example.com/v1", "api_key_env": "LOCAL_API_KEY", **fields}
+    body = {
+        "name": name,
+        "provider": "openai_compatible",
+        "model": "local-model",
+        "base_url": "https://models.example.com/v1",
+        "api_key_env": "LOCAL_API_KEY",
+        **fields,
+    }
     response = admin_client.post("/api/models/", body, format="json")
     assert response.status_code == 201, response.content
     return response
@@ -160,16 +193,28 @@ def no_secret_in(*values) -> bool:
 # ---------------------------------------------------------------------------------------------- key variables
 
 
-APP_VARIABLES = ["DJANGO_SECRET_KEY", "DATABASE_URL", "POSTGRES_PASSWORD", "REDIS_URL", "CELERY_BROKER_URL",
-                 "CELERY_RESULT_BACKEND", "DJANGO_SOMETHING_API_KEY", "PHYSALIGN_API_KEY", "HOME",
-                 "AWS_SECRET_ACCESS_KEY"]
+APP_VARIABLES = [
+    "DJANGO_SECRET_KEY",
+    "DATABASE_URL",
+    "POSTGRES_PASSWORD",
+    "REDIS_URL",
+    "CELERY_BROKER_URL",
+    "CELERY_RESULT_BACKEND",
+    "DJANGO_SOMETHING_API_KEY",
+    "PHYSALIGN_API_KEY",
+    "HOME",
+    "AWS_SECRET_ACCESS_KEY",
+]
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("variable", APP_VARIABLES)
 def test_creating_a_config_that_names_an_app_variable_is_refused(admin_client, variable):
-    response = admin_client.post("/api/models/", {"name": "leak", "provider": "openai", "model": "gpt-4o",
-                                                  "api_key_env": variable}, format="json")
+    response = admin_client.post(
+        "/api/models/",
+        {"name": "leak", "provider": "openai", "model": "gpt-4o", "api_key_env": variable},
+        format="json",
+    )
     body = assert_refused(response, "api_key_env_not_allowed")
     assert variable in body["message"] and body["extra"] == {"field": "api_key_env"}
     assert not ModelConfig.objects.exists()
@@ -190,11 +235,29 @@ def test_the_add_model_command_refuses_app_variables_and_internal_urls():
     from django.core.management import CommandError, call_command
 
     with pytest.raises(CommandError, match=r"DJANGO_SECRET_KEY .*\(api_key_env_not_allowed\)"):
-        call_command("add_model", "--name", "leak", "--provider", "openai", "--model", "gpt-4o",
-                     "--api-key-env", "DJANGO_SECRET_KEY")
+        call_command(
+            "add_model",
+            "--name",
+            "leak",
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-4o",
+            "--api-key-env",
+            "DJANGO_SECRET_KEY",
+        )
     with pytest.raises(CommandError, match=r"169\.254\.169\.254 .*\(base_url_not_allowed\)"):
-        call_command("add_model", "--name", "ssrf", "--provider", "openai_compatible", "--model", "m",
-                     "--base-url", "http://169.254.169.254/latest/")
+        call_command(
+            "add_model",
+            "--name",
+            "ssrf",
+            "--provider",
+            "openai_compatible",
+            "--model",
+            "m",
+            "--base-url",
+            "http://169.254.169.254/latest/",
+        )
     assert not ModelConfig.objects.exists()
 
 
@@ -212,8 +275,16 @@ def test_a_loosened_pattern_still_never_allows_the_apps_secrets(settings):
     settings.PHYSALIGN_MODEL_KEY_ENV_PATTERN = r".*"
     policy = endpoint_policy()
     check_api_key_env("VLLM_TOKEN", policy)
-    for name in ("DJANGO_SECRET_KEY", "DATABASE_URL", "POSTGRES_PASSWORD", "REDIS_URL", "CELERY_BROKER_URL",
-                 "CELERY_RESULT_BACKEND", "DB_CONN_MAX_AGE", "LOG_LEVEL"):
+    for name in (
+        "DJANGO_SECRET_KEY",
+        "DATABASE_URL",
+        "POSTGRES_PASSWORD",
+        "REDIS_URL",
+        "CELERY_BROKER_URL",
+        "CELERY_RESULT_BACKEND",
+        "DB_CONN_MAX_AGE",
+        "LOG_LEVEL",
+    ):
         with pytest.raises(EndpointRefused):
             check_api_key_env(name, policy)
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY"):  # .env.example's key examples
@@ -238,8 +309,11 @@ INTERNAL_URLS = [
 @pytest.mark.django_db
 @pytest.mark.parametrize(("url", "code"), INTERNAL_URLS)
 def test_creating_a_config_with_an_internal_base_url_is_refused(admin_client, url, code):
-    response = admin_client.post("/api/models/", {"name": "ssrf", "provider": "openai_compatible",
-                                                  "model": "m", "base_url": url}, format="json")
+    response = admin_client.post(
+        "/api/models/",
+        {"name": "ssrf", "provider": "openai_compatible", "model": "m", "base_url": url},
+        format="json",
+    )
     body = assert_refused(response, code)
     assert body["extra"] == {"field": "base_url"} or "base_url" in body["extra"]["fields"]
     assert not ModelConfig.objects.exists()
@@ -259,8 +333,16 @@ def test_private_urls_need_the_setting_and_metadata_stays_refused(admin_client, 
     settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = True
     create_good(admin_client, name="local", base_url="http://127.0.0.1:8080/v1")
     create_good(admin_client, name="lan", base_url="https://internal.example.com/v1")
-    response = admin_client.post("/api/models/", {"name": "meta", "provider": "openai_compatible", "model": "m",
-                                                  "base_url": "http://169.254.169.254/"}, format="json")
+    response = admin_client.post(
+        "/api/models/",
+        {
+            "name": "meta",
+            "provider": "openai_compatible",
+            "model": "m",
+            "base_url": "http://169.254.169.254/",
+        },
+        format="json",
+    )
     assert_refused(response, "base_url_not_allowed")
     assert sorted(ModelConfig.objects.values_list("name", flat=True)) == ["lan", "local"]
 
@@ -277,13 +359,27 @@ def assert_refused_before_sending(result, server: ModelServer, *, needle: str) -
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("provider", "model"), [("openai", "gpt-4o"), ("openai_compatible", "local-model"),
-                                                 ("anthropic", "claude-3-5-haiku-latest"),
-                                                 ("google", "gemini-2.5-flash")])
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [
+        ("openai", "gpt-4o"),
+        ("openai_compatible", "local-model"),
+        ("anthropic", "claude-3-5-haiku-latest"),
+        ("google", "gemini-2.5-flash"),
+    ],
+)
 def test_a_row_written_through_the_orm_cannot_send_an_app_variable(model_server, settings, provider, model):
-    settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = True  # only the key rule stands between the row and the server
-    config = ModelConfig.objects.create(name="orm-leak", provider=provider, model=model, max_retries=2,
-                                        base_url=model_server.url, api_key_env="DJANGO_SECRET_KEY")
+    settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = (
+        True  # only the key rule stands between the row and the server
+    )
+    config = ModelConfig.objects.create(
+        name="orm-leak",
+        provider=provider,
+        model=model,
+        max_retries=2,
+        base_url=model_server.url,
+        api_key_env="DJANGO_SECRET_KEY",
+    )
     result = model_generate(model_config=config, request=REQUEST)
     assert_refused_before_sending(result, model_server, needle="api_key_env DJANGO_SECRET_KEY")
 
@@ -291,16 +387,23 @@ def test_a_row_written_through_the_orm_cannot_send_an_app_variable(model_server,
 @pytest.mark.django_db
 @pytest.mark.parametrize("provider", ["openai_compatible", "anthropic"])
 def test_a_row_written_through_the_orm_cannot_reach_an_internal_url(model_server, provider):
-    config = ModelConfig.objects.create(name="orm-ssrf", provider=provider, model="claude-3-5-haiku-latest",
-                                        max_retries=2, base_url=model_server.url, api_key_env="LOCAL_API_KEY")
+    config = ModelConfig.objects.create(
+        name="orm-ssrf",
+        provider=provider,
+        model="claude-3-5-haiku-latest",
+        max_retries=2,
+        base_url=model_server.url,
+        api_key_env="LOCAL_API_KEY",
+    )
     result = model_generate(model_config=config, request=REQUEST)
     assert_refused_before_sending(result, model_server, needle="127.0.0.1 is not a public address (loopback")
     assert PROVIDER_KEY not in json.dumps(result.attempts_record())
 
 
 @pytest.mark.django_db
-def test_a_name_that_rebinds_to_loopback_after_saving_is_refused_at_call_time(admin_client, model_server,
-                                                                               dns, settings):
+def test_a_name_that_rebinds_to_loopback_after_saving_is_refused_at_call_time(
+    admin_client, model_server, dns, settings
+):
     dns["rebind.example.com"] = [PUBLIC]  # public when the config is saved
     create_good(admin_client, name="rebind", base_url=f"http://rebind.example.com:{model_server.port}/v1")
     config = ModelConfig.objects.get(name="rebind")
@@ -325,9 +428,17 @@ def test_a_redirect_is_never_followed(redirector, model_server, settings, provid
     """A checked endpoint could redirect to an address the check never saw (a 303 to the metadata
     service arrives as a GET): the SDK clients never follow redirects."""
     settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = True  # both servers are on loopback
-    model = {"anthropic": "claude-3-5-haiku-latest", "google": "gemini-2.5-flash"}.get(provider, "local-model")
-    config = ModelConfig.objects.create(name="redirecting", provider=provider, model=model, max_retries=0,
-                                        base_url=f"{redirector}/{kind}/v1", api_key_env="LOCAL_API_KEY")
+    model = {"anthropic": "claude-3-5-haiku-latest", "google": "gemini-2.5-flash"}.get(
+        provider, "local-model"
+    )
+    config = ModelConfig.objects.create(
+        name="redirecting",
+        provider=provider,
+        model=model,
+        max_retries=0,
+        base_url=f"{redirector}/{kind}/v1",
+        api_key_env="LOCAL_API_KEY",
+    )
     result = model_generate(model_config=config, request=REQUEST)
     assert result.status == OutputStatus.FAILED
     assert model_server.requests == []
@@ -343,17 +454,29 @@ def eager(settings):
 
 
 @pytest.mark.django_db
-def test_an_evaluation_run_with_a_leaking_row_sends_nothing_and_stores_no_secret(django_user_model, model_server,
-                                                                                 settings, eager):
+def test_an_evaluation_run_with_a_leaking_row_sends_nothing_and_stores_no_secret(
+    django_user_model, model_server, settings, eager
+):
     from evaluation.runs import eval_run_create, eval_run_dispatch
     from tests.evaluation.conftest import compile_and_approve
 
     settings.PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS = True
     probes = compile_and_approve(django_user_model)
-    ModelConfig.objects.create(name="orm-leak", provider="openai_compatible", model="local-model", max_retries=2,
-                               base_url=model_server.url, api_key_env="DJANGO_SECRET_KEY")
-    run = eval_run_create(model_names=["orm-leak"], conditions=["raw"], start=False, options={"resamples": 20},
-                          probe_filter={"probe_ids": [probes[0].logical_probe_id]})
+    ModelConfig.objects.create(
+        name="orm-leak",
+        provider="openai_compatible",
+        model="local-model",
+        max_retries=2,
+        base_url=model_server.url,
+        api_key_env="DJANGO_SECRET_KEY",
+    )
+    run = eval_run_create(
+        model_names=["orm-leak"],
+        conditions=["raw"],
+        start=False,
+        options={"resamples": 20},
+        probe_filter={"probe_ids": [probes[0].logical_probe_id]},
+    )
     eval_run_dispatch(run_id=run.pk)
 
     assert model_server.requests == []
@@ -363,20 +486,28 @@ def test_an_evaluation_run_with_a_leaking_row_sends_nothing_and_stores_no_secret
     assert [a["error_kind"] for a in row.attempts] == [ErrorKind.CONFIG]
     run.refresh_from_db()
     stored = [model_to_dict(r) for r in EvalRequest.objects.filter(run=run)]
-    assert no_secret_in(stored, run.manifest, run.metrics, run.error,
-                        list(Event.objects.values("verb", "before", "after")))
+    assert no_secret_in(
+        stored, run.manifest, run.metrics, run.error, list(Event.objects.values("verb", "before", "after"))
+    )
 
 
 # ---------------------------------------------------------------------------------------------- malformed input
 
 
 MALFORMED = [
-    ({"extra": None}, "extra"), ({"extra": [1, 2]}, "extra"), ({"extra": "faults"}, "extra"),
-    ({"reasoning": None}, "reasoning"), ({"reasoning": ["effort"]}, "reasoning"),
-    ({"price_in_per_mtok": "-1"}, "price_in_per_mtok"), ({"price_out_per_mtok": "-0.5"}, "price_out_per_mtok"),
-    ({"requests_per_minute": -1}, "requests_per_minute"), ({"max_concurrency": -3}, "max_concurrency"),
-    ({"max_retries": 50}, "max_retries"), ({"timeout_seconds": 0}, "timeout_seconds"),
-    ({"temperature": -1}, "temperature"), ({"max_output_tokens": 0}, "max_output_tokens"),
+    ({"extra": None}, "extra"),
+    ({"extra": [1, 2]}, "extra"),
+    ({"extra": "faults"}, "extra"),
+    ({"reasoning": None}, "reasoning"),
+    ({"reasoning": ["effort"]}, "reasoning"),
+    ({"price_in_per_mtok": "-1"}, "price_in_per_mtok"),
+    ({"price_out_per_mtok": "-0.5"}, "price_out_per_mtok"),
+    ({"requests_per_minute": -1}, "requests_per_minute"),
+    ({"max_concurrency": -3}, "max_concurrency"),
+    ({"max_retries": 50}, "max_retries"),
+    ({"timeout_seconds": 0}, "timeout_seconds"),
+    ({"temperature": -1}, "temperature"),
+    ({"max_output_tokens": 0}, "max_output_tokens"),
 ]
 
 
@@ -393,8 +524,9 @@ def test_a_malformed_patch_is_a_400_and_changes_nothing(admin_client, patch, fie
 @pytest.mark.django_db
 @pytest.mark.parametrize(("patch", "field"), MALFORMED)
 def test_a_malformed_create_is_a_400_and_writes_nothing(admin_client, patch, field):
-    response = admin_client.post("/api/models/", {"name": "m", "provider": "simulated", "model": "s", **patch},
-                                 format="json")
+    response = admin_client.post(
+        "/api/models/", {"name": "m", "provider": "simulated", "model": "s", **patch}, format="json"
+    )
     assert list(assert_refused(response, "validation_error")["extra"]["fields"]) == [field]
     assert not ModelConfig.objects.exists()
 
@@ -413,14 +545,31 @@ def test_the_django_admin_site_saves_through_the_same_rules(django_user_model):
     staff = django_user_model.objects.create_superuser("root", "root@example.org", "pw-root-12345")
     client = Client()
     client.force_login(staff)
-    form = {"name": "sneaky", "provider": "openai", "model": "gpt-x", "base_url": "", "api_key_env": "DJANGO_SECRET_KEY",
-            "is_active": "on", "max_output_tokens": "", "temperature": "", "reasoning": "{}", "image_policy": "send",
-            "extra": "{}", "price_in_per_mtok": "0", "price_out_per_mtok": "0", "requests_per_minute": "",
-            "max_concurrency": "", "timeout_seconds": "60", "max_retries": "2"}
+    form = {
+        "name": "sneaky",
+        "provider": "openai",
+        "model": "gpt-x",
+        "base_url": "",
+        "api_key_env": "DJANGO_SECRET_KEY",
+        "is_active": "on",
+        "max_output_tokens": "",
+        "temperature": "",
+        "reasoning": "{}",
+        "image_policy": "send",
+        "extra": "{}",
+        "price_in_per_mtok": "0",
+        "price_out_per_mtok": "0",
+        "requests_per_minute": "",
+        "max_concurrency": "",
+        "timeout_seconds": "60",
+        "max_retries": "2",
+    }
     response = client.post("/admin/models_registry/modelconfig/add/", form)
     assert response.status_code == 200  # the form comes back with the error
     body = response.content.decode()
     errors = re.findall(r"errorlist[^<]*<li>([^<]*)", body)
-    assert errors == ["api_key_env DJANGO_SECRET_KEY is one of the application&#x27;s own variables; a model config "
-                      "may only name a provider key variable."], errors
+    assert errors == [
+        "api_key_env DJANGO_SECRET_KEY is one of the application&#x27;s own variables; a model config "
+        "may only name a provider key variable."
+    ], errors
     assert not ModelConfig.objects.filter(name="sneaky").exists()

@@ -50,8 +50,17 @@ def test_two_processes_share_requests_per_window_and_concurrency(redis_url, tmp_
     key = os.urandom(4).hex()
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, redis_url, key, "6", f"w{i}"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env, cwd=root) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, redis_url, key, "6", f"w{i}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=root,
+        )
+        for i in range(2)
+    ]
     outputs = [proc.communicate(timeout=60) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], [err for _, err in outputs]
     spans = sorted(span for out, _ in outputs for span in json.loads(out))

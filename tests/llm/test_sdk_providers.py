@@ -14,7 +14,9 @@ from llm import ErrorKind, ImageInput, LLMRequest, OutputStatus, ProviderConfig,
 
 PNG_A = b"\x89PNG-first-image"
 PNG_B = b"\x89PNG-second-image"
-REQUEST = LLMRequest(system="Be exact.", user="Which block?", images=(ImageInput(PNG_A), ImageInput(PNG_B, "image/jpeg")))
+REQUEST = LLMRequest(
+    system="Be exact.", user="Which block?", images=(ImageInput(PNG_A), ImageInput(PNG_B, "image/jpeg"))
+)
 
 
 @pytest.fixture(autouse=True)
@@ -48,18 +50,33 @@ def run(server: Server, config: ProviderConfig, request: LLMRequest = REQUEST):
 
 
 def cfg(provider: str, model: str, **kw) -> ProviderConfig:
-    return ProviderConfig(name=f"{provider}-test", provider=provider, model=model, api_key_env="TEST_LLM_API_KEY", **kw)
+    return ProviderConfig(
+        name=f"{provider}-test", provider=provider, model=model, api_key_env="TEST_LLM_API_KEY", **kw
+    )
 
 
 # ---------------------------------------------------------------------------------------------- OpenAI
 
+
 def chat_ok(content: str = '{"owner": "E2"}', finish: str = "stop", reasoning: int = 0) -> httpx2.Response:
-    return httpx2.Response(200, json={
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500,
-                  "completion_tokens_details": {"reasoning_tokens": reasoning}},
-    })
+    return httpx2.Response(
+        200,
+        json={
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
+            ],
+            "usage": {
+                "prompt_tokens": 1200,
+                "completion_tokens": 300,
+                "total_tokens": 1500,
+                "completion_tokens_details": {"reasoning_tokens": reasoning},
+            },
+        },
+    )
 
 
 def openai_error(status: int, headers: dict | None = None, message: str = "error") -> httpx2.Response:
@@ -68,8 +85,15 @@ def openai_error(status: int, headers: dict | None = None, message: str = "error
 
 def test_openai_reasoning_model_payload_usage_and_cost():
     server = Server(chat_ok(reasoning=100))
-    config = cfg("openai", "o3", max_output_tokens=900, temperature=0.3, reasoning={"effort": "low"},
-                 price_in_per_mtok=Decimal("2"), price_out_per_mtok=Decimal("8"))
+    config = cfg(
+        "openai",
+        "o3",
+        max_output_tokens=900,
+        temperature=0.3,
+        reasoning={"effort": "low"},
+        price_in_per_mtok=Decimal("2"),
+        price_out_per_mtok=Decimal("8"),
+    )
     result, sleeps = run(server, config)
     body = server.body()
     assert body["model"] == "o3"
@@ -85,7 +109,11 @@ def test_openai_reasoning_model_payload_usage_and_cost():
     ]
     assert server.requests[0].headers["authorization"] == "Bearer sk-test-secret"
     assert result.status == OutputStatus.COMPLETED and result.text == '{"owner": "E2"}'
-    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.reasoning_tokens) == (1200, 200, 100)
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.reasoning_tokens) == (
+        1200,
+        200,
+        100,
+    )
     assert result.cost_usd == Decimal("0.004800")  # 1200*2/1e6 + 300*8/1e6
     assert len(result.attempts) == 1 and sleeps == []
 
@@ -99,7 +127,9 @@ def test_openai_chat_model_uses_max_tokens_and_temperature():
 
 
 def test_openai_429_twice_then_ok_honours_retry_after():
-    server = Server(openai_error(429, {"retry-after": "7"}), openai_error(429, {"retry-after-ms": "2500"}), chat_ok())
+    server = Server(
+        openai_error(429, {"retry-after": "7"}), openai_error(429, {"retry-after-ms": "2500"}), chat_ok()
+    )
     result, sleeps = run(server, cfg("openai", "gpt-4o"))
     assert result.status == OutputStatus.COMPLETED
     assert len(server.requests) == 3 and [a.outcome for a in result.attempts] == ["error", "error", "ok"]
@@ -108,9 +138,16 @@ def test_openai_429_twice_then_ok_honours_retry_after():
     assert [a.retry_after_s for a in result.attempts[:2]] == [7.0, 2.5]
 
 
-@pytest.mark.parametrize(("status", "kind"), [(400, ErrorKind.BAD_REQUEST), (401, ErrorKind.AUTH),
-                                              (403, ErrorKind.AUTH), (404, ErrorKind.NOT_FOUND),
-                                              (422, ErrorKind.BAD_REQUEST)])
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (400, ErrorKind.BAD_REQUEST),
+        (401, ErrorKind.AUTH),
+        (403, ErrorKind.AUTH),
+        (404, ErrorKind.NOT_FOUND),
+        (422, ErrorKind.BAD_REQUEST),
+    ],
+)
 def test_openai_client_errors_are_not_retried(status, kind):
     server = Server(openai_error(status))
     result, sleeps = run(server, cfg("openai", "gpt-4o"))
@@ -168,25 +205,48 @@ def test_max_retries_setting_bounds_attempts():
 
 # ---------------------------------------------------------------------------------------------- Anthropic
 
+
 def message_ok(text: str = "ok", stop: str = "end_turn") -> httpx2.Response:
-    return httpx2.Response(200, json={
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
-        "content": [{"type": "thinking", "thinking": "…", "signature": "s"}, {"type": "text", "text": text}],
-        "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 900, "output_tokens": 120},
-    })
+    return httpx2.Response(
+        200,
+        json={
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude",
+            "content": [
+                {"type": "thinking", "thinking": "…", "signature": "s"},
+                {"type": "text", "text": text},
+            ],
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 900, "output_tokens": 120},
+        },
+    )
 
 
 def anthropic_error(status: int, error_type: str, headers: dict | None = None) -> httpx2.Response:
-    return httpx2.Response(status, headers=headers or {},
-                           json={"type": "error", "error": {"type": error_type, "message": error_type}})
+    return httpx2.Response(
+        status,
+        headers=headers or {},
+        json={"type": "error", "error": {"type": error_type, "message": error_type}},
+    )
 
 
 # The budget-thinking form belongs to models the SDK now flags as deprecated; that is the point here.
 @pytest.mark.filterwarnings("ignore:The model 'claude-sonnet-4-5' is deprecated:DeprecationWarning")
 def test_anthropic_budget_thinking_payload():
     server = Server(message_ok('{"referent": "E1"}'))
-    result, _ = run(server, cfg("anthropic", "claude-sonnet-4-5", max_output_tokens=4000, temperature=0.5,
-                                reasoning={"budget_tokens": 2048}))
+    result, _ = run(
+        server,
+        cfg(
+            "anthropic",
+            "claude-sonnet-4-5",
+            max_output_tokens=4000,
+            temperature=0.5,
+            reasoning={"budget_tokens": 2048},
+        ),
+    )
     body = server.body()
     assert body["model"] == "claude-sonnet-4-5" and body["max_tokens"] == 4000
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
@@ -194,10 +254,14 @@ def test_anthropic_budget_thinking_payload():
     assert body["system"] == "Be exact."
     content = body["messages"][0]["content"]
     assert [c["type"] for c in content] == ["image", "image", "text"]
-    assert [c["source"]["data"] for c in content[:2]] == [base64.b64encode(PNG_A).decode(),
-                                                           base64.b64encode(PNG_B).decode()]
+    assert [c["source"]["data"] for c in content[:2]] == [
+        base64.b64encode(PNG_A).decode(),
+        base64.b64encode(PNG_B).decode(),
+    ]
     assert content[1]["source"]["media_type"] == "image/jpeg"
-    assert "sk-test-secret" in (server.requests[0].headers.get("x-api-key", "") + server.requests[0].headers.get("authorization", ""))
+    assert "sk-test-secret" in (
+        server.requests[0].headers.get("x-api-key", "") + server.requests[0].headers.get("authorization", "")
+    )
     assert result.text == '{"referent": "E1"}' and result.usage.input_tokens == 900
 
 
@@ -216,9 +280,11 @@ def test_anthropic_budget_form_rejected_for_adaptive_family_without_request():
 
 
 def test_anthropic_overloaded_then_ok_and_max_tokens_truncation():
-    server = Server(anthropic_error(529, "overloaded_error"), anthropic_error(429, "rate_limit_error",
-                                                                              {"retry-after": "3"}),
-                    message_ok("{", stop="max_tokens"))
+    server = Server(
+        anthropic_error(529, "overloaded_error"),
+        anthropic_error(429, "rate_limit_error", {"retry-after": "3"}),
+        message_ok("{", stop="max_tokens"),
+    )
     result, sleeps = run(server, cfg("anthropic", "claude-3-5-haiku-latest"))
     assert [a.error_kind for a in result.attempts[:2]] == [ErrorKind.OVERLOADED, ErrorKind.RATE_LIMIT]
     assert sleeps[1] >= 3.0 and result.status == OutputStatus.TRUNCATED
@@ -232,32 +298,57 @@ def test_anthropic_bad_request_not_retried():
 
 # ---------------------------------------------------------------------------------------------- Google
 
+
 def gemini_ok(text: str = '{"owner": "E1"}', finish: str = "STOP") -> httpx2.Response:
-    return httpx2.Response(200, json={
-        "candidates": [{"content": {"role": "model", "parts": [{"text": "thinking…", "thought": True},
-                                                              {"text": text}]}, "finishReason": finish}],
-        "usageMetadata": {"promptTokenCount": 700, "candidatesTokenCount": 40, "thoughtsTokenCount": 60},
-    })
+    return httpx2.Response(
+        200,
+        json={
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [{"text": "thinking…", "thought": True}, {"text": text}],
+                    },
+                    "finishReason": finish,
+                }
+            ],
+            "usageMetadata": {"promptTokenCount": 700, "candidatesTokenCount": 40, "thoughtsTokenCount": 60},
+        },
+    )
 
 
 def gemini_error(status: int, state: str, headers: dict | None = None) -> httpx2.Response:
-    return httpx2.Response(status, headers=headers or {},
-                           json={"error": {"code": status, "message": state.lower(), "status": state}})
+    return httpx2.Response(
+        status,
+        headers=headers or {},
+        json={"error": {"code": status, "message": state.lower(), "status": state}},
+    )
 
 
 def test_gemini_3_thinking_level_payload_and_usage():
     server = Server(gemini_ok())
-    result, _ = run(server, cfg("google", "gemini-3-pro-preview", max_output_tokens=1000, temperature=0.1,
-                                reasoning={"level": "low"}, price_in_per_mtok=Decimal("1"),
-                                price_out_per_mtok=Decimal("10")))
+    result, _ = run(
+        server,
+        cfg(
+            "google",
+            "gemini-3-pro-preview",
+            max_output_tokens=1000,
+            temperature=0.1,
+            reasoning={"level": "low"},
+            price_in_per_mtok=Decimal("1"),
+            price_out_per_mtok=Decimal("10"),
+        ),
+    )
     request = server.requests[0]
     assert request.url.path.endswith("/models/gemini-3-pro-preview:generateContent")
     assert request.headers["x-goog-api-key"] == "sk-test-secret"
     body = server.body()
     parts = body["contents"][0]["parts"]
     assert parts[0] == {"text": "Which block?"}
-    assert [p["inlineData"]["data"] for p in parts[1:]] == [base64.b64encode(PNG_A).decode(),
-                                                             base64.b64encode(PNG_B).decode()]
+    assert [p["inlineData"]["data"] for p in parts[1:]] == [
+        base64.b64encode(PNG_A).decode(),
+        base64.b64encode(PNG_B).decode(),
+    ]
     assert body["systemInstruction"]["parts"] == [{"text": "Be exact."}]
     config = body["generationConfig"]
     assert config["maxOutputTokens"] == 1000 and config["temperature"] == 0.1
@@ -265,7 +356,11 @@ def test_gemini_3_thinking_level_payload_and_usage():
     assert set(thinking) == {"thinking_level"} or set(thinking) == {"thinkingLevel"}
     assert list(thinking.values()) == ["LOW"]
     assert result.text == '{"owner": "E1"}'  # thought parts are not the answer
-    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.reasoning_tokens) == (700, 40, 60)
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.reasoning_tokens) == (
+        700,
+        40,
+        60,
+    )
     assert result.cost_usd == Decimal("0.001700")
 
 
@@ -280,8 +375,11 @@ def test_gemini_25_budget_and_combination_refused():
 
 
 def test_gemini_429_retry_after_then_503_then_ok_and_sdk_retries_off():
-    server = Server(gemini_error(429, "RESOURCE_EXHAUSTED", {"retry-after": "4"}), gemini_error(503, "UNAVAILABLE"),
-                    gemini_ok())
+    server = Server(
+        gemini_error(429, "RESOURCE_EXHAUSTED", {"retry-after": "4"}),
+        gemini_error(503, "UNAVAILABLE"),
+        gemini_ok(),
+    )
     result, sleeps = run(server, cfg("google", "gemini-2.5-flash"))
     assert len(server.requests) == 3 and result.status == OutputStatus.COMPLETED
     assert [a.status_code for a in result.attempts] == [429, 503, None]

@@ -35,14 +35,20 @@ def test_open_prompt_gets_a_boxed_number_with_unit():
 
 def test_seed_changes_the_answer_stream():
     user = "[Problem]\nFind v.\n\n[Output format]\nAnswer in \\boxed{}."
-    answers = {_ask(user, config=ProviderConfig(name="s", provider="simulated", model="m", extra={"seed": s}))
-               for s in range(6)}
+    answers = {
+        _ask(user, config=ProviderConfig(name="s", provider="simulated", model="m", extra={"seed": s}))
+        for s in range(6)
+    }
     assert len(answers) > 1
 
 
 def test_json_placeholders_are_filled():
-    template = {"label": "<one of: yes | no | not sure>", "score": "<number between 0.2 and 0.4>",
-                "nested": [{"svg": "<svg>", "note": "<text>"}], "fixed": "keep <me>"}
+    template = {
+        "label": "<one of: yes | no | not sure>",
+        "score": "<number between 0.2 and 0.4>",
+        "nested": [{"svg": "<svg>", "note": "<text>"}],
+        "fixed": "keep <me>",
+    }
     text = _ask("[Task]\nJudge.\n[Output format]\n" + json.dumps(template))
     answer = json.loads(text)
     assert answer["label"] in {"yes", "no", "not sure"}
@@ -55,7 +61,9 @@ def test_json_placeholders_are_filled():
 
 def test_existing_prompt_kinds_are_unchanged():
     # A probe prompt: the candidate draw is unchanged by the placeholder stream.
-    probe = "[Candidates]\nE1: img_0 {}\nE2: img_0 {}\nE3: img_0 {}\n[Output format]\n{\"owner\": \"<candidate ID>\"}"
+    probe = (
+        '[Candidates]\nE1: img_0 {}\nE2: img_0 {}\nE3: img_0 {}\n[Output format]\n{"owner": "<candidate ID>"}'
+    )
     assert json.loads(_ask(probe))["owner"] in {"E1", "E2", "E3"}
     assert _ask(probe) == _ask(probe)
     # A prompt without an output format and without \boxed keeps the old reply.

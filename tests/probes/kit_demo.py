@@ -21,13 +21,30 @@ QUERY = "Find the acceleration."
 
 
 def _visual(vid, bbox, *, kind="object_shape", text=""):
-    return {"bbox_1000": bbox, "center_1000": [-1, -1], "confidence": "high", "id": vid, "image_id": "img_0",
-            "keypoints_1000": [], "radius_1000": -1, "subtype": "", "text": text, "type": kind}
+    return {
+        "bbox_1000": bbox,
+        "center_1000": [-1, -1],
+        "confidence": "high",
+        "id": vid,
+        "image_id": "img_0",
+        "keypoints_1000": [],
+        "radius_1000": -1,
+        "subtype": "",
+        "text": text,
+        "type": kind,
+    }
 
 
 def _binding(bid, kind, src, dst, *, visual=(), mention=(), provenance=("IMAGE",)):
-    return {"evidence_mention_ids": list(mention), "evidence_visual_ids": list(visual), "from_id": src, "id": bid,
-            "provenance": list(provenance), "to_id": dst, "type": kind}
+    return {
+        "evidence_mention_ids": list(mention),
+        "evidence_visual_ids": list(visual),
+        "from_id": src,
+        "id": bid,
+        "provenance": list(provenance),
+        "to_id": dst,
+        "type": kind,
+    }
 
 
 def pass4() -> dict:
@@ -38,35 +55,101 @@ def pass4() -> dict:
             _binding("b002", "represents", "v002", "p002", visual=["v002"]),
             _binding("b003", "refers_to", "m001", "p001", mention=["m001"], provenance=["TEXT"]),
         ],
-        "constraints": [{"evidence_mention_ids": ["m002"], "evidence_visual_ids": [], "id": "c001",
-                         "kind": "at_rest", "provenance": ["TEXT"], "subject_ids": ["p001", "p002"],
-                         "value_text": "are at rest"}],
+        "constraints": [
+            {
+                "evidence_mention_ids": ["m002"],
+                "evidence_visual_ids": [],
+                "id": "c001",
+                "kind": "at_rest",
+                "provenance": ["TEXT"],
+                "subject_ids": ["p001", "p002"],
+                "value_text": "are at rest",
+            }
+        ],
         "domain": "mechanics",
         "physical_nodes": [
-            {"confidence": "high", "id": "p001", "name": "Block 1", "provenance": ["IMAGE"], "subtype": "",
-             "symbol": "", "text_mention_ids": [], "type": "body", "visual_anchor_ids": ["v001"]},
-            {"confidence": "high", "id": "p002", "name": "Block 2", "provenance": ["IMAGE"], "subtype": "",
-             "symbol": "", "text_mention_ids": [], "type": "body", "visual_anchor_ids": ["v002"]},
+            {
+                "confidence": "high",
+                "id": "p001",
+                "name": "Block 1",
+                "provenance": ["IMAGE"],
+                "subtype": "",
+                "symbol": "",
+                "text_mention_ids": [],
+                "type": "body",
+                "visual_anchor_ids": ["v001"],
+            },
+            {
+                "confidence": "high",
+                "id": "p002",
+                "name": "Block 2",
+                "provenance": ["IMAGE"],
+                "subtype": "",
+                "symbol": "",
+                "text_mention_ids": [],
+                "type": "body",
+                "visual_anchor_ids": ["v002"],
+            },
         ],
         "problem_id": "SYNTHETIC_TEST_ONLY",
         "quantities": [
-            {"id": "q001", "kind": "mass", "owner_id": "p001", "provenance": ["IMAGE", "TEXT"], "symbol_latex": "m",
-             "text_mention_ids": ["m003"], "unit_latex": "", "value_latex": "", "visual_anchor_ids": ["v003"]},
-            {"id": "q002", "kind": "mass", "owner_id": "p002", "provenance": ["TEXT"], "symbol_latex": "m_B",
-             "text_mention_ids": ["m004"], "unit_latex": "kg", "value_latex": "2", "visual_anchor_ids": []},
+            {
+                "id": "q001",
+                "kind": "mass",
+                "owner_id": "p001",
+                "provenance": ["IMAGE", "TEXT"],
+                "symbol_latex": "m",
+                "text_mention_ids": ["m003"],
+                "unit_latex": "",
+                "value_latex": "",
+                "visual_anchor_ids": ["v003"],
+            },
+            {
+                "id": "q002",
+                "kind": "mass",
+                "owner_id": "p002",
+                "provenance": ["TEXT"],
+                "symbol_latex": "m_B",
+                "text_mention_ids": ["m004"],
+                "unit_latex": "kg",
+                "value_latex": "2",
+                "visual_anchor_ids": [],
+            },
         ],
-        "query_target": {"location_node_ids": [], "mention_id": "m005", "target_kind": "acceleration",
-                         "target_node_ids": ["p001"], "target_symbol_latex": "", "time_or_event_node_ids": []},
-        "relations": [{"confidence": "high", "evidence_mention_ids": [], "evidence_visual_ids": ["v001", "v002"],
-                       "id": "r001", "object_id": "p002", "predicate": "touches", "provenance": ["IMAGE"],
-                       "quantity_id": "", "subject_id": "p001"}],
+        "query_target": {
+            "location_node_ids": [],
+            "mention_id": "m005",
+            "target_kind": "acceleration",
+            "target_node_ids": ["p001"],
+            "target_symbol_latex": "",
+            "time_or_event_node_ids": [],
+        },
+        "relations": [
+            {
+                "confidence": "high",
+                "evidence_mention_ids": [],
+                "evidence_visual_ids": ["v001", "v002"],
+                "id": "r001",
+                "object_id": "p002",
+                "predicate": "touches",
+                "provenance": ["IMAGE"],
+                "quantity_id": "",
+                "subject_id": "p001",
+            }
+        ],
         "schema_version": "physgraph_obs_v0.1",
         "text_mentions": [
             {"id": "m001", "occurrence": 1, "quote": "Block A", "role": "entity", "section": "stem"},
             {"id": "m002", "occurrence": 1, "quote": "are at rest", "role": "constraint", "section": "stem"},
             {"id": "m003", "occurrence": 2, "quote": "m", "role": "quantity", "section": "stem"},
             {"id": "m004", "occurrence": 1, "quote": "2 kg", "role": "quantity", "section": "stem"},
-            {"id": "m005", "occurrence": 1, "quote": "acceleration", "role": "query_target", "section": "query"},
+            {
+                "id": "m005",
+                "occurrence": 1,
+                "quote": "acceleration",
+                "role": "query_target",
+                "section": "query",
+            },
         ],
         "visual_nodes": [
             _visual("v001", [60, 400, 285, 705]),
@@ -90,11 +173,21 @@ def stand_in_image() -> bytes:
 def demo_source(**overrides) -> ParentSource:
     doc = pass4()
     fields = dict(
-        problem_id="SYNTHETIC_TEST_ONLY", source_dataset="SYNTHETIC_UNIT_TEST", source_split="test_fixture",
-        source_sample_id="SYNTHETIC_TEST_ONLY", language="en", stem=STEM, query=QUERY, options=[],
+        problem_id="SYNTHETIC_TEST_ONLY",
+        source_dataset="SYNTHETIC_UNIT_TEST",
+        source_split="test_fixture",
+        source_sample_id="SYNTHETIC_TEST_ONLY",
+        language="en",
+        stem=STEM,
+        query=QUERY,
+        options=[],
         images=[SourceImage("img_0", stand_in_image(), 320, 200, ".png")],
-        passes={"pass1": {"problem_id": "SYNTHETIC_TEST_ONLY"}, "pass2": {"problem_id": "SYNTHETIC_TEST_ONLY"},
-                "pass3": {"problem_id": "SYNTHETIC_TEST_ONLY"}, "pass4": doc},
+        passes={
+            "pass1": {"problem_id": "SYNTHETIC_TEST_ONLY"},
+            "pass2": {"problem_id": "SYNTHETIC_TEST_ONLY"},
+            "pass3": {"problem_id": "SYNTHETIC_TEST_ONLY"},
+            "pass4": doc,
+        },
         pass4_reviewer="SYNTHETIC_TEST_NOT_HUMAN",
     )
     fields.update(overrides)
@@ -111,39 +204,87 @@ T03_TEXT = "PAQ-e792d0fcd342014a700ebec434fd1b4016614ca94341f0f7e5451d5d00a70581
 T02_GROUP = "NG-042b59237660b2037ee5d294ae38b62624aee98b730f72955774e7148048b835"
 STEM_SHA = "a749f7e152bb55ba0a44ef03fdff71be8cbcf739aa05bea8a7545f3f556ea0b3"
 
-BOX_A = {"geometry": {"bbox_1000": [60, 400, 285, 705], "type": "bbox"}, "image_id": "img_0", "kind": "visual"}
-BOX_B = {"geometry": {"bbox_1000": [590, 400, 850, 705], "type": "bbox"}, "image_id": "img_0", "kind": "visual"}
-GLYPH_M = {"geometry": {"bbox_1000": [70, 200, 115, 280], "type": "bbox"}, "image_id": "img_0", "kind": "visual"}
+BOX_A = {
+    "geometry": {"bbox_1000": [60, 400, 285, 705], "type": "bbox"},
+    "image_id": "img_0",
+    "kind": "visual",
+}
+BOX_B = {
+    "geometry": {"bbox_1000": [590, 400, 850, 705], "type": "bbox"},
+    "image_id": "img_0",
+    "kind": "visual",
+}
+GLYPH_M = {
+    "geometry": {"bbox_1000": [70, 200, 115, 280], "type": "bbox"},
+    "image_id": "img_0",
+    "kind": "visual",
+}
 POINTS_GLYPH_M = [[54.4, 72.0], [68.8, 72.0], [68.8, 88.0], [54.4, 88.0]]
 POINTS_BOX_A = [[51.2, 112.0], [123.2, 112.0], [123.2, 173.0], [51.2, 173.0]]
 POINTS_BOX_B = [[220.8, 112.0], [304.0, 112.0], [304.0, 173.0], [220.8, 173.0]]
 
 EXPECTED = {
-    T02: {"interface": "T02-single", "candidate_map": {"E1": PE_BLOCK_B, "E2": PE_BLOCK_A},
-          "display": ["E2", "E1"], "gold": [PE_BLOCK_A], "gold_aliases": ["E2"],
-          "anchors": {"R1": {"end": 7, "kind": "text", "quote": "Block A", "section": "stem",
-                             "section_sha256": STEM_SHA, "start": 0}, "R2": GLYPH_M},
-          "packet": [{"anchor": "R2", "text": "m"}],
-          "marks": [("R2", POINTS_GLYPH_M), ("E2", POINTS_BOX_A), ("E1", POINTS_BOX_B)],
-          "attachments": ["V1", "V2", "V3", "img_0"]},
-    T03_IMAGE: {"interface": "T03-image", "candidate_map": {"E1": PE_BLOCK_B, "E2": PE_BLOCK_A},
-                "display": ["E1", "E2"], "gold": [PE_BLOCK_A], "gold_aliases": ["E2"], "anchors": {"R1": GLYPH_M},
-                "packet": [{"anchor": "R1", "text": "m"}],
-                "marks": [("R1", POINTS_GLYPH_M), ("E1", POINTS_BOX_B), ("E2", POINTS_BOX_A)],
-                "attachments": ["V1", "V2", "V3", "img_0"]},
-    T03_TEXT: {"interface": "T03-text", "candidate_map": {"E1": PE_BLOCK_A, "E2": PE_BLOCK_B},
-               "display": ["E2", "E1"], "gold": [PE_BLOCK_B], "gold_aliases": ["E2"],
-               "anchors": {"R1": {"end": 75, "kind": "text", "quote": "2 kg", "section": "stem",
-                                  "section_sha256": STEM_SHA, "start": 71}},
-               "packet": [], "marks": [("E2", POINTS_BOX_B), ("E1", POINTS_BOX_A)],
-               "attachments": ["V1", "V2", "img_0"]},
+    T02: {
+        "interface": "T02-single",
+        "candidate_map": {"E1": PE_BLOCK_B, "E2": PE_BLOCK_A},
+        "display": ["E2", "E1"],
+        "gold": [PE_BLOCK_A],
+        "gold_aliases": ["E2"],
+        "anchors": {
+            "R1": {
+                "end": 7,
+                "kind": "text",
+                "quote": "Block A",
+                "section": "stem",
+                "section_sha256": STEM_SHA,
+                "start": 0,
+            },
+            "R2": GLYPH_M,
+        },
+        "packet": [{"anchor": "R2", "text": "m"}],
+        "marks": [("R2", POINTS_GLYPH_M), ("E2", POINTS_BOX_A), ("E1", POINTS_BOX_B)],
+        "attachments": ["V1", "V2", "V3", "img_0"],
+    },
+    T03_IMAGE: {
+        "interface": "T03-image",
+        "candidate_map": {"E1": PE_BLOCK_B, "E2": PE_BLOCK_A},
+        "display": ["E1", "E2"],
+        "gold": [PE_BLOCK_A],
+        "gold_aliases": ["E2"],
+        "anchors": {"R1": GLYPH_M},
+        "packet": [{"anchor": "R1", "text": "m"}],
+        "marks": [("R1", POINTS_GLYPH_M), ("E1", POINTS_BOX_B), ("E2", POINTS_BOX_A)],
+        "attachments": ["V1", "V2", "V3", "img_0"],
+    },
+    T03_TEXT: {
+        "interface": "T03-text",
+        "candidate_map": {"E1": PE_BLOCK_A, "E2": PE_BLOCK_B},
+        "display": ["E2", "E1"],
+        "gold": [PE_BLOCK_B],
+        "gold_aliases": ["E2"],
+        "anchors": {
+            "R1": {
+                "end": 75,
+                "kind": "text",
+                "quote": "2 kg",
+                "section": "stem",
+                "section_sha256": STEM_SHA,
+                "start": 71,
+            }
+        },
+        "packet": [],
+        "marks": [("E2", POINTS_BOX_B), ("E1", POINTS_BOX_A)],
+        "attachments": ["V1", "V2", "img_0"],
+    },
 }
 
 # Pixel hashes (Kit §2.10 ``pixels_sha256``) of the original and of each rendered view in the Kit's demo
 # draft (preview.PRIVATE.json ``core.assets``); the bytes hashes there come from the Kit's Pillow build.
 ORIGINAL_PIXELS_SHA = "eefdb71ced72bbbcb9dece6da5e712eab0f70c5bd7bc2b63a4371b5dd2ad2095"
 VIEW_PIXELS = {
-    T03_IMAGE: {"V1": "dc73234338542491ac62143f3b1086caa3d3c1a49992081f2f287cd745481f84",
-                "V2": "f0935deba615c7f32541e3f010f146d2f3b401648d5f38bc41788aa6c73827b9",
-                "V3": "cd9f00257562096a7864fb595e03f1023e52a45103363a5b020acb72ac76a5d3"},
+    T03_IMAGE: {
+        "V1": "dc73234338542491ac62143f3b1086caa3d3c1a49992081f2f287cd745481f84",
+        "V2": "f0935deba615c7f32541e3f010f146d2f3b401648d5f38bc41788aa6c73827b9",
+        "V3": "cd9f00257562096a7864fb595e03f1023e52a45103363a5b020acb72ac76a5d3",
+    },
 }

@@ -41,15 +41,23 @@ def _visual(doc, vid):
 
 def _add_block_c(doc, bbox=(300, 400, 500, 705), vid="v004", pid="p003"):
     doc["visual_nodes"].append({**_visual(doc, "v001"), "id": vid, "bbox_1000": list(bbox)})
-    doc["physical_nodes"].append({**doc["physical_nodes"][0], "id": pid, "name": "Block 3", "visual_anchor_ids": [vid]})
+    doc["physical_nodes"].append(
+        {**doc["physical_nodes"][0], "id": pid, "name": "Block 3", "visual_anchor_ids": [vid]}
+    )
 
 
 def _add_glyphs(doc, count):
     """``count`` more atomic diagram glyphs ("x"), each at its own place along the bottom of the image."""
     for i in range(count):
         x, y = (i % 16) * 60, 800 + (i // 16) * 40
-        doc["visual_nodes"].append({**_visual(doc, "v003"), "id": f"v{100 + i}", "text": "x",
-                                    "bbox_1000": [x + 1, y, x + 40, y + 30]})
+        doc["visual_nodes"].append(
+            {
+                **_visual(doc, "v003"),
+                "id": f"v{100 + i}",
+                "text": "x",
+                "bbox_1000": [x + 1, y, x + 40, y + 30],
+            }
+        )
 
 
 KIT_GLYPH = r"$v_0 = 3\,\mathrm{m/s}$ − 中"  # the Kit blocked its T03 group on this reading
@@ -58,39 +66,86 @@ CASES = {
     "EXPLICIT_PLURAL_REFERENCE": ("T02", lambda d: _mention(d, "m001").update(quote="Block A and block B")),
     "SINGLETON_BASIS_UNKNOWN": ("T02", lambda d: _mention(d, "m001").update(quote="Block")),
     "REFERENCE_NOT_EXPLICIT_ENTITY_MENTION": ("T02", lambda d: _mention(d, "m001").update(role="other")),
-    "REFERENCE_TARGET_NOT_SINGLE": ("T02", lambda d: d["bindings"].append(
-        {**d["bindings"][2], "id": "b004", "to_id": "p002"})),
-    "REFERENCE_SCOPE_UNBOUNDED": ("T02", lambda d: (d["text_mentions"].append(
-        {"id": "m006", "occurrence": 1, "quote": "Block Z", "role": "entity", "section": "stem"}),
-        d["bindings"].append({**d["bindings"][2], "id": "b004", "from_id": "m006"}))),
-    "REFERENCE_POSSIBLE_SECOND_TARGET_UNRESOLVED": ("T02", lambda d: (d["text_mentions"].append(
-        {"id": "m006", "occurrence": 5, "quote": "Block A", "role": "entity", "section": "stem"}),
-        d["bindings"].append({**d["bindings"][2], "id": "b004", "from_id": "m006"}))),
-    "SOURCE_AMBIGUITY_SCOPE_UNBOUNDED": ("T03", lambda d: d["ambiguities"].append(
-        {"id": "u001", "scope": "x", "description": "unclear", "candidate_ids": [], "evidence_visual_ids": [],
-         "evidence_mention_ids": []})),
-    "CANDIDATE_UNIVERSE_INCOMPLETE": ("T03", lambda d: _visual(d, "v001").update(bbox_1000=[60, 400, 60, 705])),
+    "REFERENCE_TARGET_NOT_SINGLE": (
+        "T02",
+        lambda d: d["bindings"].append({**d["bindings"][2], "id": "b004", "to_id": "p002"}),
+    ),
+    "REFERENCE_SCOPE_UNBOUNDED": (
+        "T02",
+        lambda d: (
+            d["text_mentions"].append(
+                {"id": "m006", "occurrence": 1, "quote": "Block Z", "role": "entity", "section": "stem"}
+            ),
+            d["bindings"].append({**d["bindings"][2], "id": "b004", "from_id": "m006"}),
+        ),
+    ),
+    "REFERENCE_POSSIBLE_SECOND_TARGET_UNRESOLVED": (
+        "T02",
+        lambda d: (
+            d["text_mentions"].append(
+                {"id": "m006", "occurrence": 5, "quote": "Block A", "role": "entity", "section": "stem"}
+            ),
+            d["bindings"].append({**d["bindings"][2], "id": "b004", "from_id": "m006"}),
+        ),
+    ),
+    "SOURCE_AMBIGUITY_SCOPE_UNBOUNDED": (
+        "T03",
+        lambda d: d["ambiguities"].append(
+            {
+                "id": "u001",
+                "scope": "x",
+                "description": "unclear",
+                "candidate_ids": [],
+                "evidence_visual_ids": [],
+                "evidence_mention_ids": [],
+            }
+        ),
+    ),
+    "CANDIDATE_UNIVERSE_INCOMPLETE": (
+        "T03",
+        lambda d: _visual(d, "v001").update(bbox_1000=[60, 400, 60, 705]),
+    ),
     "PACKET_SOURCE_UNRESOLVED": ("T02", lambda d: _visual(d, "v003").update(bbox_1000=[70, 200, 70, 280])),
     "QUANTITY_OWNER_UNRESOLVED": ("T03", lambda d: _quantity(d, "q002").update(owner_id="")),
-    "IMAGE_SELECTOR_UNRESOLVED": ("T03", lambda d: (d["visual_nodes"].append(
-        {**_visual(d, "v003"), "id": "v004", "bbox_1000": [200, 200, 240, 280]}),
-        _quantity(d, "q001").update(visual_anchor_ids=["v003", "v004"]))),
+    "IMAGE_SELECTOR_UNRESOLVED": (
+        "T03",
+        lambda d: (
+            d["visual_nodes"].append({**_visual(d, "v003"), "id": "v004", "bbox_1000": [200, 200, 240, 280]}),
+            _quantity(d, "q001").update(visual_anchor_ids=["v003", "v004"]),
+        ),
+    ),
     "TEXT_SELECTOR_UNRESOLVED": ("T03", lambda d: _mention(d, "m004").update(occurrence=2)),
     "EMPTY_IMAGE_GLYPH_NOT_TEXT_FALLBACK": ("T03", lambda d: _visual(d, "v003").update(text=" ")),
     "QUANTITY_SCOPE_UNBOUNDED": ("T03", lambda d: _mention(d, "m004").update(quote="3 kg")),
-    "QUANTITY_IDENTITY_OR_OWNER_CONFLICT": ("T03", lambda d: d["quantities"].append(
-        {**_quantity(d, "q001"), "id": "q003", "owner_id": "p002", "text_mention_ids": []})),
-    "QUANTITIES_UNQUALIFIED_IDENTITY_CONFLICT": ("T03", lambda d: d["quantities"].append(
-        {**_quantity(d, "q001"), "id": "q003", "symbol_latex": "M", "text_mention_ids": []})),
+    "QUANTITY_IDENTITY_OR_OWNER_CONFLICT": (
+        "T03",
+        lambda d: d["quantities"].append(
+            {**_quantity(d, "q001"), "id": "q003", "owner_id": "p002", "text_mention_ids": []}
+        ),
+    ),
+    "QUANTITIES_UNQUALIFIED_IDENTITY_CONFLICT": (
+        "T03",
+        lambda d: d["quantities"].append(
+            {**_quantity(d, "q001"), "id": "q003", "symbol_latex": "M", "text_mention_ids": []}
+        ),
+    ),
     "INDISTINGUISHABLE_CANDIDATES": ("T03", lambda d: _add_block_c(d, bbox=(590, 400, 850, 705))),
     # scorability (Kit prepare_probe): the glyph read is the gold reading of the T03-image probe
     "UNSUPPORTED_GOLD_READING": ("T03", lambda d: _visual(d, "v003").update(text=KIT_GLYPH)),
     "EMPTY_OBSERVATION_TEXT": ("T03", lambda d: _visual(d, "v003").update(text="\u200b")),
-    "DUPLICATE_OBSERVATION_AT_SAME_ORIGIN": ("T03", lambda d: d["visual_nodes"].append({**_visual(d, "v003"),
-                                                                                       "id": "v004"})),
-    "GOLD_OUTSIDE_LEGAL_CANDIDATES": ("T02", lambda d: (d["physical_nodes"].append(
-        {**d["physical_nodes"][0], "id": "p003", "name": "Block 3", "visual_anchor_ids": []}),
-        d["bindings"][2].update(to_id="p003"))),
+    "DUPLICATE_OBSERVATION_AT_SAME_ORIGIN": (
+        "T03",
+        lambda d: d["visual_nodes"].append({**_visual(d, "v003"), "id": "v004"}),
+    ),
+    "GOLD_OUTSIDE_LEGAL_CANDIDATES": (
+        "T02",
+        lambda d: (
+            d["physical_nodes"].append(
+                {**d["physical_nodes"][0], "id": "p003", "name": "Block 3", "visual_anchor_ids": []}
+            ),
+            d["bindings"][2].update(to_id="p003"),
+        ),
+    ),
     "PACKET_BUDGET_EXCEEDED": ("T02", lambda d: _add_glyphs(d, 64)),
 }
 
@@ -109,15 +164,33 @@ def test_a_single_candidate_universe_is_refused():
         doc["physical_nodes"] = doc["physical_nodes"][:1]
         doc["bindings"] = [b for b in doc["bindings"] if b["to_id"] == "p001"]
         doc["quantities"] = doc["quantities"][:1]
+
     assert "CANDIDATE_UNIVERSE_INVALID" in _codes(_compile(single))
 
 
-@pytest.mark.parametrize(("code", "overrides", "mutate"), [
-    ("LANGUAGE_UNRESOLVED", {"language": "fr"}, None),
-    ("SOURCE_IDENTITY_MISSING", {"source_split": " "}, None),
-    ("IDENTITY_TYPE_CONFLICT", {}, lambda d: (d["physical_nodes"][1].update(type="particle"), d["bindings"].append(
-        {**d["bindings"][2], "id": "b004", "type": "same_entity_as", "from_id": "p001", "to_id": "p002"}))),
-])
+@pytest.mark.parametrize(
+    ("code", "overrides", "mutate"),
+    [
+        ("LANGUAGE_UNRESOLVED", {"language": "fr"}, None),
+        ("SOURCE_IDENTITY_MISSING", {"source_split": " "}, None),
+        (
+            "IDENTITY_TYPE_CONFLICT",
+            {},
+            lambda d: (
+                d["physical_nodes"][1].update(type="particle"),
+                d["bindings"].append(
+                    {
+                        **d["bindings"][2],
+                        "id": "b004",
+                        "type": "same_entity_as",
+                        "from_id": "p001",
+                        "to_id": "p002",
+                    }
+                ),
+            ),
+        ),
+    ],
+)
 def test_parent_wide_refusals(code, overrides, mutate):
     result = _compile(mutate, **overrides)
     assert result.probes == []
@@ -139,8 +212,10 @@ def test_an_unblocked_probe_survives_a_blocked_sibling():
 def test_a_same_entity_merge_is_one_candidate():
     def merge(doc):
         _add_block_c(doc)
-        doc["bindings"].append({**doc["bindings"][2], "id": "b004", "type": "same_entity_as", "from_id": "p003",
-                                "to_id": "p001"})
+        doc["bindings"].append(
+            {**doc["bindings"][2], "id": "b004", "type": "same_entity_as", "from_id": "p003", "to_id": "p001"}
+        )
+
     result = _compile(merge)
     t02 = next(p for p in result.probes if p.task_id == "T02")
     assert len(t02.key["candidate_map"]) == 2
@@ -148,6 +223,7 @@ def test_a_same_entity_merge_is_one_candidate():
 
 
 # --- Scorability: what the Kit refuses after compiling a group (prepare_probe) -----------------------
+
 
 def _baseline():
     return {p.interface: p for p in _compile().probes}
@@ -162,7 +238,9 @@ def test_an_unscorable_glyph_reading_blocks_only_its_t03_group(text):
     assert all(p.native_query["group_id"] != image_group for p in result.probes)
     # the siblings still compile: the T02 referent and the T03-text quantity of the same parent
     assert sorted((p.interface, p.logical_probe_id) for p in result.probes) == [
-        ("T02-single", demo.T02), ("T03-text", demo.T03_TEXT)]
+        ("T02-single", demo.T02),
+        ("T03-text", demo.T03_TEXT),
+    ]
     assert not any(p.key["joint_eligible"] for p in result.probes)  # nothing unscorable reaches pool L
 
 
@@ -196,12 +274,17 @@ def _prompt_set(**task_changes):
     return PromptSet(DEFAULT_PROMPTS, tasks)
 
 
-@pytest.mark.parametrize(("changes", "code", "blocked_tasks", "kept"), [
-    ({"T03": {"allowed_cardinalities": ["set"]}}, "TASK_OUTPUT_CONTRACT", ["T03", "T03"], ["T02-single"]),
-    ({"T03": {"allowed_cardinalities": None}}, "TASK_OUTPUT_CONTRACT", ["T03", "T03"], ["T02-single"]),
-    ({"T02": {"binding_key": "thing"}}, "BINDING_KEY", ["T02"], ["T03-image", "T03-text"]),
-])
-def test_a_task_registry_that_does_not_define_the_contract_blocks_that_task(changes, code, blocked_tasks, kept):
+@pytest.mark.parametrize(
+    ("changes", "code", "blocked_tasks", "kept"),
+    [
+        ({"T03": {"allowed_cardinalities": ["set"]}}, "TASK_OUTPUT_CONTRACT", ["T03", "T03"], ["T02-single"]),
+        ({"T03": {"allowed_cardinalities": None}}, "TASK_OUTPUT_CONTRACT", ["T03", "T03"], ["T02-single"]),
+        ({"T02": {"binding_key": "thing"}}, "BINDING_KEY", ["T02"], ["T03-image", "T03-text"]),
+    ],
+)
+def test_a_task_registry_that_does_not_define_the_contract_blocks_that_task(
+    changes, code, blocked_tasks, kept
+):
     result = compile_parent(demo.demo_source(), prompt_set=_prompt_set(**changes))
     assert sorted(b.task_id for b in result.blocked) == blocked_tasks
     assert {b.code for b in result.blocked} == {code}
@@ -220,6 +303,7 @@ def _set(path, value):
         for step in path[1:-1]:
             target = target[step]
         target[path[-1]] = value(target[path[-1]]) if callable(value) else value
+
     return apply
 
 
@@ -227,7 +311,9 @@ def _set(path, value):
 # each is still checked, so a future change that breaks the derivation blocks the group.
 TAMPERED = {
     "OBSERVATION_UNAPPROVED": _set(("obs", "o_v003", "state"), "pending"),
-    "DUPLICATE_OR_UNKNOWN_OBSERVATION_ALIAS": _set(("key", "anchor_map", "R1", "observation_ids"), ["o_v999"]),
+    "DUPLICATE_OR_UNKNOWN_OBSERVATION_ALIAS": _set(
+        ("key", "anchor_map", "R1", "observation_ids"), ["o_v999"]
+    ),
     "READ_OBSERVATION_ANCHOR_MISMATCH": _set(("key", "read_targets", 0, "anchor_alias"), "R2"),
     "READ_TEXT_MISMATCH": _set(("key", "read_targets", 0, "expected"), "M"),
     "READ_ORIGIN_MISMATCH": _set(("key", "read_targets", 0, "origin_fingerprint"), "0" * 64),
@@ -251,13 +337,18 @@ TAMPERED = {
     "EMPTY_GOLD": _set(("key", "gold_targets"), []),
     "GOLD_SCHEMA": _set(("key", "gold_targets"), lambda g: [{**g[0], "name": "Block 1"}]),
     "GOLD_CANDIDATE_COVERAGE": _set(("key", "gold_targets"), [{"kind": "entity", "id": "PE-other"}]),
-    "SINGLE_TARGET_COUNT": _set(("key", "gold_targets"),
-                                lambda g: sorted([g[0], {"kind": "entity", "id": "PE-other"}], key=str)),
+    "SINGLE_TARGET_COUNT": _set(
+        ("key", "gold_targets"), lambda g: sorted([g[0], {"kind": "entity", "id": "PE-other"}], key=str)
+    ),
     "MAIN_JOINT_REQUIRES_IMAGE_READING": _set(("obs", "o_v003", "asset_role"), "option"),
-    "PUBLIC_READ_CONTRACT_MISMATCH": lambda key, raw, gold, obs: (raw.update(read_anchor_ids=[]),
-                                                                 gold.update(read_anchor_ids=[])),
-    "CORE_QUERY_ANCHOR_ARITY": lambda key, raw, gold, obs: (raw.update(query_anchor_ids=[]),
-                                                           gold.update(query_anchor_ids=[])),
+    "PUBLIC_READ_CONTRACT_MISMATCH": lambda key, raw, gold, obs: (
+        raw.update(read_anchor_ids=[]),
+        gold.update(read_anchor_ids=[]),
+    ),
+    "CORE_QUERY_ANCHOR_ARITY": lambda key, raw, gold, obs: (
+        raw.update(query_anchor_ids=[]),
+        gold.update(query_anchor_ids=[]),
+    ),
 }
 
 
@@ -291,8 +382,10 @@ def test_the_blocked_group_reaches_the_database_and_the_run_page(client, role_us
     run = compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
     assert run.counts["probes"] == 2 and run.counts["blocked_groups"] == 1
     assert list(CompileIssue.objects.filter(run=run).values_list("task_id", "code", "scope")) == [
-        ("T03", "UNSUPPORTED_GOLD_READING", ["q001"])]
+        ("T03", "UNSUPPORTED_GOLD_READING", ["q001"])
+    ]
     assert sorted(Probe.objects.values_list("logical_probe_id", "in_l")) == sorted(
-        [(demo.T02, False), (demo.T03_TEXT, False)])
+        [(demo.T02, False), (demo.T03_TEXT, False)]
+    )
     client.force_login(role_users["admin"])
     assert "<code>UNSUPPORTED_GOLD_READING</code> — 1" in client.get(f"/compile/{run.pk}/").content.decode()

@@ -58,9 +58,15 @@ def test_aliases_display_order_gold_anchors_views_match_the_kit(compiled, qid):
 
 def test_t03_image_read_target_comes_from_the_glyph(compiled):
     key = compiled[0][demo.T03_IMAGE].key
-    assert [(t["anchor_alias"], t["observation_id"], t["expected"]) for t in key["read_targets"]] == [("R1", "o_v003", "m")]
-    assert key["response_contract"] == {"binding_key": "owner", "cardinality": "one", "read_anchor_ids": ["R1"],
-                                        "read_shape": "string"}
+    assert [(t["anchor_alias"], t["observation_id"], t["expected"]) for t in key["read_targets"]] == [
+        ("R1", "o_v003", "m")
+    ]
+    assert key["response_contract"] == {
+        "binding_key": "owner",
+        "cardinality": "one",
+        "read_anchor_ids": ["R1"],
+        "read_shape": "string",
+    }
     assert key["joint_eligible"] is True
     assert compiled[0][demo.T03_TEXT].key["joint_eligible"] is False
     assert compiled[0][demo.T03_TEXT].key["packet_plan"]["observation_ids"] == []
@@ -89,28 +95,51 @@ def test_kit_shaped_prompt_files_render_exact_messages():
         '<<output>>\n{"referent": "<candidate ID>"}'
     )
     assert t02.raw_messages == {"system": "SYSTEM-EN", "user": expected}
-    assert t02.gold_messages["user"] == expected.replace("<<reading>>\nEMPTY", '<<reading>>\n[{"anchor": "R2", "text": "m"}]')
+    assert t02.gold_messages["user"] == expected.replace(
+        "<<reading>>\nEMPTY", '<<reading>>\n[{"anchor": "R2", "text": "m"}]'
+    )
     t03 = probes[demo.T03_IMAGE]
     assert "<<question>>\nRead R1 verbatim.\nWho owns R1?\n" in t03.raw_messages["user"]
-    assert t03.raw_messages["user"].endswith('<<output>>\n{"read": "<transcription>", "owner": "<candidate ID>"}')
+    assert t03.raw_messages["user"].endswith(
+        '<<output>>\n{"read": "<transcription>", "owner": "<candidate ID>"}'
+    )
 
 
 def test_default_wording_has_the_twelve_sections_and_raw_gold_differ_only_in_the_packet(compiled):
     probe = compiled[0][demo.T02]
-    headers = [line for line in probe.raw_messages["user"].split("\n") if line.startswith("[") and line.endswith("]")]
+    headers = [
+        line for line in probe.raw_messages["user"].split("\n") if line.startswith("[") and line.endswith("]")
+    ]
     assert headers[:3] == ["[Original statement]", "[Original question]", "[Original answer options]"]
     from probes.compiler.prompts import EN_HEADERS
 
     assert [h for h in headers if h in EN_HEADERS] == list(EN_HEADERS)
     raw_lines, gold_lines = probe.raw_messages["user"].split("\n"), probe.gold_messages["user"].split("\n")
-    assert [i for i, (a, b) in enumerate(zip(raw_lines, gold_lines, strict=True)) if a != b] == \
-        [raw_lines.index("[Local reading information]") + 1]
+    assert [i for i, (a, b) in enumerate(zip(raw_lines, gold_lines, strict=True)) if a != b] == [
+        raw_lines.index("[Local reading information]") + 1
+    ]
 
 
 def _fingerprint(result):
-    return [(p.logical_probe_id, canonical_bytes([p.key, p.raw_view, p.gold_view, p.raw_messages, p.gold_messages,
-                                                  p.displays, p.content_root, p.review_target_root]),
-             [bytes_digest(v.png) for v in p.views]) for p in result.probes]
+    return [
+        (
+            p.logical_probe_id,
+            canonical_bytes(
+                [
+                    p.key,
+                    p.raw_view,
+                    p.gold_view,
+                    p.raw_messages,
+                    p.gold_messages,
+                    p.displays,
+                    p.content_root,
+                    p.review_target_root,
+                ]
+            ),
+            [bytes_digest(v.png) for v in p.views],
+        )
+        for p in result.probes
+    ]
 
 
 @settings(max_examples=10, deadline=None)
@@ -132,7 +161,9 @@ def test_recompiling_is_byte_identical_and_ids_ignore_record_order(order):
 def test_the_demo_image_and_views_have_the_kits_pixels(compiled):
     from probes.compiler.render import asset_record
 
-    assert asset_record(demo.stand_in_image(), "images/img_0.png")["pixels_sha256"] == demo.ORIGINAL_PIXELS_SHA
+    assert (
+        asset_record(demo.stand_in_image(), "images/img_0.png")["pixels_sha256"] == demo.ORIGINAL_PIXELS_SHA
+    )
     views = {v.view_id: v.record["pixels_sha256"] for v in compiled[0][demo.T03_IMAGE].views}
     assert views == demo.VIEW_PIXELS[demo.T03_IMAGE]
 

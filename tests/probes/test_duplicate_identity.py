@@ -15,10 +15,14 @@ def test_a_second_parent_with_the_same_source_identity_is_blocked_not_merged(db,
     assert len(held) == 3 and set(Probe.objects.values_list("parent", flat=True)) == {first.pk}
 
     # Same namespace, split and sample id (so the same logical probe ids), another row and problem id.
-    second = make_demo_parent(django_user_model, problem_id="SYNTHETIC_SAME_IDENTITY", sample="SYNTHETIC_TEST_ONLY")
+    second = make_demo_parent(
+        django_user_model, problem_id="SYNTHETIC_SAME_IDENTITY", sample="SYNTHETIC_TEST_ONLY"
+    )
     run = compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
 
-    assert dict(Probe.objects.filter(parent=first).values_list("logical_probe_id", "review_target_root")) == held
+    assert (
+        dict(Probe.objects.filter(parent=first).values_list("logical_probe_id", "review_target_root")) == held
+    )
     assert not Probe.objects.filter(parent=second).exists()
     issues = CompileIssue.objects.filter(run=run, parent=second)
     assert sorted(issues.values_list("code", flat=True)) == ["DUPLICATE_LOGICAL_ID"] * 3

@@ -16,19 +16,32 @@ PLAN = {"empty_reason": None, "observation_ids": ["o_v003"], "review_ref": None,
 
 
 def core(plan=PLAN):
-    return {"private_core": {"packet_plan": dict(plan), "task_id": "T03"}, "raw_view": {"task_id": "T03"},
-            "implementation_hashes": {"renderer.py": "e4904e9e3bf7fb640c5c51efd132b10078f29d0e17a80a235f2e23b10109bdff"}}
+    return {
+        "private_core": {"packet_plan": dict(plan), "task_id": "T03"},
+        "raw_view": {"task_id": "T03"},
+        "implementation_hashes": {
+            "renderer.py": "e4904e9e3bf7fb640c5c51efd132b10078f29d0e17a80a235f2e23b10109bdff"
+        },
+    }
 
 
 def test_prospective_core_approves_only_the_packet_as_the_kit_does():
     assert prospective_core(core())["private_core"]["packet_plan"] == {
-        "empty_reason": None, "observation_ids": ["o_v003"], "review_ref": "qa-packet", "state": "approved_nonempty"}
+        "empty_reason": None,
+        "observation_ids": ["o_v003"],
+        "review_ref": "qa-packet",
+        "state": "approved_nonempty",
+    }
     empty = prospective_core(core({**PLAN, "observation_ids": []}))
-    assert empty["private_core"]["packet_plan"] == {"empty_reason": "no_independent_readable_primitive",
-                                                    "observation_ids": [], "review_ref": "qa-packet",
-                                                    "state": "approved_empty"}
-    assert {k: v for k, v in prospective_core(core()).items() if k != "private_core"} == \
-        {k: v for k, v in core().items() if k != "private_core"}
+    assert empty["private_core"]["packet_plan"] == {
+        "empty_reason": "no_independent_readable_primitive",
+        "observation_ids": [],
+        "review_ref": "qa-packet",
+        "state": "approved_empty",
+    }
+    assert {k: v for k, v in prospective_core(core()).items() if k != "private_core"} == {
+        k: v for k, v in core().items() if k != "private_core"
+    }
     with pytest.raises(KitFileError, match="NOT_PENDING_DRAFT"):
         prospective_core(core({**PLAN, "state": "approved_nonempty"}))
 
@@ -51,10 +64,20 @@ def probe():
 
 
 def _ours(probe, **changes):
-    fields = dict(key=probe.key, raw_view=probe.raw_view, gold_view=probe.gold_view, raw_messages=probe.raw_messages,
-                  gold_messages=probe.gold_messages, attachment_ids=probe.attachment_ids, displays=probe.displays,
-                  pixels={"img_0": demo.ORIGINAL_PIXELS_SHA, **{v.view_id: v.record["pixels_sha256"] for v in probe.views}},
-                  bytes={})
+    fields = dict(
+        key=probe.key,
+        raw_view=probe.raw_view,
+        gold_view=probe.gold_view,
+        raw_messages=probe.raw_messages,
+        gold_messages=probe.gold_messages,
+        attachment_ids=probe.attachment_ids,
+        displays=probe.displays,
+        pixels={
+            "img_0": demo.ORIGINAL_PIXELS_SHA,
+            **{v.view_id: v.record["pixels_sha256"] for v in probe.views},
+        },
+        bytes={},
+    )
     fields.update(changes)
     return OurProbe(**fields)
 
@@ -62,12 +85,19 @@ def _ours(probe, **changes):
 def _kit(probe, manifest="d" * 64):
     key = copy.deepcopy(probe.key)
     key["source_hashes"].update(manifest=manifest, review="e" * 64)
-    assets = {"img_0": {"pixels_sha256": demo.ORIGINAL_PIXELS_SHA},
-              **{v.view_id: {"pixels_sha256": v.record["pixels_sha256"]} for v in probe.views}}
-    return {"private_core": key, "raw_view": probe.raw_view, "gold_view": probe.gold_view,
-            "public_raw": {"messages": probe.raw_messages, "attachment_ids": probe.attachment_ids},
-            "public_gold": {"messages": probe.gold_messages, "attachment_ids": probe.attachment_ids},
-            "displays": probe.displays, "assets": assets}
+    assets = {
+        "img_0": {"pixels_sha256": demo.ORIGINAL_PIXELS_SHA},
+        **{v.view_id: {"pixels_sha256": v.record["pixels_sha256"]} for v in probe.views},
+    }
+    return {
+        "private_core": key,
+        "raw_view": probe.raw_view,
+        "gold_view": probe.gold_view,
+        "public_raw": {"messages": probe.raw_messages, "attachment_ids": probe.attachment_ids},
+        "public_gold": {"messages": probe.gold_messages, "attachment_ids": probe.attachment_ids},
+        "displays": probe.displays,
+        "assets": assets,
+    }
 
 
 def test_the_same_probe_has_no_differences_whatever_the_kit_only_source_hashes(probe):

@@ -53,8 +53,15 @@ def test_compile_run_page_groups_issues_by_code(client, role_users, django_user_
 def test_launch_compile_run_via_api(client, role_users, demo_parent, django_capture_on_commit_callbacks):
     client.force_login(role_users["admin"])
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post("/api/compile-runs/", {"parent_ids": [demo_parent.problem_id]}, content_type="application/json")
+        response = client.post(
+            "/api/compile-runs/", {"parent_ids": [demo_parent.problem_id]}, content_type="application/json"
+        )
     assert response.status_code == 202
     run = client.get(f"/api/compile-runs/{response.json()['id']}/").json()
     assert run["status"] == "succeeded" and run["counts"]["probes"] == 3
-    assert client.post("/api/compile-runs/", {"parent_ids": ["nope"]}, content_type="application/json").status_code == 400
+    assert (
+        client.post(
+            "/api/compile-runs/", {"parent_ids": ["nope"]}, content_type="application/json"
+        ).status_code
+        == 400
+    )

@@ -11,12 +11,15 @@ from probes.compiler import CompileError, validate_prompt_files
 from .prompt_fixture import KIT_SHAPED_PROMPTS, KIT_SHAPED_TASKS
 
 
-@pytest.mark.parametrize(("change", "code"), [
-    ({"T02": {"binding_key": "thing"}}, "BINDING_KEY"),
-    ({"T03": {"allowed_cardinalities": ["set"]}}, "TASK_OUTPUT_CONTRACT"),
-    ({"T03": {"allowed_cardinalities": None}}, "TASK_OUTPUT_CONTRACT"),
-    ({"T02": {"binding_key": None}}, "TASK_REGISTRY_SHAPE"),
-])
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        ({"T02": {"binding_key": "thing"}}, "BINDING_KEY"),
+        ({"T03": {"allowed_cardinalities": ["set"]}}, "TASK_OUTPUT_CONTRACT"),
+        ({"T03": {"allowed_cardinalities": None}}, "TASK_OUTPUT_CONTRACT"),
+        ({"T02": {"binding_key": None}}, "TASK_REGISTRY_SHAPE"),
+    ],
+)
 def test_a_task_file_the_compiler_could_not_score_is_refused_at_upload(change, code):
     """A registry whose contract no probe could satisfy is refused up front, with the code compiling would block with."""
     tasks = copy.deepcopy(KIT_SHAPED_TASKS)

@@ -15,11 +15,17 @@ from probes.releases import release_import, seal_directory
 from .test_services_and_releases import release_dir  # noqa: F401  (fixture)
 
 
-@pytest.mark.parametrize(("edit", "code"), [
-    (lambda m: m["read_targets"][0].update(expected="$v_0 = 3\\,\\mathrm{m/s}$ \u2212 \u4e2d"), "UNSUPPORTED_GOLD_READING"),
-    (lambda m: m["response_contract"].update(binding_key="thing"), "BINDING_KEY"),
-    (lambda m: m.pop("response_contract"), "PRIVATE_MAPPING_INVALID"),
-])
+@pytest.mark.parametrize(
+    ("edit", "code"),
+    [
+        (
+            lambda m: m["read_targets"][0].update(expected="$v_0 = 3\\,\\mathrm{m/s}$ \u2212 \u4e2d"),
+            "UNSUPPORTED_GOLD_READING",
+        ),
+        (lambda m: m["response_contract"].update(binding_key="thing"), "BINDING_KEY"),
+        (lambda m: m.pop("response_contract"), "PRIVATE_MAPPING_INVALID"),
+    ],
+)
 def test_an_unscorable_mapping_is_refused_and_nothing_is_stored(release_dir, tmp_path, edit, code):  # noqa: F811
     _, root = release_dir
     copy = tmp_path / "copy"

@@ -31,9 +31,13 @@ def _compile_all():
 def _approve_all():
     for probe in Probe.objects.exclude(state=Probe.State.SUPERSEDED):
         ids = probe.key.key["packet_plan"]["observation_ids"]
-        probe_record_review(probe=probe, actor=None, state="approved",
-                            packet_state="approved_nonempty" if ids else "approved_empty",
-                            review_target_root=probe.review_target_root)
+        probe_record_review(
+            probe=probe,
+            actor=None,
+            state="approved",
+            packet_state="approved_nonempty" if ids else "approved_empty",
+            review_target_root=probe.review_target_root,
+        )
 
 
 def test_compile_run_persists_the_kits_probes(demo_parent):
@@ -68,9 +72,16 @@ def test_a_stale_pass_becomes_a_compile_issue(demo_parent):
     doc.document = {**doc.document, "domain": "mixed"}
     doc.document_sha256 = "0" * 64
     doc.save()
-    run = _compile_all() if False else compile_run_execute(
-        run_id=compile_run_create(actor=None, parent_ids=[demo_parent.problem_id], enqueue=False).pk)
-    assert list(CompileIssue.objects.filter(run=run).values_list("code", flat=True)) == ["SOURCE_REVIEW_HASH_STALE"]
+    run = (
+        _compile_all()
+        if False
+        else compile_run_execute(
+            run_id=compile_run_create(actor=None, parent_ids=[demo_parent.problem_id], enqueue=False).pk
+        )
+    )
+    assert list(CompileIssue.objects.filter(run=run).values_list("code", flat=True)) == [
+        "SOURCE_REVIEW_HASH_STALE"
+    ]
     assert Probe.objects.count() == 0
 
 
@@ -78,8 +89,13 @@ def test_review_with_a_stale_root_is_refused(demo_parent):
     _compile_all()
     probe = Probe.objects.get(logical_probe_id=demo.T02)
     with pytest.raises(ApplicationError) as error:
-        probe_record_review(probe=probe, actor=None, state="approved", packet_state="approved_nonempty",
-                            review_target_root="0" * 64)
+        probe_record_review(
+            probe=probe,
+            actor=None,
+            state="approved",
+            packet_state="approved_nonempty",
+            review_target_root="0" * 64,
+        )
     assert error.value.code == "AUDIT_STALE"
     probe.refresh_from_db()
     assert probe.state == "pending_review"
@@ -90,28 +106,58 @@ def release_dir(demo_parent, tmp_path):
     _compile_all()
     _approve_all()
     probes = list(Probe.objects.order_by("logical_probe_id"))
-    release = release_export(split="development", output=tmp_path / "rel", actor=None, synthetic_example=True,
-                             authorization=individual(probes))
+    release = release_export(
+        split="development",
+        output=tmp_path / "rel",
+        actor=None,
+        synthetic_example=True,
+        authorization=individual(probes),
+    )
     return release, tmp_path / "rel"
 
 
 def test_release_layout_counts_and_validation(release_dir):
     release, root = release_dir
-    assert release.counts == {"B": {"probes": 3, "mothers": 1}, "L": {"probes": 1, "mothers": 1},
-                              "P": {"probes": 2, "mothers": 1}}
+    assert release.counts == {
+        "B": {"probes": 3, "mothers": 1},
+        "L": {"probes": 1, "mothers": 1},
+        "P": {"probes": 2, "mothers": 1},
+    }
     assert sorted(p.name for p in (root / "public").iterdir()) == ["images", "qa_gold.json", "qa_raw.json"]
     raw = json.loads((root / "public" / "qa_raw.json").read_text())
     assert [r["logical_probe_id"] for r in raw] == sorted(demo.EXPECTED)
-    assert all(set(r) == {"schema_version", "instance_id", "logical_probe_id", "task_id", "interface", "language",
-                          "split", "condition", "input"} for r in raw)
+    assert all(
+        set(r)
+        == {
+            "schema_version",
+            "instance_id",
+            "logical_probe_id",
+            "task_id",
+            "interface",
+            "language",
+            "split",
+            "condition",
+            "input",
+        }
+        for r in raw
+    )
     assert release_validate(root).errors == []
 
 
 def test_leakage_scan_covers_every_public_artifact(release_dir):
     _, root = release_dir
     public_text = "".join(p.read_text(errors="replace") for p in (root / "public").rglob("*.json"))
-    for private in (demo.PE_BLOCK_A, demo.PE_BLOCK_B, demo.PASS4_SHA, "SECRET-ANSWER", "SECRET-SOLUTION",
-                    "Block 1", "candidate_map", '"referent": "E2"', '"owner": "E2"'):
+    for private in (
+        demo.PE_BLOCK_A,
+        demo.PE_BLOCK_B,
+        demo.PASS4_SHA,
+        "SECRET-ANSWER",
+        "SECRET-SOLUTION",
+        "Block 1",
+        "candidate_map",
+        '"referent": "E2"',
+        '"owner": "E2"',
+    ):
         assert private not in public_text
     for image in (root / "public" / "images").iterdir():
         assert b"PE-" not in image.read_bytes() and b"SECRET" not in image.read_bytes()
@@ -127,7 +173,12 @@ def _tamper_raw(root, mutate):
 
 def test_validation_refuses_an_injected_answer_even_after_resealing(release_dir):
     _, root = release_dir
-    _tamper_raw(root, lambda rs: rs[0]["input"]["messages"].update(user=rs[0]["input"]["messages"]["user"] + " SECRET-ANSWER-two-newtons"))
+    _tamper_raw(
+        root,
+        lambda rs: rs[0]["input"]["messages"].update(
+            user=rs[0]["input"]["messages"]["user"] + " SECRET-ANSWER-two-newtons"
+        ),
+    )
     codes = {e["code"] for e in release_validate(root).errors}
     assert {"PUBLIC_QA_REBUILD_MISMATCH", "PRIVATE_STRING_IN_PUBLIC"} <= codes
 
@@ -142,7 +193,9 @@ def test_validation_refuses_an_undeclared_public_file(release_dir):
     _, root = release_dir
     shutil.copy(root / "private" / "mappings.json", root / "public" / "images" / "extra.json")
     seal_directory(root)
-    assert "UNDECLARED_PUBLIC_FILE_POSSIBLE_PRIVATE_LEAK" in {e["code"] for e in release_validate(root).errors}
+    assert "UNDECLARED_PUBLIC_FILE_POSSIBLE_PRIVATE_LEAK" in {
+        e["code"] for e in release_validate(root).errors
+    }
 
 
 def test_validation_refuses_a_changed_image(release_dir):
@@ -179,7 +232,9 @@ def test_export_refuses_pending_probes_and_existing_output(demo_parent, tmp_path
     assert error.value.code == "RELEASE_EMPTY"
     release = release_export(split="development", output=tmp_path / "r", actor=None, synthetic_example=True)
     assert release.artifact_mode == "synthetic_example_NOT_benchmark_data"
-    assert release_validate(tmp_path / "r").codes == {"EXPLICIT_SIGNOFF_REQUIRED"}  # pending probes, no signoff
+    assert release_validate(tmp_path / "r").codes == {
+        "EXPLICIT_SIGNOFF_REQUIRED"
+    }  # pending probes, no signoff
     with pytest.raises(ApplicationError) as error:
         release_export(split="development", output=tmp_path / "r", actor=None, synthetic_example=True)
     assert error.value.code == "OUTPUT_EXISTS_USE_NEW_DIRECTORY"
@@ -198,12 +253,30 @@ def test_cli_compile_show_probe_and_release_commands(demo_parent, tmp_path):
     assert doc["recognition_packet"] == [{"anchor": "R1", "text": "m"}]
     assert doc["attachment_ids"] == ["V1", "V2", "V3", "img_0"]
     with pytest.raises(CommandError, match="SIGNOFF_REQUIRED"):  # no signoff and no explicit override
-        call_command("export_release", "--split", "development", "--output", str(tmp_path / "r"),
-                     "--synthetic-example", stdout=StringIO())
+        call_command(
+            "export_release",
+            "--split",
+            "development",
+            "--output",
+            str(tmp_path / "r"),
+            "--synthetic-example",
+            stdout=StringIO(),
+        )
     assert not (tmp_path / "r").exists()
-    call_command("export_release", "--split", "development", "--output", str(tmp_path / "r"), "--synthetic-example",
-                 "--without-signoff", stdout=StringIO(), stderr=StringIO())
-    with pytest.raises(CommandError, match=r"\(1 errors: EXPLICIT_SIGNOFF_REQUIRED\)"):  # unsigned: never valid
+    call_command(
+        "export_release",
+        "--split",
+        "development",
+        "--output",
+        str(tmp_path / "r"),
+        "--synthetic-example",
+        "--without-signoff",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    with pytest.raises(
+        CommandError, match=r"\(1 errors: EXPLICIT_SIGNOFF_REQUIRED\)"
+    ):  # unsigned: never valid
         call_command("validate_release", str(tmp_path / "r"), stdout=StringIO(), stderr=StringIO())
     (tmp_path / "r" / "public" / "leak.txt").write_text("x")
     with pytest.raises(CommandError, match="UNDECLARED_PUBLIC_FILE_POSSIBLE_PRIVATE_LEAK"):
@@ -213,7 +286,9 @@ def test_cli_compile_show_probe_and_release_commands(demo_parent, tmp_path):
 def test_import_prompt_templates_then_compile_uses_them(demo_parent, tmp_path):
     (tmp_path / "p.json").write_text(json.dumps(KIT_SHAPED_PROMPTS))
     (tmp_path / "t.json").write_text(json.dumps(KIT_SHAPED_TASKS))
-    call_command("import_prompt_templates", str(tmp_path / "p.json"), str(tmp_path / "t.json"), stdout=StringIO())
+    call_command(
+        "import_prompt_templates", str(tmp_path / "p.json"), str(tmp_path / "t.json"), stdout=StringIO()
+    )
     assert PromptTemplateSet.objects.get(is_active=True).template_version == "test_v1"
     _compile_all()
     probe = Probe.objects.get(logical_probe_id=demo.T02)
@@ -222,7 +297,9 @@ def test_import_prompt_templates_then_compile_uses_them(demo_parent, tmp_path):
     bad = dict(KIT_SHAPED_PROMPTS, en={**KIT_SHAPED_PROMPTS["en"], "user": "{stem}"})
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     with pytest.raises(CommandError):
-        call_command("import_prompt_templates", str(tmp_path / "bad.json"), str(tmp_path / "t.json"), stdout=StringIO())
+        call_command(
+            "import_prompt_templates", str(tmp_path / "bad.json"), str(tmp_path / "t.json"), stdout=StringIO()
+        )
     assert PromptTemplateSet.objects.get(is_active=True).template_version == "test_v1"
 
 
@@ -232,7 +309,9 @@ def test_exact_duplicates_are_not_representatives(db, django_user_model):
     _compile_all()
     states = dict(Membership.objects.values_list("parent__problem_id", "dedup_state"))
     assert states == {"SYNTHETIC_COPY": "representative", "SYNTHETIC_TEST_ONLY": "exact_duplicate"}
-    assert set(Probe.objects.filter(parent__problem_id="SYNTHETIC_TEST_ONLY").values_list("split", flat=True)) == {"blocked"}
+    assert set(
+        Probe.objects.filter(parent__problem_id="SYNTHETIC_TEST_ONLY").values_list("split", flat=True)
+    ) == {"blocked"}
 
 
 def test_celery_task_runs_the_compile(demo_parent, django_capture_on_commit_callbacks):

@@ -24,11 +24,13 @@ def demo_probes(db, django_user_model) -> list[Probe]:
 
 @pytest.fixture
 def reviewers(db, django_user_model) -> dict[str, object]:
-    return {"alice": make_user(django_user_model, "alice", "probe_reviewer"),
-            "bob": make_user(django_user_model, "bob", "probe_reviewer"),
-            "carol": make_user(django_user_model, "carol", "adjudicator"),
-            "dave": make_user(django_user_model, "dave", "probe_reviewer", "adjudicator"),
-            "admin": make_user(django_user_model, "boss", "admin")}
+    return {
+        "alice": make_user(django_user_model, "alice", "probe_reviewer"),
+        "bob": make_user(django_user_model, "bob", "probe_reviewer"),
+        "carol": make_user(django_user_model, "carol", "adjudicator"),
+        "dave": make_user(django_user_model, "dave", "probe_reviewer", "adjudicator"),
+        "admin": make_user(django_user_model, "boss", "admin"),
+    }
 
 
 DEV, A, B = "DEVPARENT", "CAND_A", "CAND_B"

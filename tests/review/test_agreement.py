@@ -32,8 +32,16 @@ def test_cohen_edge_cases():
 
 
 FLEISS_TABLE = [  # Wikipedia "Fleiss' kappa" worked example: 10 subjects, 14 raters, 5 categories, kappa = 0.210
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 
@@ -58,8 +66,12 @@ def test_fleiss_textbook_example():
 def test_fleiss_two_raters_is_scotts_pi():
     # two raters, 4 items: (a,a), (a,b), (b,b), (b,b): p_o = 3/4; pooled a = 3/8, b = 5/8
     # p_e = 9/64 + 25/64 = 34/64; pi = (48/64 - 34/64) / (30/64) = 14/30
-    ratings = {"1": {"x": "a", "y": "a"}, "2": {"x": "a", "y": "b"}, "3": {"x": "b", "y": "b"},
-               "4": {"x": "b", "y": "b"}}
+    ratings = {
+        "1": {"x": "a", "y": "a"},
+        "2": {"x": "a", "y": "b"},
+        "3": {"x": "b", "y": "b"},
+        "4": {"x": "b", "y": "b"},
+    }
     assert fleiss_kappa(ratings) == pytest.approx(14 / 30)
     # Cohen differs from Scott: marginals x a=2/4, y a=1/4 -> p_e = .5*.25 + .5*.75 = .5 -> kappa = .5
     assert cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]) == pytest.approx(0.5)
@@ -69,14 +81,23 @@ def test_fleiss_ignores_single_ratings_and_undefined_cases():
     assert fleiss_kappa({}) is None
     assert fleiss_kappa({"1": {"x": "a"}}) is None
     assert fleiss_kappa({"1": {"x": "a", "y": "a"}, "2": {"x": "a", "y": "a"}}) is None  # one category only
-    with_single = {"1": {"x": "a", "y": "a"}, "2": {"x": "a", "y": "b"}, "3": {"x": "b", "y": "b"},
-                   "4": {"x": "b", "y": "b"}, "5": {"z": "a"}}
+    with_single = {
+        "1": {"x": "a", "y": "a"},
+        "2": {"x": "a", "y": "b"},
+        "3": {"x": "b", "y": "b"},
+        "4": {"x": "b", "y": "b"},
+        "5": {"z": "a"},
+    }
     assert fleiss_kappa(with_single) == pytest.approx(14 / 30)
 
 
 def test_pairwise_kappas_use_only_shared_items():
-    ratings = {"1": {"ann": "a", "bob": "a", "cy": "a"}, "2": {"ann": "b", "bob": "b"},
-               "3": {"ann": "a", "bob": "b", "cy": "b"}, "4": {"cy": "b"}}
+    ratings = {
+        "1": {"ann": "a", "bob": "a", "cy": "a"},
+        "2": {"ann": "b", "bob": "b"},
+        "3": {"ann": "a", "bob": "b", "cy": "b"},
+        "4": {"cy": "b"},
+    }
     pairs = {(p.rater_a, p.rater_b): p for p in pairwise_kappas(ratings)}
     assert set(pairs) == {("ann", "bob"), ("ann", "cy"), ("bob", "cy")}
     ab = pairs[("ann", "bob")]

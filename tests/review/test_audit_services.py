@@ -28,12 +28,19 @@ def approve_development(users) -> None:
     review_all(primary, users["alice"])
     secondary = services.review_claim(reviewer=users["bob"], role=Role.SECONDARY, context="development")
     review_all(secondary, users["bob"])
-    assert set(Probe.objects.filter(split=Probe.Split.DEVELOPMENT).values_list("state", flat=True)) == {"approved"}
+    assert set(Probe.objects.filter(split=Probe.Split.DEVELOPMENT).values_list("state", flat=True)) == {
+        "approved"
+    }
 
 
 def reject_serious(probe: Probe) -> services.DecisionIn:
-    return services.DecisionIn(status="rejected", severity="serious", confirmations={}, packet_state="rejected",
-                               note="[insufficient uniqueness] two owners fit")
+    return services.DecisionIn(
+        status="rejected",
+        severity="serious",
+        confirmations={},
+        packet_state="rejected",
+        note="[insufficient uniqueness] two owners fit",
+    )
 
 
 def review_context(plan: AuditPlan, user, role: str, *, decide=approve) -> list[ReviewSlot]:
@@ -70,16 +77,28 @@ def test_campaign_plan_is_reproducible_from_the_nonce(batch):
     assert campaign.campaign_id.startswith("NAC-") and campaign.policy["alpha"] == "1/40"
     assert len(services.audit_campaign_create(actor=batch["admin"]).nonce) == 64  # random 32 bytes by default
     plan = services.audit_plan_create(campaign=campaign, actor=batch["admin"])
-    assert plan.candidates == [A, B] and plan.sample == [A, B] and plan.secondary == [A, B] and plan.risk == []
+    assert (
+        plan.candidates == [A, B] and plan.sample == [A, B] and plan.secondary == [A, B] and plan.risk == []
+    )
     assert plan.seed == audit_stats.round_seed(NONCE, 1) and plan.uncovered_risk_tags == []
-    again = audit_stats.draw_sample(nonce=NONCE, round_number=1, parents=services.batch_audit._candidate_parents())
-    assert (again.sample, again.secondary, again.blind_first) == (plan.sample, plan.secondary, plan.blind_first)
+    again = audit_stats.draw_sample(
+        nonce=NONCE, round_number=1, parents=services.batch_audit._candidate_parents()
+    )
+    assert (again.sample, again.secondary, again.blind_first) == (
+        plan.sample,
+        plan.secondary,
+        plan.blind_first,
+    )
     for pid in (A, B):
         qids = sorted(Probe.objects.filter(parent__problem_id=pid).values_list("logical_probe_id", flat=True))
         assert plan.blind_first[pid] == services.blind_first_probe(plan.seed, qids)
     slots = ReviewSlot.objects.filter(context=plan.context)
     assert sorted(slots.values_list("parent__problem_id", "role")) == [
-        (A, "primary"), (A, "secondary"), (B, "primary"), (B, "secondary")]
+        (A, "primary"),
+        (A, "secondary"),
+        (B, "primary"),
+        (B, "secondary"),
+    ]
     assert len(plan.target_roots) == 6
 
 
@@ -101,48 +120,80 @@ def test_accepted_assessment_records_decisions_then_signoff_exports_only_admitte
     assert assessment.accepted and assessment.complete and assessment.result["blockers"] == []
     risk = assessment.result["risk"]
     assert (risk["population_parents"], risk["sample_parents"], risk["detected_sample_parents"]) == (2, 2, 0)
-    assert (risk["upper_defective_parents_original"], risk["upper_remaining_numerator"], risk["passes_5_percent"]) == (
-        0, 0, True)
+    assert (
+        risk["upper_defective_parents_original"],
+        risk["upper_remaining_numerator"],
+        risk["passes_5_percent"],
+    ) == (0, 0, True)
     assert assessment.result["retained_parents"] == [A, B]
-    assert set(Probe.objects.filter(split=Probe.Split.UNASSIGNED).values_list("state", flat=True)) == {"approved"}
+    assert set(Probe.objects.filter(split=Probe.Split.UNASSIGNED).values_list("state", flat=True)) == {
+        "approved"
+    }
 
     # signoff: all six confirmations and an evidence reference are required
     with pytest.raises(ApplicationError) as error:
-        services.signoff_create(actor=admin, mode="audit", assessment=assessment,
-                                confirmations={**SIGN, "data_use_authorized": False}, evidence_ref="audit")
+        services.signoff_create(
+            actor=admin,
+            mode="audit",
+            assessment=assessment,
+            confirmations={**SIGN, "data_use_authorized": False},
+            evidence_ref="audit",
+        )
     assert error.value.code == "SIGNOFF_CONFIRMATIONS_INCOMPLETE" and error.value.extra["missing"] == [
-        "data_use_authorized"]
+        "data_use_authorized"
+    ]
     with pytest.raises(ApplicationError) as error:
-        services.signoff_create(actor=admin, mode="audit", assessment=blocked, confirmations=SIGN, evidence_ref="x")
+        services.signoff_create(
+            actor=admin, mode="audit", assessment=blocked, confirmations=SIGN, evidence_ref="x"
+        )
     assert error.value.code == "ASSESSMENT_NOT_ACCEPTED"
     with pytest.raises(ApplicationError) as error:
-        services.signoff_create(actor=admin, mode="audit", assessment=assessment, confirmations=SIGN, evidence_ref=" ")
+        services.signoff_create(
+            actor=admin, mode="audit", assessment=assessment, confirmations=SIGN, evidence_ref=" "
+        )
     assert error.value.code == "SIGNOFF_EVIDENCE_REQUIRED"
-    signoff = services.signoff_create(actor=admin, mode="audit", assessment=assessment, confirmations=SIGN,
-                                      evidence_ref="campaign " + campaign.campaign_id)
-    assert (signoff.split, signoff.problem_ids, signoff.target_root) == ("test", [A, B], assessment.result_root)
+    signoff = services.signoff_create(
+        actor=admin,
+        mode="audit",
+        assessment=assessment,
+        confirmations=SIGN,
+        evidence_ref="campaign " + campaign.campaign_id,
+    )
+    assert (signoff.split, signoff.problem_ids, signoff.target_root) == (
+        "test",
+        [A, B],
+        assessment.result_root,
+    )
 
     # the command refuses without a signoff, and exports through one
     with pytest.raises(CommandError, match="SIGNOFF_REQUIRED"):
         call_command("export_release", "--split", "test", "--output", str(tmp_path / "x"), stdout=StringIO())
     out = StringIO()
-    call_command("export_release", "--signoff", str(signoff.pk), "--output", str(tmp_path / "rel"), stdout=out)
+    call_command(
+        "export_release", "--signoff", str(signoff.pk), "--output", str(tmp_path / "rel"), stdout=out
+    )
     release = Release.objects.get()
     assert release.split == "test" and out.getvalue().startswith(release.release_id)
     report = release_validate(tmp_path / "rel")
     assert report.valid, report.errors
-    assert max(v["mothers"] for v in release.counts.values()) == 2 and max(v["probes"] for v in release.counts.values()) == 6
+    assert (
+        max(v["mothers"] for v in release.counts.values()) == 2
+        and max(v["probes"] for v in release.counts.values()) == 6
+    )
     assert Signoff.objects.get(pk=signoff.pk).release_id == release.pk
     with pytest.raises(ApplicationError) as error:
-        services.signoff_export(signoff=Signoff.objects.get(pk=signoff.pk), output=tmp_path / "again", actor=admin)
+        services.signoff_export(
+            signoff=Signoff.objects.get(pk=signoff.pk), output=tmp_path / "again", actor=admin
+        )
     assert error.value.code == "SIGNOFF_USED"
 
 
 def test_signoff_is_refused_once_the_content_changed(batch, tmp_path):
     approve_development(batch)
     admin = batch["admin"]
-    signoff = services.signoff_create(actor=admin, mode="individual", assessment=None, confirmations=SIGN,
-                                      evidence_ref="development review")
+    signoff = services.signoff_create(
+        actor=admin, mode="individual", assessment=None, confirmations=SIGN, evidence_ref="development review"
+    )
     assert (signoff.split, signoff.problem_ids) == ("development", [DEV])
     recompile_changed(DEV)
     with pytest.raises(ApplicationError) as error:
@@ -154,18 +205,24 @@ def test_signoff_is_refused_once_the_content_changed(batch, tmp_path):
 def test_individual_signoff_exports_the_approved_development_parents(batch, tmp_path):
     admin = batch["admin"]
     with pytest.raises(ApplicationError) as error:
-        services.signoff_create(actor=admin, mode="individual", assessment=None, confirmations=SIGN, evidence_ref="x")
+        services.signoff_create(
+            actor=admin, mode="individual", assessment=None, confirmations=SIGN, evidence_ref="x"
+        )
     assert error.value.code == "NO_COMPLETE_APPROVED_PARENTS"
     approve_development(batch)
-    signoff = services.signoff_create(actor=admin, mode="individual", assessment=None, confirmations=SIGN,
-                                      evidence_ref="development review")
+    signoff = services.signoff_create(
+        actor=admin, mode="individual", assessment=None, confirmations=SIGN, evidence_ref="development review"
+    )
     release = services.signoff_export(signoff=signoff, output=tmp_path / "dev", actor=admin)
     assert release.split == "development"
     # The release carries its review proof and signoff: the Kit-rules validation accepts it as signed.
     report = release_validate(tmp_path / "dev")
     assert report.valid, report.errors
     assert (tmp_path / "dev" / "private" / "signoff.json").exists()
-    assert max(v["mothers"] for v in release.counts.values()) == 1 and max(v["probes"] for v in release.counts.values()) == 3
+    assert (
+        max(v["mothers"] for v in release.counts.values()) == 1
+        and max(v["probes"] for v in release.counts.values()) == 3
+    )
 
 
 def test_missed_serious_finding_escalates_counts_originally_and_fails_the_bound(batch):
@@ -173,7 +230,9 @@ def test_missed_serious_finding_escalates_counts_originally_and_fails_the_bound(
     adjudicator; even when the resolution approves, k counts the original finding and the bound fails."""
     approve_development(batch)
     admin = batch["admin"]
-    plan = services.audit_plan_create(campaign=services.audit_campaign_create(actor=admin, nonce=NONCE), actor=admin)
+    plan = services.audit_plan_create(
+        campaign=services.audit_campaign_create(actor=admin, nonce=NONCE), actor=admin
+    )
     review_context(plan, batch["alice"], Role.PRIMARY)
     target = plan.blind_first[A]
 
@@ -199,14 +258,22 @@ def test_missed_serious_finding_escalates_counts_originally_and_fails_the_bound(
     assert assessment.result["original_observed_serious_sample_parents"] == [A]
     assert assessment.result["confirmed_excluded_parents"] == []
     # N=2, n=2, k=1: the bound is exactly 1; nothing removed, 1/2 > 1/20
-    assert (risk["detected_sample_parents"], risk["upper_defective_parents_original"],
-            risk["removed_confirmed_parents"], risk["upper_remaining_numerator"], risk["remaining_population_parents"]
-            ) == (1, 1, 0, 1, 2)
+    assert (
+        risk["detected_sample_parents"],
+        risk["upper_defective_parents_original"],
+        risk["removed_confirmed_parents"],
+        risk["upper_remaining_numerator"],
+        risk["remaining_population_parents"],
+    ) == (1, 1, 0, 1, 2)
     assert assessment.result["flagged_parents"] == [A]
     # nothing was recorded on the probes of a failed audit
-    assert set(Probe.objects.filter(split=Probe.Split.UNASSIGNED).values_list("state", flat=True)) == {"pending_review"}
+    assert set(Probe.objects.filter(split=Probe.Split.UNASSIGNED).values_list("state", flat=True)) == {
+        "pending_review"
+    }
     with pytest.raises(ApplicationError) as error:
-        services.signoff_create(actor=admin, mode="audit", assessment=assessment, confirmations=SIGN, evidence_ref="x")
+        services.signoff_create(
+            actor=admin, mode="audit", assessment=assessment, confirmations=SIGN, evidence_ref="x"
+        )
     assert error.value.code == "ASSESSMENT_NOT_ACCEPTED"
 
 
@@ -215,7 +282,9 @@ def test_confirmed_bad_parent_is_removed_whole_and_the_rest_is_accepted(batch):
     upper 1 = removed 1, so the finite-risk adjustment leaves 0 / 1 and the batch passes with B retained."""
     approve_development(batch)
     admin = batch["admin"]
-    plan = services.audit_plan_create(campaign=services.audit_campaign_create(actor=admin, nonce=NONCE), actor=admin)
+    plan = services.audit_plan_create(
+        campaign=services.audit_campaign_create(actor=admin, nonce=NONCE), actor=admin
+    )
     target = plan.blind_first[A]
 
     def decide(probe):
@@ -226,25 +295,39 @@ def test_confirmed_bad_parent_is_removed_whole_and_the_rest_is_accepted(batch):
     assessment = services.audit_assess(plan=plan, actor=admin)
     risk = assessment.result["risk"]
     assert assessment.accepted, assessment.result["blockers"]
-    assert assessment.result["confirmed_excluded_parents"] == [A] and assessment.result["retained_parents"] == [B]
-    assert (risk["upper_defective_parents_original"], risk["removed_confirmed_parents"],
-            risk["upper_remaining_numerator"], risk["remaining_population_parents"]) == (1, 1, 0, 1)
+    assert assessment.result["confirmed_excluded_parents"] == [A] and assessment.result[
+        "retained_parents"
+    ] == [B]
+    assert (
+        risk["upper_defective_parents_original"],
+        risk["removed_confirmed_parents"],
+        risk["upper_remaining_numerator"],
+        risk["remaining_population_parents"],
+    ) == (1, 1, 0, 1)
     assert Probe.objects.get(logical_probe_id=target).state == "rejected"
-    signoff = services.signoff_create(actor=admin, mode="audit", assessment=assessment, confirmations=SIGN,
-                                      evidence_ref="audit")
+    signoff = services.signoff_create(
+        actor=admin, mode="audit", assessment=assessment, confirmations=SIGN, evidence_ref="audit"
+    )
     assert signoff.problem_ids == [B]  # the excluded parent is not admitted
 
 
 def test_systemic_finding_blocks_the_rule_version(batch):
     approve_development(batch)
     admin = batch["admin"]
-    plan = services.audit_plan_create(campaign=services.audit_campaign_create(actor=admin, nonce=NONCE), actor=admin)
+    plan = services.audit_plan_create(
+        campaign=services.audit_campaign_create(actor=admin, nonce=NONCE), actor=admin
+    )
     target = plan.blind_first[B]
 
     def decide(probe):
         if probe.logical_probe_id == target:
-            return services.DecisionIn(status="rejected", severity="systemic", confirmations={},
-                                       packet_state="rejected", note="[rule error] selector wrong")
+            return services.DecisionIn(
+                status="rejected",
+                severity="systemic",
+                confirmations={},
+                packet_state="rejected",
+                note="[rule error] selector wrong",
+            )
         return approve(probe)
 
     review_context(plan, batch["alice"], Role.PRIMARY, decide=decide)
@@ -285,7 +368,9 @@ def test_round_two_needs_a_failed_complete_round_and_a_new_version_and_there_is_
     with pytest.raises(ApplicationError) as error:
         services.audit_plan_create(campaign=campaign, actor=admin)
     assert error.value.code == "AUDIT_ROUND2_UNMODIFIED_CANDIDATE"
-    assert {Probe.objects.get(logical_probe_id=q).parent.problem_id for q in error.value.extra["probes"]} == {B}
+    assert {Probe.objects.get(logical_probe_id=q).parent.problem_id for q in error.value.extra["probes"]} == {
+        B
+    }
     recompile_changed(B)
     second = services.audit_plan_create(campaign=campaign, actor=admin)
     assert second.round_number == 2 and second.seed == audit_stats.round_seed(NONCE, 2)
@@ -311,7 +396,9 @@ def test_round_two_is_refused_after_an_incomplete_round_one(batch):
 def test_assessment_is_refused_when_audited_probes_changed(batch):
     approve_development(batch)
     admin = batch["admin"]
-    plan = services.audit_plan_create(campaign=services.audit_campaign_create(actor=admin, nonce=NONCE), actor=admin)
+    plan = services.audit_plan_create(
+        campaign=services.audit_campaign_create(actor=admin, nonce=NONCE), actor=admin
+    )
     recompile_changed(A)
     with pytest.raises(ApplicationError) as error:
         services.audit_assess(plan=plan, actor=admin)

@@ -13,7 +13,9 @@ def brute_force_upper(N: int, n: int, k: int) -> int:
     """Enumerate every sample of n from N with the first D items defective; keep D while at least 1/40 of
     the samples show ≤ k defects."""
     samples = list(itertools.combinations(range(N), n))
-    return max(D for D in range(N + 1) if 40 * sum(sum(x < D for x in s) <= k for s in samples) >= len(samples))
+    return max(
+        D for D in range(N + 1) if 40 * sum(sum(x < D for x in s) <= k for s in samples) >= len(samples)
+    )
 
 
 @pytest.mark.parametrize("N", range(1, 9))
@@ -57,11 +59,25 @@ def test_removed_cannot_exceed_what_the_sample_allows():
 
 
 def _parents(count: int) -> dict[str, list[dict]]:
-    return {f"P{i:03d}": [{"logical_probe_id": f"PAQ-{i:03d}-{j}", "interface": "T02-single" if j else "T03-image",
-                           "language": "en", "metadata": {"selector": "s", "packet_policy_id": "p",
-                                                          "source_namespace": f"ns{i % 7}", "representation_kind": "r",
-                                                          "repair_applied_to_query": False, "image_count": 1}}
-                          for j in range(2)] for i in range(count)}
+    return {
+        f"P{i:03d}": [
+            {
+                "logical_probe_id": f"PAQ-{i:03d}-{j}",
+                "interface": "T02-single" if j else "T03-image",
+                "language": "en",
+                "metadata": {
+                    "selector": "s",
+                    "packet_policy_id": "p",
+                    "source_namespace": f"ns{i % 7}",
+                    "representation_kind": "r",
+                    "repair_applied_to_query": False,
+                    "image_count": 1,
+                },
+            }
+            for j in range(2)
+        ]
+        for i in range(count)
+    }
 
 
 def test_sampling_is_reproducible_from_the_nonce():
@@ -87,29 +103,45 @@ def test_small_population_is_a_census_and_risk_covers_tags():
 
 def _assess(primary, secondary, resolutions=None, sample=("A", "B"), risk=()):
     probes = {"A": ["qa"], "B": ["qb"], "R": ["qr"]}
-    return assess(candidates=["A", "B", "R"], sample=list(sample), secondary_parents=["A"], risk=list(risk),
-                  uncovered_risk_tags=[], blind_first={"A": "qa", "B": "qb", "R": "qr"}, probes_by_parent=probes,
-                  primary=primary, secondary=secondary, resolutions=resolutions or {})
+    return assess(
+        candidates=["A", "B", "R"],
+        sample=list(sample),
+        secondary_parents=["A"],
+        risk=list(risk),
+        uncovered_risk_tags=[],
+        blind_first={"A": "qa", "B": "qb", "R": "qr"},
+        probes_by_parent=probes,
+        primary=primary,
+        secondary=secondary,
+        resolutions=resolutions or {},
+    )
 
 
 OK = Finding("1", "approved", "none", 1)
 
 
 def test_assessment_rules():
-    census = _assess({"qa": OK, "qb": OK}, {"qa": Finding("2", "approved", "none", 1)}, sample=("A", "B", "R"))
+    census = _assess(
+        {"qa": OK, "qb": OK}, {"qa": Finding("2", "approved", "none", 1)}, sample=("A", "B", "R")
+    )
     assert census.blockers == ["PRIMARY_INCOMPLETE"]  # qr missing
-    accepted = _assess({"qa": OK, "qb": OK, "qr": OK}, {"qa": Finding("2", "approved", "none", 1)},
-                       sample=("A", "B", "R"))
+    accepted = _assess(
+        {"qa": OK, "qb": OK, "qr": OK}, {"qa": Finding("2", "approved", "none", 1)}, sample=("A", "B", "R")
+    )
     assert accepted.accepted and accepted.retained_parents == ["A", "B", "R"]
     disputed = _assess({"qa": OK, "qb": OK}, {"qa": Finding("2", "rejected", "serious", 1)})
     assert "UNRESOLVED_DISAGREEMENTS" in disputed.blockers and disputed.escalated
     same = _assess({"qa": OK, "qb": OK}, {"qa": Finding("1", "approved", "none", 1)})
     assert "PROTOCOL_VIOLATION" in same.blockers
-    resolved = _assess({"qa": Finding("1", "rejected", "serious", 1), "qb": OK},
-                       {"qa": Finding("2", "approved", "none", 1), "qb": Finding("2", "approved", "none", 1)},
-                       {"qa": Finding("1", "rejected", "serious", 2)})
+    resolved = _assess(
+        {"qa": Finding("1", "rejected", "serious", 1), "qb": OK},
+        {"qa": Finding("2", "approved", "none", 1), "qb": Finding("2", "approved", "none", 1)},
+        {"qa": Finding("1", "rejected", "serious", 2)},
+    )
     assert any(v.startswith("INDEPENDENT_ADJUDICATOR_REQUIRED") for v in resolved.violations)
-    confirmed = _assess({"qa": Finding("1", "rejected", "serious", 1), "qb": OK},
-                        {"qa": Finding("2", "rejected", "serious", 1), "qb": Finding("2", "approved", "none", 1)})
+    confirmed = _assess(
+        {"qa": Finding("1", "rejected", "serious", 1), "qb": OK},
+        {"qa": Finding("2", "rejected", "serious", 1), "qb": Finding("2", "approved", "none", 1)},
+    )
     assert confirmed.confirmed_excluded_parents == ["A"] and confirmed.detected_sample_parents == ["A"]
     assert confirmed.risk.removed_confirmed == 1 and confirmed.risk.detected == 1

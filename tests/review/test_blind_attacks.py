@@ -47,8 +47,9 @@ def _key_strings(probe: Probe) -> set[str]:
 def _typed_blind(probe: Probe, n: int) -> services.BlindAnswerIn:
     """A valid blind answer whose reads are made-up tokens, so what the reviewer typed is never a target."""
     contract = services.contract_of(probe)
-    return services.BlindAnswerIn(binding=contract["aliases"][:1],
-                                  read={a: f"typed-token-{n}-{a}" for a in contract["read_anchor_ids"]})
+    return services.BlindAnswerIn(
+        binding=contract["aliases"][:1], read={a: f"typed-token-{n}-{a}" for a in contract["read_anchor_ids"]}
+    )
 
 
 # Per-request random tokens (CSP nonces, CSRF tokens) can contain any short string by chance; they are not content.
@@ -66,13 +67,29 @@ class Walker:
 
     def urls(self) -> list[str]:
         slot, pid = self.slot, self.slot.parent.problem_id
-        urls = ["/review/", f"/review/slots/{slot.pk}/", "/api/review/queue/", f"/api/review/slots/{slot.pk}/",
-                "/", f"/problems/{pid}/", f"/api/parents/{pid}/", "/api/parents/", f"/api/parents/{pid}/passes/",
-                "/review/agreement/", "/api/review/agreement/", "/probes/", "/api/probes/"]
+        urls = [
+            "/review/",
+            f"/review/slots/{slot.pk}/",
+            "/api/review/queue/",
+            f"/api/review/slots/{slot.pk}/",
+            "/",
+            f"/problems/{pid}/",
+            f"/api/parents/{pid}/",
+            "/api/parents/",
+            f"/api/parents/{pid}/passes/",
+            "/review/agreement/",
+            "/api/review/agreement/",
+            "/probes/",
+            "/api/probes/",
+        ]
         for probe in slot_work(slot, include_done=True):
             qid = probe.logical_probe_id
-            urls += [f"/review/slots/{slot.pk}/probes/{qid}/", f"/review/slots/{slot.pk}/probes/{qid}/target/",
-                     f"/api/review/slots/{slot.pk}/probes/{qid}/", f"/api/review/slots/{slot.pk}/probes/{qid}/target/"]
+            urls += [
+                f"/review/slots/{slot.pk}/probes/{qid}/",
+                f"/review/slots/{slot.pk}/probes/{qid}/target/",
+                f"/api/review/slots/{slot.pk}/probes/{qid}/",
+                f"/api/review/slots/{slot.pk}/probes/{qid}/target/",
+            ]
         return urls
 
     def bodies(self) -> dict[str, str]:
@@ -93,8 +110,12 @@ def assert_no_sibling_leak(walker: Walker, reviewer, probes: list[Probe], public
             continue
         for secret in _key_strings(probe) - {s for s in _key_strings(probe) if s in public}:
             checked += 1
-            leaks = [url for url, body in bodies.items() if secret in body or json.dumps(secret)[1:-1] in body]
-            assert not leaks, f"{step}: {secret!r} of unanswered {probe.logical_probe_id[:16]} leaked at {leaks}"
+            leaks = [
+                url for url, body in bodies.items() if secret in body or json.dumps(secret)[1:-1] in body
+            ]
+            assert not leaks, (
+                f"{step}: {secret!r} of unanswered {probe.logical_probe_id[:16]} leaked at {leaks}"
+            )
     return checked
 
 
@@ -113,7 +134,9 @@ def _generated_parent(tmp_path: Path) -> None:
 @pytest.mark.django_db
 @pytest.mark.parametrize("order", ["strict", "kit"])
 @pytest.mark.parametrize("parent", ["kit_demo", "generated"])
-def test_no_response_carries_a_private_string_of_an_unanswered_sibling(order, parent, tmp_path, django_user_model):
+def test_no_response_carries_a_private_string_of_an_unanswered_sibling(
+    order, parent, tmp_path, django_user_model
+):
     if parent == "kit_demo":
         make_demo_parent(django_user_model)
         compile_all()
@@ -126,9 +149,15 @@ def test_no_response_carries_a_private_string_of_an_unanswered_sibling(order, pa
     reviewer = make_user(django_user_model, "eve", "probe_reviewer")
     slot = services.review_claim(reviewer=reviewer, role=Role.PRIMARY, context="development")
     walker = Walker(reviewer, slot)
-    public = "\n".join([*(f"{p.raw_messages['system']}\n{p.raw_messages['user']}" for p in probes),
-                         *(f"{q.problem_id} {q.raw_question} {q.stem} {q.query} {q.options}"
-                           for q in ParentProblem.objects.all())])  # every problem's public text
+    public = "\n".join(
+        [
+            *(f"{p.raw_messages['system']}\n{p.raw_messages['user']}" for p in probes),
+            *(
+                f"{q.problem_id} {q.raw_question} {q.stem} {q.query} {q.options}"
+                for q in ParentProblem.objects.all()
+            ),
+        ]
+    )  # every problem's public text
     secrets = set().union(*(_key_strings(p) for p in probes))
     assert secrets - {s for s in secrets if s in public}, "nothing to protect: the test would be vacuous"
 
@@ -145,19 +174,41 @@ def test_no_response_carries_a_private_string_of_an_unanswered_sibling(order, pa
             continue
         assert target.status_code == 200, target.data
         assert target.data["withheld"] is (not last)  # kit order: siblings' strings withheld until answered
-        services.review_decide(slot=slot, probe=probe, reviewer=reviewer,
-                               given=services.DecisionIn(status="rejected", severity="serious", confirmations={},
-                                                         packet_state="rejected", note="[test] walking the review"))
+        services.review_decide(
+            slot=slot,
+            probe=probe,
+            reviewer=reviewer,
+            given=services.DecisionIn(
+                status="rejected",
+                severity="serious",
+                confirmations={},
+                packet_state="rejected",
+                note="[test] walking the review",
+            ),
+        )
         assert_no_sibling_leak(walker, reviewer, probes, public, f"after reveal and decision {n + 1}")
     if order == "strict":
         for probe in work[:-1]:  # everything answered: the other targets open too
-            services.review_decide(slot=slot, probe=probe, reviewer=reviewer,
-                                   given=services.DecisionIn(status="rejected", severity="serious", confirmations={},
-                                                             packet_state="rejected", note="[test]"))
+            services.review_decide(
+                slot=slot,
+                probe=probe,
+                reviewer=reviewer,
+                given=services.DecisionIn(
+                    status="rejected",
+                    severity="serious",
+                    confirmations={},
+                    packet_state="rejected",
+                    note="[test]",
+                ),
+            )
     # the strings collected are the real ones: once every probe is answered they do show on the target pages
     shown = "".join(walker.bodies().values())
-    assert all(s in shown or json.dumps(s)[1:-1] in shown for p in probes for s in _key_strings(p)
-               if s not in public and s in {r["expected"] for r in p.key.key["read_targets"]})
+    assert all(
+        s in shown or json.dumps(s)[1:-1] in shown
+        for p in probes
+        for s in _key_strings(p)
+        if s not in public and s in {r["expected"] for r in p.key.key["read_targets"]}
+    )
 
 
 @pytest.mark.django_db
@@ -170,7 +221,10 @@ def test_blind_forms_show_the_order_and_the_reveal_says_why_it_is_closed(demo_pr
     other = next(p for p in demo_probes if p.pk != first.pk)
     page = client.get(f"/review/slots/{slot.pk}/probes/{other.logical_probe_id}/").content.decode()
     assert "<fieldset disabled>" in page and "Answer this parent&#x27;s blind-first probe first" in page
-    assert "<fieldset>" in client.get(f"/review/slots/{slot.pk}/probes/{first.logical_probe_id}/").content.decode()
+    assert (
+        "<fieldset>"
+        in client.get(f"/review/slots/{slot.pk}/probes/{first.logical_probe_id}/").content.decode()
+    )
     closed = client.get(f"/review/slots/{slot.pk}/probes/{first.logical_probe_id}/target/")
     assert closed.status_code == 403
     assert "Submit your blind answer first." in closed.content.decode()
@@ -183,6 +237,7 @@ def test_blind_forms_show_the_order_and_the_reveal_says_why_it_is_closed(demo_pr
 
 
 # --- key holders (item 6) ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.django_db
 def test_a_key_holder_cannot_claim_a_review_slot(demo_probes, reviewers):
@@ -206,13 +261,17 @@ def test_a_reviewer_who_gains_key_access_cannot_answer_blind_any_more(demo_probe
     client = APIClient()
     client.force_login(boss)
     first = Probe.objects.get(logical_probe_id=slot.blind_first_probe_id)
-    response = client.post(f"/api/review/slots/{slot.pk}/probes/{first.logical_probe_id}/blind/",
-                           {"binding": first.key.gold_aliases}, format="json")
+    response = client.post(
+        f"/api/review/slots/{slot.pk}/probes/{first.logical_probe_id}/blind/",
+        {"binding": first.key.gold_aliases},
+        format="json",
+    )
     assert response.status_code == 403 and response.data["code"] == "KEY_HOLDER_CANNOT_REVIEW"
     assert not BlindAnswer.objects.exists()
 
 
 # --- one slot per reviewer per parent, claims under concurrency, release (item 8) --------------------------------
+
 
 @pytest.mark.django_db
 def test_the_database_refuses_two_slots_of_one_reviewer_on_one_parent(demo_probes, reviewers):
@@ -262,8 +321,13 @@ def test_concurrent_primary_and_secondary_claims_by_one_reviewer_give_one_slot(d
         for _ in range(5):
             outcomes = _run_together(
                 lambda: services.review_claim(reviewer=alice, role=Role.PRIMARY, context="development").role,
-                lambda: services.review_claim(reviewer=alice, role=Role.SECONDARY, context="development").role)
-            assert sorted(map(str, outcomes)) in (["QUEUE_EMPTY", "primary"], ["QUEUE_EMPTY", "secondary"]), outcomes
+                lambda: (
+                    services.review_claim(reviewer=alice, role=Role.SECONDARY, context="development").role
+                ),
+            )
+            assert sorted(map(str, outcomes)) in (["QUEUE_EMPTY", "primary"], ["QUEUE_EMPTY", "secondary"]), (
+                outcomes
+            )
             assert ReviewSlot.objects.filter(reviewer=alice).count() == 1
             ReviewSlot.objects.update(reviewer=None, claimed_at=None)
 
@@ -279,7 +343,8 @@ def test_two_reviewers_claiming_at_once_both_get_a_parent(django_user_model):
     with mock.patch("review.services.slots.slot_work", side_effect=_slow_slot_work(slot_work)):
         outcomes = _run_together(
             lambda: services.review_claim(reviewer=alice, role=Role.PRIMARY, context="development").parent_id,
-            lambda: services.review_claim(reviewer=bob, role=Role.PRIMARY, context="development").parent_id)
+            lambda: services.review_claim(reviewer=bob, role=Role.PRIMARY, context="development").parent_id,
+        )
     assert "QUEUE_EMPTY" not in outcomes and len(set(outcomes)) == 2, outcomes
 
 
@@ -302,7 +367,9 @@ def test_a_reviewer_can_release_a_slot_until_their_first_blind_answer(demo_probe
 
 
 @pytest.mark.django_db
-def test_only_admins_choose_the_blind_order_and_the_kit_order_opens_one_probe_at_a_time(demo_probes, reviewers):
+def test_only_admins_choose_the_blind_order_and_the_kit_order_opens_one_probe_at_a_time(
+    demo_probes, reviewers
+):
     alice = reviewers["alice"]
     client = APIClient()
     client.force_login(alice)

@@ -18,15 +18,21 @@ ALL = {k: True for k in CONFIRMATION_KEYS}
 
 
 def gold_blind(probe: Probe) -> services.BlindAnswerIn:
-    return services.BlindAnswerIn(binding=probe.key.gold_aliases,
-                                  read={r["anchor_alias"]: r["expected"] for r in probe.key.key["read_targets"]})
+    return services.BlindAnswerIn(
+        binding=probe.key.gold_aliases,
+        read={r["anchor_alias"]: r["expected"] for r in probe.key.key["read_targets"]},
+    )
 
 
 def approve(probe: Probe) -> services.DecisionIn:
     ids = probe.key.key["packet_plan"]["observation_ids"]
-    return services.DecisionIn(status="approved", severity="none", confirmations=ALL,
-                               packet_state="approved_nonempty" if ids else "approved_empty",
-                               packet_empty_reason="" if ids else "no_independent_readable_primitive")
+    return services.DecisionIn(
+        status="approved",
+        severity="none",
+        confirmations=ALL,
+        packet_state="approved_nonempty" if ids else "approved_empty",
+        packet_empty_reason="" if ids else "no_independent_readable_primitive",
+    )
 
 
 def answer_all_blind(slot: ReviewSlot, user, *, blind=gold_blind) -> list[Probe]:
@@ -48,7 +54,12 @@ def review_all(slot: ReviewSlot, user, *, decide=approve, blind=gold_blind) -> N
 def urls(slot: ReviewSlot, probe: Probe) -> dict[str, str]:
     base = f"/review/slots/{slot.pk}/probes/{probe.logical_probe_id}/"
     api = f"/api/review/slots/{slot.pk}/probes/{probe.logical_probe_id}/"
-    return {"page": base, "target": base + "target/", "api_target": api + "target/", "api_blind": api + "blind/"}
+    return {
+        "page": base,
+        "target": base + "target/",
+        "api_target": api + "target/",
+        "api_blind": api + "blind/",
+    }
 
 
 @pytest.mark.django_db
@@ -74,9 +85,14 @@ def test_reveal_is_403_before_the_blind_answer_and_200_after_for_that_reviewer_o
     assert "Submit your blind answer first" in page.get(u["target"]).content.decode()
     assert refused.data["code"] == "BLIND_ANSWER_REQUIRED"
 
-    created = api.post(u["api_blind"], {"binding": probe.key.gold_aliases,
-                                        "read": {r["anchor_alias"]: r["expected"] for r in probe.key.key["read_targets"]}},
-                       format="json")
+    created = api.post(
+        u["api_blind"],
+        {
+            "binding": probe.key.gold_aliases,
+            "read": {r["anchor_alias"]: r["expected"] for r in probe.key.key["read_targets"]},
+        },
+        format="json",
+    )
     assert created.status_code == 201, created.data
     strict = api.get(u["api_target"])  # the strict blind order: every probe of the parent first
     assert strict.status_code == 403 and strict.data["code"] == "BLIND_ORDER_STRICT"
@@ -102,9 +118,14 @@ def test_blind_answer_is_immutable(demo_probes, reviewers):
     slot = services.review_claim(reviewer=alice, role=Role.PRIMARY, context="development")
     probe = Probe.objects.get(logical_probe_id=slot.blind_first_probe_id)
     wrong = sorted(set(probe.key.key["candidate_map"]) - set(probe.key.gold_aliases))[:1]
-    blind = services.review_submit_blind(slot=slot, probe=probe, reviewer=alice,
-                                         given=services.BlindAnswerIn(binding=wrong, read={
-                                             r["anchor_alias"]: "x" for r in probe.key.key["read_targets"]}))
+    blind = services.review_submit_blind(
+        slot=slot,
+        probe=probe,
+        reviewer=alice,
+        given=services.BlindAnswerIn(
+            binding=wrong, read={r["anchor_alias"]: "x" for r in probe.key.key["read_targets"]}
+        ),
+    )
     assert blind.matches_target is False
     with pytest.raises(ApplicationError) as error:
         services.review_submit_blind(slot=slot, probe=probe, reviewer=alice, given=gold_blind(probe))
@@ -146,16 +167,21 @@ def test_decision_rules(demo_probes, reviewers):
         services.review_decide(slot=slot, probe=probe, reviewer=alice, given=approve(probe))
     assert error.value.code == "BLIND_ORDER_STRICT"
     answer_all_blind(slot, alice)
-    partial = services.DecisionIn(**{**approve(probe).__dict__, "confirmations": {**ALL, "complete_targets": False}})
+    partial = services.DecisionIn(
+        **{**approve(probe).__dict__, "confirmations": {**ALL, "complete_targets": False}}
+    )
     with pytest.raises(ApplicationError) as error:
         services.review_decide(slot=slot, probe=probe, reviewer=alice, given=partial)
     assert error.value.code == "CONFIRMATIONS_INCOMPLETE"
-    no_note = services.DecisionIn(status="rejected", severity="serious", confirmations={}, packet_state="rejected")
+    no_note = services.DecisionIn(
+        status="rejected", severity="serious", confirmations={}, packet_state="rejected"
+    )
     with pytest.raises(ApplicationError) as error:
         services.review_decide(slot=slot, probe=probe, reviewer=alice, given=no_note)
     assert error.value.code == "REJECTION_NEEDS_NOTE"
-    minor_reject = services.DecisionIn(status="rejected", severity="minor", confirmations={}, packet_state="rejected",
-                                       note="x")
+    minor_reject = services.DecisionIn(
+        status="rejected", severity="minor", confirmations={}, packet_state="rejected", note="x"
+    )
     with pytest.raises(ApplicationError) as error:
         services.review_decide(slot=slot, probe=probe, reviewer=alice, given=minor_reject)
     assert error.value.code == "REJECTION_NEEDS_SEVERITY"
@@ -167,7 +193,9 @@ def test_two_reviewers_who_agree_approve_the_probe_and_its_packet(demo_probes, r
     alice, bob = reviewers["alice"], reviewers["bob"]
     primary = services.review_claim(reviewer=alice, role=Role.PRIMARY, context="development")
     review_all(primary, alice)
-    assert set(Probe.objects.values_list("state", flat=True)) == {"pending_review"}  # one reviewer is not enough
+    assert set(Probe.objects.values_list("state", flat=True)) == {
+        "pending_review"
+    }  # one reviewer is not enough
     with pytest.raises(ApplicationError) as error:  # alice cannot be her own second reviewer
         services.review_claim(reviewer=alice, role=Role.SECONDARY, context="development")
     assert error.value.code == "QUEUE_EMPTY"
@@ -192,8 +220,13 @@ def test_disagreement_goes_to_an_independent_adjudicator(demo_probes, reviewers)
 
     def decide(probe):
         if probe.pk == target.pk:
-            return services.DecisionIn(status="rejected", severity="serious", confirmations={}, packet_state="rejected",
-                                       note="[ownership doubt] the owner is not unique")
+            return services.DecisionIn(
+                status="rejected",
+                severity="serious",
+                confirmations={},
+                packet_state="rejected",
+                note="[ownership doubt] the owner is not unique",
+            )
         return approve(probe)
 
     review_all(secondary, dave, decide=decide)
@@ -208,9 +241,18 @@ def test_disagreement_goes_to_an_independent_adjudicator(demo_probes, reviewers)
     slot = services.review_claim(reviewer=carol, role=Role.ADJUDICATOR, context="development")
     assert [p.pk for p in slot_work(slot)] == [target.pk]  # only the disputed probe
     services.review_submit_blind(slot=slot, probe=target, reviewer=carol, given=gold_blind(target))
-    services.review_decide(slot=slot, probe=target, reviewer=carol,
-                           given=services.DecisionIn(status="rejected", severity="serious", confirmations={},
-                                                     packet_state="rejected", note="confirmed: owner ambiguous"))
+    services.review_decide(
+        slot=slot,
+        probe=target,
+        reviewer=carol,
+        given=services.DecisionIn(
+            status="rejected",
+            severity="serious",
+            confirmations={},
+            packet_state="rejected",
+            note="confirmed: owner ambiguous",
+        ),
+    )
     target.refresh_from_db()
     assert target.state == "rejected" and target.packet_state == "rejected"
     # no last-writer-wins: the adjudicator's decision is final and cannot be re-submitted
@@ -241,12 +283,23 @@ def test_decisions_go_stale_after_recompilation(demo_probes, reviewers):
         probe = after[qid]
         assert probe.state == "pending_review"
         assert probe_outcome(probe, "development").state == "pending"
-        assert ReviewDecision.objects.filter(probe=probe).exclude(review_target_root=probe.review_target_root).count() == 2
+        assert (
+            ReviewDecision.objects.filter(probe=probe)
+            .exclude(review_target_root=probe.review_target_root)
+            .count()
+            == 2
+        )
     # the stale root is refused by the probe hand-off, and the same slot must review the new content
     from probes.services import probe_record_review
+
     with pytest.raises(ApplicationError) as error:
-        probe_record_review(probe=after[changed[0]], actor=None, state="approved", packet_state="rejected",
-                            review_target_root=before[changed[0]])
+        probe_record_review(
+            probe=after[changed[0]],
+            actor=None,
+            state="approved",
+            packet_state="rejected",
+            review_target_root=before[changed[0]],
+        )
     assert error.value.code == "AUDIT_STALE"
     assert {p.logical_probe_id for p in slot_work(primary)} >= set(changed)
     review_all(primary, alice)

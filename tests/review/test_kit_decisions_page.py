@@ -38,23 +38,44 @@ def test_admin_uploads_a_kit_draft_then_a_decision_file(client, demo_probes, rev
 
     upload = SimpleUploadedFile("draft.zip", _zip(tmp_path / "draft"), content_type="application/zip")
     response = client.post("/review/kit-decisions/", {"action": "draft", "file": upload}, follow=True)
-    assert _messages(response) == [f"Kit draft {KitDraftImport.objects.get().catalog_root[:12]}… checked: "
-                                   "3 probe(s) bound to ours, 0 not bound."]
+    assert _messages(response) == [
+        f"Kit draft {KitDraftImport.objects.get().catalog_root[:12]}… checked: "
+        "3 probe(s) bound to ours, 0 not bound."
+    ]
 
-    broken = SimpleUploadedFile("d.json", b'{"schema_version": 1, "schema_version": 2}', content_type="application/json")
+    broken = SimpleUploadedFile(
+        "d.json", b'{"schema_version": 1, "schema_version": 2}', content_type="application/json"
+    )
     response = client.post("/review/kit-decisions/", {"action": "decisions", "file": broken}, follow=True)
     assert "(REVIEW_FILE_JSON_INVALID)" in _messages(response)[0] and not KitDecision.objects.exists()
 
     stale = legacy_file(catalog, [decision(items[demo.T03_IMAGE], review_target_root="a" * 64)])
-    response = client.post("/review/kit-decisions/", {"action": "decisions", "file": SimpleUploadedFile(
-        "stale.json", json.dumps(stale).encode(), content_type="application/json")}, follow=True)
+    response = client.post(
+        "/review/kit-decisions/",
+        {
+            "action": "decisions",
+            "file": SimpleUploadedFile(
+                "stale.json", json.dumps(stale).encode(), content_type="application/json"
+            ),
+        },
+        follow=True,
+    )
     assert "stale" in _messages(response)[0].lower() and not KitDecision.objects.exists()
 
     good = legacy_file(catalog, [decision(items[demo.T03_IMAGE])])
-    response = client.post("/review/kit-decisions/", {"action": "decisions", "file": SimpleUploadedFile(
-        "good.json", json.dumps(good).encode(), content_type="application/json")}, follow=True)
-    assert _messages(response) == ["Imported 1 decision(s) (1 settled a probe), 0 already imported, 0 still pending "
-                                   "in the file."]
+    response = client.post(
+        "/review/kit-decisions/",
+        {
+            "action": "decisions",
+            "file": SimpleUploadedFile(
+                "good.json", json.dumps(good).encode(), content_type="application/json"
+            ),
+        },
+        follow=True,
+    )
+    assert _messages(response) == [
+        "Imported 1 decision(s) (1 settled a probe), 0 already imported, 0 still pending in the file."
+    ]
     assert Probe.objects.get(logical_probe_id=demo.T03_IMAGE).state == Probe.State.APPROVED
     assert b"Kit Reviewer A" in response.content  # the name as written, shown as text
 
@@ -64,11 +85,23 @@ def test_a_zip_without_a_kit_draft_is_refused_with_a_clear_message(client, demo_
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("notes/readme.txt", "nothing here")
-    response = client.post("/review/kit-decisions/", {"action": "draft", "file": SimpleUploadedFile(
-        "x.zip", buffer.getvalue(), content_type="application/zip")}, follow=True)
+    response = client.post(
+        "/review/kit-decisions/",
+        {
+            "action": "draft",
+            "file": SimpleUploadedFile("x.zip", buffer.getvalue(), content_type="application/zip"),
+        },
+        follow=True,
+    )
     assert "(KIT_DRAFT_LAYOUT)" in _messages(response)[0] and not KitDraftImport.objects.exists()
-    response = client.post("/review/kit-decisions/", {"action": "draft", "file": SimpleUploadedFile(
-        "x.zip", b"not a zip", content_type="application/zip")}, follow=True)
+    response = client.post(
+        "/review/kit-decisions/",
+        {
+            "action": "draft",
+            "file": SimpleUploadedFile("x.zip", b"not a zip", content_type="application/zip"),
+        },
+        follow=True,
+    )
     assert "(import_zip_invalid)" in _messages(response)[0]
 
 
@@ -77,5 +110,7 @@ def test_reviewers_may_not_import_kit_decisions(client, demo_probes, reviewers, 
         client.force_login(reviewers[who])
         assert client.get("/review/kit-decisions/").status_code == 403
         upload = SimpleUploadedFile("d.json", b"{}", content_type="application/json")
-        assert client.post("/review/kit-decisions/", {"action": "decisions", "file": upload}).status_code == 403
+        assert (
+            client.post("/review/kit-decisions/", {"action": "decisions", "file": upload}).status_code == 403
+        )
     assert not KitDecision.objects.exists()

@@ -8,7 +8,10 @@ from django.db import IntegrityError, transaction
 
 from tests.migration_helpers import apps_at, back_to_latest, migrate_to, migrate_to_latest  # noqa: F401 (fixture)
 
-BEFORE = [("review", "0001_review_slots_blind_answers_decisions_audit_signoff"), ("annotation", "0004_pass_approval_origin")]
+BEFORE = [
+    ("review", "0001_review_slots_blind_answers_decisions_audit_signoff"),
+    ("annotation", "0004_pass_approval_origin"),
+]
 AFTER = [("review", "0002_one_slot_per_reviewer_blind_order")]
 
 
@@ -19,14 +22,32 @@ def test_duplicate_claims_are_released_then_the_constraint_applies():
     user = apps.get_model("auth", "User").objects.create(username="racer")
     source = apps.get_model("annotation", "Source").objects.create(name="S")
     parent = apps.get_model("annotation", "ParentProblem").objects.create(
-        problem_id="P1", source=source, source_split="x", source_sample_id="1", language="en", answer_type="calc")
+        problem_id="P1",
+        source=source,
+        source_split="x",
+        source_sample_id="1",
+        language="en",
+        answer_type="calc",
+    )
     slots = apps.get_model("review", "ReviewSlot")
     from django.utils import timezone
 
-    first = slots.objects.create(parent=parent, role="primary", context="development", blind_first_probe_id="Q",
-                                 reviewer=user, claimed_at=timezone.now())
-    second = slots.objects.create(parent=parent, role="secondary", context="development", blind_first_probe_id="Q",
-                                  reviewer=user, claimed_at=timezone.now())
+    first = slots.objects.create(
+        parent=parent,
+        role="primary",
+        context="development",
+        blind_first_probe_id="Q",
+        reviewer=user,
+        claimed_at=timezone.now(),
+    )
+    second = slots.objects.create(
+        parent=parent,
+        role="secondary",
+        context="development",
+        blind_first_probe_id="Q",
+        reviewer=user,
+        claimed_at=timezone.now(),
+    )
 
     apps = apps_at(migrate_to(AFTER), AFTER)
     slots = apps.get_model("review", "ReviewSlot")

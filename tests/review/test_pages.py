@@ -21,8 +21,10 @@ pytestmark = pytest.mark.django_db
 
 ROLE_PAGES = ["/review/", "/review/agreement/", "/review/accounting/", "/review/audit/", "/review/signoff/"]
 EXPECTED = {  # role → statuses of ROLE_PAGES
-    "annotator": [403, 403, 403, 403, 403], "source_reviewer": [403, 403, 403, 403, 403],
-    "probe_reviewer": [200, 403, 403, 403, 403], "adjudicator": [200, 200, 200, 403, 403],
+    "annotator": [403, 403, 403, 403, 403],
+    "source_reviewer": [403, 403, 403, 403, 403],
+    "probe_reviewer": [200, 403, 403, 403, 403],
+    "adjudicator": [200, 200, 200, 403, 403],
     "admin": [200, 200, 200, 200, 200],
 }
 
@@ -51,8 +53,9 @@ def test_review_pages_per_role(batch, django_user_model, role):
 def _wrong_blind(probe: Probe) -> services.BlindAnswerIn:
     aliases = sorted(probe.key.key["candidate_map"])
     wrong = [a for a in aliases if a not in probe.key.gold_aliases][:1]
-    return services.BlindAnswerIn(binding=wrong, read={r["anchor_alias"]: r["expected"]
-                                                      for r in probe.key.key["read_targets"]})
+    return services.BlindAnswerIn(
+        binding=wrong, read={r["anchor_alias"]: r["expected"] for r in probe.key.key["read_targets"]}
+    )
 
 
 def test_audit_and_signoff_pages_drive_campaign_plan_assessment_and_export(batch):
@@ -66,7 +69,11 @@ def test_audit_and_signoff_pages_drive_campaign_plan_assessment_and_export(batch
     admin.post(response.url, {"action": "plan"})
     plan = AuditPlan.objects.get()
     page = text(admin.get(response.url))
-    assert "Candidates N 2" in page and "Random sample n 2" in page and "Pending primary / secondary 6 / 6" in page
+    assert (
+        "Candidates N 2" in page
+        and "Random sample n 2" in page
+        and "Pending primary / secondary 6 / 6" in page
+    )
     assert "PRIMARY_INCOMPLETE" in page
     # the reviewers take the audit from their queue page
     queue = text(client_for(batch["alice"]).get("/review/"))
@@ -90,12 +97,18 @@ def test_audit_and_signoff_pages_drive_campaign_plan_assessment_and_export(batch
 
     # the locked blind answer reads as the reviewer wrote it, not as a Python dict
     blind = BlindAnswer.objects.filter(slot__context=plan.context, reviewer=batch["alice"]).first()
-    body = client_for(batch["alice"]).get(f"/review/slots/{blind.slot_id}/probes/{blind.probe.logical_probe_id}/")
+    body = client_for(batch["alice"]).get(
+        f"/review/slots/{blind.slot_id}/probes/{blind.probe.logical_probe_id}/"
+    )
     assert blind.display in body.content.decode() and "{&#x27;" not in body.content.decode()
 
     # signoff page: a missing confirmation is refused with its code; six confirmations sign; export gated by it
-    form = {"mode": "audit", "assessment": assessment.pk, "evidence_ref": "audit " + campaign.campaign_id,
-            **{f"confirm_{k}": "on" for k in SIGNOFF_KEYS[:-1]}}
+    form = {
+        "mode": "audit",
+        "assessment": assessment.pk,
+        "evidence_ref": "audit " + campaign.campaign_id,
+        **{f"confirm_{k}": "on" for k in SIGNOFF_KEYS[:-1]},
+    }
     refused = admin.post("/review/signoff/", form, follow=True)
     assert "SIGNOFF_CONFIRMATIONS_INCOMPLETE" in refused.content.decode() and not Signoff.objects.exists()
     admin.post("/review/signoff/", {**form, f"confirm_{SIGNOFF_KEYS[-1]}": "on"})
@@ -109,11 +122,16 @@ def test_audit_and_signoff_pages_drive_campaign_plan_assessment_and_export(batch
 
     # agreement: alice's blind answer differs on one of six probes, bob's all match. Aliases are seeded per probe,
     # so the six gold answers are six distinct labels; alice's wrong label W may coincide with another probe's.
-    bob_labels = {q: BlindAnswer.objects.get(slot__context=plan.context, reviewer=batch["bob"],
-                                             probe__logical_probe_id=q).display for q in plan.target_roots}
+    bob_labels = {
+        q: BlindAnswer.objects.get(
+            slot__context=plan.context, reviewer=batch["bob"], probe__logical_probe_id=q
+        ).display
+        for q in plan.target_roots
+    }
     assert len(set(bob_labels.values())) == 6
-    wrong = BlindAnswer.objects.get(slot__context=plan.context, reviewer=batch["alice"],
-                                    probe__logical_probe_id=target).display
+    wrong = BlindAnswer.objects.get(
+        slot__context=plan.context, reviewer=batch["alice"], probe__logical_probe_id=target
+    ).display
     assert wrong != bob_labels[target]
     shared = wrong in bob_labels.values()
     # Cohen: p_o = 5/6; p_e = Σ_c a_c·b_c / 36 = (alice ratings whose label bob uses) / 36 = 6/36 or 5/36
@@ -130,7 +148,10 @@ def test_audit_and_signoff_pages_drive_campaign_plan_assessment_and_export(batch
     assert api["blind"]["mean_probe_agreement"] == pytest.approx(5 / 6)
     assert api["decision"]["pairs"][0]["observed"] == 1.0 and api["decision"]["pairs"][0]["kappa"] is None
     assert api["decision"]["fleiss"] is None  # every decision approved/none: κ undefined
-    assert {r["reviewer"]: (r["correct"], r["answered"]) for r in api["accuracy"]} == {"alice": (5, 6), "bob": (6, 6)}
+    assert {r["reviewer"]: (r["correct"], r["answered"]) for r in api["accuracy"]} == {
+        "alice": (5, 6),
+        "bob": (6, 6),
+    }
     assert [row["blind"] for row in api["per_probe"]].count(0.0) == 1
     page = text(client_for(batch["carol"]).get("/review/agreement/", {"context": plan.context}))
     assert f"Fleiss' κ: {fleiss:.3f}" in page and f"alice · bob 6 0.833 {cohen:.3f}" in page
@@ -155,7 +176,9 @@ def test_audit_and_signoff_pages_drive_campaign_plan_assessment_and_export(batch
 def test_accounting_counts_a_confirmed_bad_parent_as_withheld_and_excluded(batch):
     approve_development(batch)
     admin_user = batch["admin"]
-    plan = services.audit_plan_create(campaign=services.audit_campaign_create(actor=admin_user), actor=admin_user)
+    plan = services.audit_plan_create(
+        campaign=services.audit_campaign_create(actor=admin_user), actor=admin_user
+    )
     target = plan.blind_first[A]
 
     def decide(probe):

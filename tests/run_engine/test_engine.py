@@ -24,7 +24,9 @@ pytestmark = pytest.mark.django_db
 
 def _draft(**claim):
     parent = ParentProblemFactory()
-    config = ModelConfig.objects.create(name="drafter", provider="scripted", model="s", extra={"default": "{}"})
+    config = ModelConfig.objects.create(
+        name="drafter", provider="scripted", model="s", extra={"default": "{}"}
+    )
     run = draft_run_create(pass_no=1, model_config=config, parents=[parent], actor=None, dispatch=False)
     draft = run.drafts.get()
     LLMDraft.objects.filter(pk=draft.pk).update(**claim)
@@ -33,7 +35,9 @@ def _draft(**claim):
 
 def test_every_chunk_task_retries_errors_with_celerys_backoff():
     for task in (eval_chunk_task, solving_tasks.solve_chunk_task, draft_execute_task):
-        assert task.autoretry_for == (Exception,) and task.max_retries == CHUNK_TASK_OPTIONS["max_retries"] == 10
+        assert (
+            task.autoretry_for == (Exception,) and task.max_retries == CHUNK_TASK_OPTIONS["max_retries"] == 10
+        )
         assert task.retry_backoff == 5 and task.retry_backoff_max == 300 and task.retry_jitter is True
         assert task.acks_late and task.reject_on_worker_lost
 
@@ -56,7 +60,11 @@ def test_a_draft_whose_lease_ran_out_is_taken_over_and_counted_as_a_claim():
 def test_a_draft_lost_three_times_fails_and_its_run_counts_it():
     run, draft = _draft(claims=MAX_CLAIMS, claim_token="dead", claimed_at=timezone.now() - timedelta(hours=1))
     draft = draft_execute(draft_id=draft.pk)
-    assert (draft.status, draft.error, draft.raw_output) == ("failed", "worker lost the draft three times", "")
+    assert (draft.status, draft.error, draft.raw_output) == (
+        "failed",
+        "worker lost the draft three times",
+        "",
+    )
     run.refresh_from_db()
     assert (run.done, run.failed, run.status) == (0, 1, "failed") and run.finished_at is not None
 
@@ -64,7 +72,9 @@ def test_a_draft_lost_three_times_fails_and_its_run_counts_it():
 def test_a_solve_chunk_that_fails_is_retried_and_finishes(monkeypatch):
     from physalign_site.celery import app
 
-    monkeypatch.setitem(app.conf, "task_eager_propagates", False)  # let apply() run the retry as a worker would
+    monkeypatch.setitem(
+        app.conf, "task_eager_propagates", False
+    )  # let apply() run the retry as a worker would
     ParentProblemFactory(problem_id="S1", stem="UNIQ-ONE", answer_type="fill", answer="3 m/s")
     model = scripted("solver", [{"match": "UNIQ-ONE", "outputs": [r"\boxed{3 m/s}"]}])
     real = solving_tasks.solve_chunk_process
@@ -87,8 +97,11 @@ def test_a_solve_chunk_that_fails_is_retried_and_finishes(monkeypatch):
 def test_busy_rows_are_queued_again_as_a_new_task_not_a_retry(monkeypatch):
     queued = []
     monkeypatch.setattr(solving_tasks, "solve_chunk_process", lambda **kwargs: [7, 9])
-    monkeypatch.setattr(solving_tasks.solve_chunk_task, "apply_async",
-                        lambda args, countdown: queued.append((args, countdown)))
+    monkeypatch.setattr(
+        solving_tasks.solve_chunk_task,
+        "apply_async",
+        lambda args, countdown: queued.append((args, countdown)),
+    )
     solving_tasks.solve_chunk_task.apply(args=(1, [7, 8, 9]))
     assert queued == [((1, [7, 9]), 5)]
 

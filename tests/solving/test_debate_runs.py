@@ -28,9 +28,14 @@ def _out(answer: str, why: str = "Apply Newton's second law.") -> str:
 
 
 def _parent(pid: str = "dbt_1", answer: str = "4 N", answer_type: str = "fill", options=None):
-    return ParentProblemFactory(problem_id=pid, stem=f"Problem {pid}: a 2 kg cart accelerates at 2 m/s^2.",
-                                query="What net force acts on it?", answer=answer, answer_type=answer_type,
-                                options=options or [])
+    return ParentProblemFactory(
+        problem_id=pid,
+        stem=f"Problem {pid}: a 2 kg cart accelerates at 2 m/s^2.",
+        query="What net force acts on it?",
+        answer=answer,
+        answer_type=answer_type,
+        options=options or [],
+    )
 
 
 def _solvers(rounds: dict[str, list[str]], parent, *, price=(0, 0)) -> list[str]:
@@ -38,8 +43,10 @@ def _solvers(rounds: dict[str, list[str]], parent, *, price=(0, 0)) -> list[str]
     text, _ = public_problem(parent)
     names = []
     for name, answers in rounds.items():
-        responses = [{"match": script_key(f"re-solve round {r}", text), "outputs": [_out(answers[r - 1])]}
-                     for r in range(len(answers), 1, -1)]
+        responses = [
+            {"match": script_key(f"re-solve round {r}", text), "outputs": [_out(answers[r - 1])]}
+            for r in range(len(answers), 1, -1)
+        ]
         responses.append({"match": text, "outputs": [_out(answers[0])]})
         config = scripted(name, responses, default=_out(""))
         config.price_in_per_mtok, config.price_out_per_mtok = Decimal(price[0]), Decimal(price[1])
@@ -88,8 +95,14 @@ def test_consensus_in_round_one_stops_early(eager):
 
 def test_false_tie_is_resolved_by_value_not_by_string(eager):
     parent = _parent(answer="500 N")
-    names = _solvers({"sa": ["0.5 kN", "0.5 kN", "0.5 kN"], "sb": ["500 N", "500 N", "500 N"],
-                      "sc": ["3 N", "3 N", "3 N"]}, parent)
+    names = _solvers(
+        {
+            "sa": ["0.5 kN", "0.5 kN", "0.5 kN"],
+            "sb": ["500 N", "500 N", "500 N"],
+            "sc": ["3 N", "3 N", "3 N"],
+        },
+        parent,
+    )
     scripted("pr", [], default='{"label": "yes"}')
     by_value = _response(_debate(names, parent, pruner="pr"))
     assert by_value.calls == 3 and by_value.correct is True
@@ -111,7 +124,9 @@ def test_all_masked_resolves_without_peer_context(eager):
     round2 = row.turns.filter(stage="solve", round=2)
     assert round2.count() == 3
     for turn in round2:
-        assert "judged unreliable" in turn.request["user"] and "Solution 1 (answer" not in turn.request["user"]
+        assert (
+            "judged unreliable" in turn.request["user"] and "Solution 1 (answer" not in turn.request["user"]
+        )
         assert turn.parsed["peers"] == []
     prunes = row.turns.filter(stage="prune")
     assert [p.parsed["label"] for p in prunes] == ["no", "no", "no"]
@@ -122,8 +137,11 @@ def test_two_rounds_then_selection_and_abstention(eager):
     parent = _parent(answer="2 N")
     text, _ = public_problem(parent)
     names = _solvers({"sa": ["1 N"] * 3, "sb": ["2 N"] * 3, "sc": ["3 N"] * 3}, parent)
-    scripted("pr", [{"match": script_key("verify: 2 N", text), "outputs": ['{"label": "yes"}']}],
-             default='{"label": "not sure"}')
+    scripted(
+        "pr",
+        [{"match": script_key("verify: 2 N", text), "outputs": ['{"label": "yes"}']}],
+        default='{"label": "not sure"}',
+    )
     scripted("sel", [], default='{"choice": "2"}')
     row = _response(_debate(names, parent, pruner="pr", selector="sel"))
     assert row.calls == 3 + (3 + 3) * 2 + 1 == 16
@@ -133,7 +151,9 @@ def test_two_rounds_then_selection_and_abstention(eager):
     kept = row.turns.filter(stage="mask").first().parsed
     assert kept["kept"] == ["sb"] and kept["labels"]["sa"] == "not sure"
     resolve = row.turns.filter(stage="solve", round=2).first()
-    assert "Solution 1 (answer: 2 N)" in resolve.request["user"] and "answer: 1 N" not in resolve.request["user"]
+    assert (
+        "Solution 1 (answer: 2 N)" in resolve.request["user"] and "answer: 1 N" not in resolve.request["user"]
+    )
     # the selector abstains → the designated default solver (the first) answers
     ModelConfig.objects.filter(name="sel").update(extra={"default": '{"choice": "abstain"}'})
     abstained = _response(_debate(names, parent, pruner="pr", selector="sel"))
@@ -158,7 +178,12 @@ def test_infra_failure_is_missing_not_an_answer(eager):
     scripted("pr", [], default='{"label": "yes"}')
     run = _debate(["sa", "sb", "sc"], parent, pruner="pr")
     row = _response(run)
-    assert row.status == "infra_missing" and row.final_answer == "" and row.credit is None and row.correct is None
+    assert (
+        row.status == "infra_missing"
+        and row.final_answer == ""
+        and row.credit is None
+        and row.correct is None
+    )
     assert "sb" in row.error
     assert row.calls == 2  # sa answered, sb failed after its retries; nothing more was asked
     assert row.turns.filter(stage="solve").count() == 2
@@ -175,7 +200,9 @@ def test_cost_and_tokens_add_up(eager):
             config = ModelConfig.objects.filter(name=name).first() or scripted(name, [], default=_out(""))
             responses = list(config.extra["responses"])
             if index == 1 and len(answers) > 1:
-                responses.append({"match": script_key("re-solve round 2", text), "outputs": [_out(answers[1])]})
+                responses.append(
+                    {"match": script_key("re-solve round 2", text), "outputs": [_out(answers[1])]}
+                )
             responses.append({"match": text, "outputs": [_out(answers[0] if index == 1 else "4 N")]})
             config.extra = {**config.extra, "responses": responses}
             config.price_in_per_mtok, config.price_out_per_mtok = Decimal(5), Decimal(30)
@@ -184,8 +211,9 @@ def test_cost_and_tokens_add_up(eager):
     pruner.price_in_per_mtok, pruner.price_out_per_mtok = Decimal(2), Decimal(12)
     pruner.save()
     with committed():
-        run = debate_run_create(solver_names=["sa", "sb", "sc"], pruner="pr",
-                                parent_ids=[p.problem_id for p in parents])
+        run = debate_run_create(
+            solver_names=["sa", "sb", "sc"], pruner="pr", parent_ids=[p.problem_id for p in parents]
+        )
     run.refresh_from_db()
     rows = list(run.responses.order_by("parent__problem_id"))
     assert [r.calls for r in rows] == [3, 9]
@@ -290,14 +318,36 @@ def test_launch_form_creates_a_run_and_reports_errors(client, admin_user_role, e
     names = _solvers({"sa": ["4 N"], "sb": ["4 N"], "sc": ["4 N"]}, parent)
     client.force_login(admin_user_role)
     url = reverse("solving:debate_run_list")
-    bad = client.post(url, {"solver_1": "sa", "solver_2": "sb", "solver_3": "", "level": 1,
-                            "parents": parent.problem_id, "max_resolve_rounds": 2, "rel_tol": 0.01})
+    bad = client.post(
+        url,
+        {
+            "solver_1": "sa",
+            "solver_2": "sb",
+            "solver_3": "",
+            "level": 1,
+            "parents": parent.problem_id,
+            "max_resolve_rounds": 2,
+            "rel_tol": 0.01,
+        },
+    )
     assert bad.status_code == 200 and SolveRun.objects.count() == 0
     assert "three solvers" in bad.content.decode()
     with committed():
-        ok = client.post(url, {"solver_1": names[0], "solver_2": names[1], "solver_3": names[2], "level": 1,
-                               "parents": parent.problem_id, "max_resolve_rounds": 1, "rel_tol": 0.02,
-                               "pruning": "on", "strict_pruning": "on", "value_voting": "on"})
+        ok = client.post(
+            url,
+            {
+                "solver_1": names[0],
+                "solver_2": names[1],
+                "solver_3": names[2],
+                "level": 1,
+                "parents": parent.problem_id,
+                "max_resolve_rounds": 1,
+                "rel_tol": 0.02,
+                "pruning": "on",
+                "strict_pruning": "on",
+                "value_voting": "on",
+            },
+        )
     assert ok.status_code == 302
     run = SolveRun.objects.get()
     assert run.debate.settings["max_resolve_rounds"] == 1 and run.debate.settings["rel_tol"] == 0.02
@@ -308,8 +358,16 @@ def test_api_create_detail_transcript(api_client, admin_user_role, eager):
     names = _solvers({"sa": ["4 N"], "sb": ["4 N"], "sc": ["4 N"]}, parent)
     api_client.force_authenticate(admin_user_role)
     with committed():
-        created = api_client.post("/api/debate/runs/", {"solvers": names, "level": 1, "parents": [parent.problem_id],
-                                                         "settings": {"max_resolve_rounds": 1}}, format="json")
+        created = api_client.post(
+            "/api/debate/runs/",
+            {
+                "solvers": names,
+                "level": 1,
+                "parents": [parent.problem_id],
+                "settings": {"max_resolve_rounds": 1},
+            },
+            format="json",
+        )
     assert created.status_code == 201, created.data
     run_id = created.data["id"]
     detail = api_client.get(f"/api/debate/runs/{run_id}/").data
@@ -319,8 +377,9 @@ def test_api_create_detail_transcript(api_client, admin_user_role, eager):
     row = SolveRun.objects.get(pk=run_id).responses.get()
     transcript = api_client.get(f"/api/debate/responses/{row.pk}/transcript/").data
     assert [t["stage"] for t in transcript["turns"]] == ["solve", "solve", "solve", "vote", "selection"]
-    refused = api_client.post("/api/debate/runs/", {"solvers": names[:2], "parents": [parent.problem_id]},
-                              format="json")
+    refused = api_client.post(
+        "/api/debate/runs/", {"solvers": names[:2], "parents": [parent.problem_id]}, format="json"
+    )
     assert refused.status_code == 400 and SolveRun.objects.count() == 1
 
 
@@ -329,8 +388,17 @@ def test_debate_command_launches_and_reports(eager, capsys):
 
     parent = _parent()
     names = _solvers({"sa": ["4 N"], "sb": ["4 N"], "sc": ["4 N"]}, parent)
-    call_command("debate", "--solvers", ",".join(names), "--parents", parent.problem_id, "--rounds", "1",
-                 "--no-value-voting", "--inline")
+    call_command(
+        "debate",
+        "--solvers",
+        ",".join(names),
+        "--parents",
+        parent.problem_id,
+        "--rounds",
+        "1",
+        "--no-value-voting",
+        "--inline",
+    )
     out = capsys.readouterr().out
     assert "accuracy 1.000" in out and "calls 3" in out and "early-stopped 1/1" in out
     run = SolveRun.objects.get()
@@ -349,8 +417,14 @@ def test_front_end_levels_record_their_steps_and_feed_the_solvers(eager, level):
     ProblemImageFactory(parent=parent, image_id="img_1", ordinal=1, data=incline_diagram())
     for name in ("sa", "sb", "sc"):
         scripted(name, [], default=_out("4 N"))
-    front = ModelConfig.objects.create(name="fe-sim", provider="simulated", model="sim",
-                                       extra={"seed": 7}, price_in_per_mtok=Decimal(1), price_out_per_mtok=Decimal(2))
+    front = ModelConfig.objects.create(
+        name="fe-sim",
+        provider="simulated",
+        model="sim",
+        extra={"seed": 7},
+        price_in_per_mtok=Decimal(1),
+        price_out_per_mtok=Decimal(2),
+    )
     run = _debate(["sa", "sb", "sc"], parent, level=level, frontend=front.name)
     row = _response(run)
     assert row.status == "completed" and row.correct is True

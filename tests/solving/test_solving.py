@@ -30,17 +30,32 @@ pytestmark = pytest.mark.django_db
 
 def make_parents():
     """Four parents with unique statements (the scripted model matches on them)."""
-    choice = ParentProblemFactory(problem_id="S_CHOICE", stem="UNIQ-CHOICE A cart rolls.", query="Which force?",
-                                  answer_type="choice", answer="B",
-                                  options=[{"id": "A", "text": "2 N"}, {"id": "B", "text": "4 N"},
-                                           {"id": "C", "text": "6 N"}])
+    choice = ParentProblemFactory(
+        problem_id="S_CHOICE",
+        stem="UNIQ-CHOICE A cart rolls.",
+        query="Which force?",
+        answer_type="choice",
+        answer="B",
+        options=[{"id": "A", "text": "2 N"}, {"id": "B", "text": "4 N"}, {"id": "C", "text": "6 N"}],
+    )
     ProblemImageFactory(parent=choice, image_id="img_0", ordinal=0)
-    fill = ParentProblemFactory(problem_id="S_FILL", stem="UNIQ-FILL A stone falls.", query="Speed?",
-                                answer_type="fill", answer="3 m/s")
-    calc = ParentProblemFactory(problem_id="S_CALC", stem="UNIQ-CALC A spring.", query="Energy?",
-                                answer_type="calc", answer="SECRET-ANSWER-5J")
-    wrong = ParentProblemFactory(problem_id="S_WRONG", stem="UNIQ-WRONG A lever.", query="Torque?",
-                                 answer_type="fill", answer="12 N m")
+    fill = ParentProblemFactory(
+        problem_id="S_FILL",
+        stem="UNIQ-FILL A stone falls.",
+        query="Speed?",
+        answer_type="fill",
+        answer="3 m/s",
+    )
+    calc = ParentProblemFactory(
+        problem_id="S_CALC",
+        stem="UNIQ-CALC A spring.",
+        query="Energy?",
+        answer_type="calc",
+        answer="SECRET-ANSWER-5J",
+    )
+    wrong = ParentProblemFactory(
+        problem_id="S_WRONG", stem="UNIQ-WRONG A lever.", query="Torque?", answer_type="fill", answer="12 N m"
+    )
     return choice, fill, calc, wrong
 
 
@@ -67,8 +82,12 @@ def parents(db):
 
 def test_rows_are_planned_up_front(parents):
     model = scripted("solver", SCRIPT)
-    run = solve_run_create(model=model, parent_ids=["S_WRONG", "S_CHOICE", "S_CHOICE", "S_FILL", "S_CALC"],
-                           name="plan", enqueue=False)
+    run = solve_run_create(
+        model=model,
+        parent_ids=["S_WRONG", "S_CHOICE", "S_CHOICE", "S_FILL", "S_CALC"],
+        name="plan",
+        enqueue=False,
+    )
     assert run.total == 4 and run.responses.count() == 4
     assert run.parent_ids == ["S_WRONG", "S_CHOICE", "S_FILL", "S_CALC"]
     assert set(run.responses.values_list("status", flat=True)) == {"pending"}
@@ -79,13 +98,16 @@ def test_rows_are_planned_up_front(parents):
     assert run.manifest["answer_types"] == {"fill": 2, "choice": 1, "calc": 1}
 
 
-@pytest.mark.parametrize(("kwargs", "code"), [
-    ({"parent_ids": ["S_FILL", "NOPE"]}, "parents_invalid"),
-    ({"parent_ids": []}, "no_parents"),
-    ({"parent_ids": ["S_FILL"], "model": None}, "model_invalid"),
-    ({"parent_ids": ["S_FILL"], "model": "unknown-model"}, "model_invalid"),
-    ({"parent_ids": ["S_FILL"], "kind": "ensemble"}, "kind_invalid"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "code"),
+    [
+        ({"parent_ids": ["S_FILL", "NOPE"]}, "parents_invalid"),
+        ({"parent_ids": []}, "no_parents"),
+        ({"parent_ids": ["S_FILL"], "model": None}, "model_invalid"),
+        ({"parent_ids": ["S_FILL"], "model": "unknown-model"}, "model_invalid"),
+        ({"parent_ids": ["S_FILL"], "kind": "ensemble"}, "kind_invalid"),
+    ],
+)
 def test_bad_input_is_refused_and_creates_nothing(parents, kwargs, code):
     scripted("solver", SCRIPT)
     with pytest.raises(ApplicationError) as error:
@@ -123,9 +145,17 @@ def test_run_scores_by_script_and_waits_for_the_expert(parents, eager):
     run.refresh_from_db()
     assert run.status == "grading"
     rows = {r.parent.problem_id: r for r in run.responses.select_related("parent")}
-    assert (rows["S_CHOICE"].final_answer, rows["S_CHOICE"].match, rows["S_CHOICE"].credit) == ("(B)", True, 1.0)
+    assert (rows["S_CHOICE"].final_answer, rows["S_CHOICE"].match, rows["S_CHOICE"].credit) == (
+        "(B)",
+        True,
+        1.0,
+    )
     assert (rows["S_FILL"].match, rows["S_FILL"].correct) == (True, True)  # 300 cm/s = 3 m/s
-    assert (rows["S_WRONG"].final_answer, rows["S_WRONG"].match, rows["S_WRONG"].credit) == ("7 N m", False, 0.0)
+    assert (rows["S_WRONG"].final_answer, rows["S_WRONG"].match, rows["S_WRONG"].credit) == (
+        "7 N m",
+        False,
+        0.0,
+    )
     calc = rows["S_CALC"]
     assert (calc.grading, calc.credit, calc.correct, calc.final_answer) == ("pending", None, None, "5 J")
     summary = solve_run_summary(run)
@@ -134,10 +164,16 @@ def test_run_scores_by_script_and_waits_for_the_expert(parents, eager):
     assert summary.solve_acc.lower == pytest.approx(2 / 4) and summary.solve_acc.upper == pytest.approx(3 / 4)
     assert summary.calls == 4 and summary.input_tokens > 0
 
-    graded = solve_response_grade(response=calc, components=[
-        {"description": "energy of a spring", "awarded": "2", "maximum": "2"},
-        {"description": "numerical value", "awarded": "1.5", "maximum": "3"}], correct=True, note="ok",
-        actor=_admin())
+    graded = solve_response_grade(
+        response=calc,
+        components=[
+            {"description": "energy of a spring", "awarded": "2", "maximum": "2"},
+            {"description": "numerical value", "awarded": "1.5", "maximum": "3"},
+        ],
+        correct=True,
+        note="ok",
+        actor=_admin(),
+    )
     assert graded.credit == pytest.approx(3.5 / 5) and graded.correct is True and graded.grading == "graded"
     run.refresh_from_db()
     assert run.status == "completed"
@@ -160,21 +196,28 @@ def _graded_calc(parents, eager):
     return run, run.responses.get()
 
 
-@pytest.mark.parametrize(("components", "correct", "field"), [
-    ([], True, None),
-    ([{"description": "", "awarded": 1, "maximum": 2}], True, "description"),
-    ([{"description": "x", "awarded": 3, "maximum": 2}], True, "awarded"),
-    ([{"description": "x", "awarded": -1, "maximum": 2}], True, "awarded"),
-    ([{"description": "x", "awarded": 0, "maximum": 0}], True, "maximum"),
-    ([{"description": "x", "awarded": "abc", "maximum": 2}], True, "awarded"),
-    ([{"description": "x", "awarded": "nan", "maximum": 2}], True, "awarded"),
-    ([{"description": "x", "awarded": 1, "maximum": 2}], "yes", None),
-])
+@pytest.mark.parametrize(
+    ("components", "correct", "field"),
+    [
+        ([], True, None),
+        ([{"description": "", "awarded": 1, "maximum": 2}], True, "description"),
+        ([{"description": "x", "awarded": 3, "maximum": 2}], True, "awarded"),
+        ([{"description": "x", "awarded": -1, "maximum": 2}], True, "awarded"),
+        ([{"description": "x", "awarded": 0, "maximum": 0}], True, "maximum"),
+        ([{"description": "x", "awarded": "abc", "maximum": 2}], True, "awarded"),
+        ([{"description": "x", "awarded": "nan", "maximum": 2}], True, "awarded"),
+        ([{"description": "x", "awarded": 1, "maximum": 2}], "yes", None),
+    ],
+)
 def test_invalid_grades_are_refused_and_change_nothing(parents, eager, components, correct, field):
     run, row = _graded_calc(parents, eager)
     admin = _admin()
-    solve_response_grade(response=row, components=[{"description": "kept", "awarded": 1, "maximum": 4}],
-                         correct=False, actor=admin)
+    solve_response_grade(
+        response=row,
+        components=[{"description": "kept", "awarded": 1, "maximum": 4}],
+        correct=False,
+        actor=admin,
+    )
     with pytest.raises(ApplicationError) as error:
         solve_response_grade(response=row, components=components, correct=correct, actor=admin)
     assert error.value.code == "grade_invalid"
@@ -188,19 +231,31 @@ def test_invalid_grades_are_refused_and_change_nothing(parents, eager, component
 def test_regrading_replaces_and_non_admins_cannot_grade(parents, eager, django_user_model):
     run, row = _graded_calc(parents, eager)
     admin = _admin()
-    solve_response_grade(response=row, components=[{"description": "a", "awarded": 1, "maximum": 1},
-                                                   {"description": "b", "awarded": 0, "maximum": 1}],
-                         correct=False, actor=admin)
-    solve_response_grade(response=row, components=[{"description": "c", "awarded": 2, "maximum": 2}], correct=True,
-                         actor=admin)
+    solve_response_grade(
+        response=row,
+        components=[
+            {"description": "a", "awarded": 1, "maximum": 1},
+            {"description": "b", "awarded": 0, "maximum": 1},
+        ],
+        correct=False,
+        actor=admin,
+    )
+    solve_response_grade(
+        response=row, components=[{"description": "c", "awarded": 2, "maximum": 2}], correct=True, actor=admin
+    )
     row.refresh_from_db()
     assert (row.credit, row.correct) == (1.0, True)
     assert list(GradeComponent.objects.filter(response=row).values_list("description", "awarded")) == [
-        ("c", Decimal("2.00"))]
+        ("c", Decimal("2.00"))
+    ]
     nobody = django_user_model.objects.create_user("plain", password="x")
     with pytest.raises(ApplicationError) as error:
-        solve_response_grade(response=row, components=[{"description": "z", "awarded": 0, "maximum": 1}],
-                             correct=False, actor=nobody)
+        solve_response_grade(
+            response=row,
+            components=[{"description": "z", "awarded": 0, "maximum": 1}],
+            correct=False,
+            actor=nobody,
+        )
     assert error.value.code == "forbidden"
     row.refresh_from_db()
     assert row.credit == 1.0
@@ -209,8 +264,12 @@ def test_regrading_replaces_and_non_admins_cannot_grade(parents, eager, django_u
 def test_script_scored_answers_cannot_be_expert_graded(parents, eager):
     run = run_now(model=scripted("solver", SCRIPT), parent_ids=["S_FILL"])
     with pytest.raises(ApplicationError) as error:
-        solve_response_grade(response=run.responses.get(), components=[{"description": "x", "awarded": 1,
-                                                                       "maximum": 1}], correct=True, actor=_admin())
+        solve_response_grade(
+            response=run.responses.get(),
+            components=[{"description": "x", "awarded": 1, "maximum": 1}],
+            correct=True,
+            actor=_admin(),
+        )
     assert error.value.code == "not_gradable"
 
 
@@ -229,8 +288,9 @@ def test_infra_failures_retry_twice_then_infra_missing(parents, eager):
 
 
 def test_recovered_after_one_failure_is_not_resampled(parents, eager):
-    model = scripted("flaky", [{"match": "UNIQ-FILL", "outputs": [{"error": 503}, r"\boxed{3 m/s}",
-                                                                  r"\boxed{9 m/s}"]}])
+    model = scripted(
+        "flaky", [{"match": "UNIQ-FILL", "outputs": [{"error": 503}, r"\boxed{3 m/s}", r"\boxed{9 m/s}"]}]
+    )
     run = run_now(model=model, parent_ids=["S_FILL"])
     row = run.responses.get()
     assert row.status == "completed" and row.final_answer == "3 m/s" and row.correct is True
@@ -241,19 +301,32 @@ def test_recovered_after_one_failure_is_not_resampled(parents, eager):
 
 
 def test_refusal_and_truncation_score_zero(parents, eager):
-    model = scripted("refuser", [{"match": "UNIQ-FILL", "outputs": [{"text": "I can't", "finish_reason": "refusal"}]},
-                                 {"match": "UNIQ-CALC", "outputs": [{"text": "E = ", "finish_reason": "length"}]}])
+    model = scripted(
+        "refuser",
+        [
+            {"match": "UNIQ-FILL", "outputs": [{"text": "I can't", "finish_reason": "refusal"}]},
+            {"match": "UNIQ-CALC", "outputs": [{"text": "E = ", "finish_reason": "length"}]},
+        ],
+    )
     run = run_now(model=model, parent_ids=["S_FILL", "S_CALC"])
     rows = {r.parent.problem_id: r for r in run.responses.select_related("parent")}
     assert (rows["S_FILL"].status, rows["S_FILL"].credit, rows["S_FILL"].correct) == ("refusal", 0.0, False)
-    assert (rows["S_CALC"].status, rows["S_CALC"].credit, rows["S_CALC"].grading) == ("truncated", 0.0, "script")
+    assert (rows["S_CALC"].status, rows["S_CALC"].credit, rows["S_CALC"].grading) == (
+        "truncated",
+        0.0,
+        "script",
+    )
     run.refresh_from_db()
     assert run.status == "completed"
 
 
 def test_a_stale_claim_never_writes_twice(parents):
-    run = solve_run_create(model=scripted("solver", SCRIPT), parent_ids=["S_FILL"], enqueue=False,
-                           options={"claim_lease_seconds": 0})
+    run = solve_run_create(
+        model=scripted("solver", SCRIPT),
+        parent_ids=["S_FILL"],
+        enqueue=False,
+        options={"claim_lease_seconds": 0},
+    )
     row_id = run.responses.get().pk
     first, state = _claim(row_id, lease=0)
     assert state == "claimed"
@@ -310,20 +383,60 @@ def test_debate_runs_go_through_the_debate_hook(parents, eager, monkeypatch):
     def debate_response_execute(*, row):
         seen.append(row.parent.problem_id)
         if row.parent.problem_id == "S_WRONG":
-            return {"status": "infra_missing", "raw_output": None, "final_answer": "", "calls": 2,
-                    "input_tokens": 5, "output_tokens": 0, "cost_usd": Decimal("0.001"), "latency_ms": 3,
-                    "error": "solver unavailable", "turns": []}
-        return {"status": "completed", "raw_output": "long chosen solution without a box", "final_answer": "0.003 km/s",
-                "calls": 3, "input_tokens": 30, "output_tokens": 12, "cost_usd": Decimal("0.0300"),
-                "latency_ms": 40, "error": "",
-                "turns": [{"seq": 1, "round": 1, "stage": "solve", "agent": "a", "model": model,
-                           "raw_output": "x", "parsed": {"answer": "3 m/s"}, "status": "completed",
-                           "input_tokens": 10, "output_tokens": 4, "cost_usd": Decimal("0.01"), "latency_ms": 10},
-                          {"seq": 2, "round": 1, "stage": "vote", "agent": "", "model": None,
-                           "parsed": {"clusters": [[0]]}, "status": "completed"}]}
+            return {
+                "status": "infra_missing",
+                "raw_output": None,
+                "final_answer": "",
+                "calls": 2,
+                "input_tokens": 5,
+                "output_tokens": 0,
+                "cost_usd": Decimal("0.001"),
+                "latency_ms": 3,
+                "error": "solver unavailable",
+                "turns": [],
+            }
+        return {
+            "status": "completed",
+            "raw_output": "long chosen solution without a box",
+            "final_answer": "0.003 km/s",
+            "calls": 3,
+            "input_tokens": 30,
+            "output_tokens": 12,
+            "cost_usd": Decimal("0.0300"),
+            "latency_ms": 40,
+            "error": "",
+            "turns": [
+                {
+                    "seq": 1,
+                    "round": 1,
+                    "stage": "solve",
+                    "agent": "a",
+                    "model": model,
+                    "raw_output": "x",
+                    "parsed": {"answer": "3 m/s"},
+                    "status": "completed",
+                    "input_tokens": 10,
+                    "output_tokens": 4,
+                    "cost_usd": Decimal("0.01"),
+                    "latency_ms": 10,
+                },
+                {
+                    "seq": 2,
+                    "round": 1,
+                    "stage": "vote",
+                    "agent": "",
+                    "model": None,
+                    "parsed": {"clusters": [[0]]},
+                    "status": "completed",
+                },
+            ],
+        }
 
-    monkeypatch.setitem(sys.modules, "solving.debate_runs",
-                        types.SimpleNamespace(debate_response_execute=debate_response_execute))
+    monkeypatch.setitem(
+        sys.modules,
+        "solving.debate_runs",
+        types.SimpleNamespace(debate_response_execute=debate_response_execute),
+    )
     run = run_now(kind="debate", parent_ids=["S_FILL", "S_WRONG"], name="debate")
     assert sorted(seen) == ["S_FILL", "S_WRONG"]
     rows = {r.parent.problem_id: r for r in run.responses.select_related("parent")}
@@ -331,10 +444,16 @@ def test_debate_runs_go_through_the_debate_hook(parents, eager, monkeypatch):
     assert (fill.status, fill.final_answer, fill.correct, fill.calls) == ("completed", "0.003 km/s", True, 3)
     assert fill.cost_usd == Decimal("0.03")
     assert list(DebateTurn.objects.filter(response=fill).values_list("seq", "stage", "model_id")) == [
-        (1, "solve", model.pk), (2, "vote", None)]
+        (1, "solve", model.pk),
+        (2, "vote", None),
+    ]
     wrong = rows["S_WRONG"]
-    assert (wrong.status, wrong.raw_output, wrong.credit, wrong.error) == ("infra_missing", None, None,
-                                                                           "solver unavailable")
+    assert (wrong.status, wrong.raw_output, wrong.credit, wrong.error) == (
+        "infra_missing",
+        None,
+        None,
+        "solver unavailable",
+    )
     summary = solve_run_summary(run)
     assert summary.calls == 5 and summary.cost_usd == Decimal("0.031")
 
@@ -355,7 +474,9 @@ def test_management_command_runs_and_resumes(parents, capsys):
 
 
 def test_the_simulated_model_answers_a_solving_run_offline(parents, eager):
-    model = ModelConfig.objects.create(name="sim-solver", provider="simulated", model="sim", extra={"seed": 3})
+    model = ModelConfig.objects.create(
+        name="sim-solver", provider="simulated", model="sim", extra={"seed": 3}
+    )
     run = run_now(model=model, parent_ids=["S_CHOICE", "S_FILL", "S_CALC"])
     rows = {r.parent.problem_id: r for r in run.responses.select_related("parent")}
     assert all(r.status == "completed" for r in rows.values())

@@ -26,11 +26,14 @@ def admin_client(client, role_users):
 def test_launch_from_the_page(admin_client, eager):
     make_parents()
     model = scripted("solver", SCRIPT)
-    response = admin_client.post(reverse("solving:solve_run_list"),
-                                 {"model": model.pk, "parents": "S_FILL, S_CHOICE\nS_CALC", "name": "page launch"})
+    response = admin_client.post(
+        reverse("solving:solve_run_list"),
+        {"model": model.pk, "parents": "S_FILL, S_CHOICE\nS_CALC", "name": "page launch"},
+    )
     run = SolveRun.objects.get(name="page launch")
-    assert response.status_code == 302 and response["Location"] == reverse("solving:solve_run_detail",
-                                                                             args=[run.pk])
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "solving:solve_run_detail", args=[run.pk]
+    )
     assert run.parent_ids == ["S_FILL", "S_CHOICE", "S_CALC"]
     page = admin_client.get(reverse("solving:solve_run_list")).content.decode()
     assert "page launch" in page
@@ -54,7 +57,9 @@ def test_run_page_shows_scores_and_the_next_ungraded(admin_client, eager):
     assert "Awaiting expert grading" in page
     assert reverse("solving:solve_response_grade", args=[pending.pk]) in page
     assert "bounds 0.500–0.750" in page  # SolveAcc: S_CALC not graded yet
-    progress = admin_client.get(reverse("solving:solve_run_progress", args=[run.pk]), headers={"HX-Request": "true"})
+    progress = admin_client.get(
+        reverse("solving:solve_run_progress", args=[run.pk]), headers={"HX-Request": "true"}
+    )
     assert progress["HX-Refresh"] == "true"
 
 
@@ -74,9 +79,17 @@ def test_grading_reuses_the_rubric_and_moves_to_the_next(admin_client, eager):
     ParentProblemFactory(problem_id="S_CALC2", stem="UNIQ-CALC2 A pulley.", answer_type="short")
     first = run_now(model=scripted("solver-a", SCRIPT), parent_ids=["S_CALC"])
     graded = first.responses.get()
-    response = admin_client.post(reverse("solving:solve_response_grade", args=[graded.pk]), {
-        "description": ["energy principle", "numerical value"], "awarded": ["2", "1"], "maximum": ["2", "3"],
-        "correct": "on", "note": "", "then": "next"})
+    response = admin_client.post(
+        reverse("solving:solve_response_grade", args=[graded.pk]),
+        {
+            "description": ["energy principle", "numerical value"],
+            "awarded": ["2", "1"],
+            "maximum": ["2", "3"],
+            "correct": "on",
+            "note": "",
+            "then": "next",
+        },
+    )
     assert response.status_code == 302  # no other ungraded response in that run → back to the run
     graded.refresh_from_db()
     assert graded.credit == pytest.approx(0.6) and graded.correct is True
@@ -90,9 +103,15 @@ def test_grading_reuses_the_rubric_and_moves_to_the_next(admin_client, eager):
     assert page.status_code == 200
     assert 'value="energy principle"' in html and 'value="numerical value"' in html  # rubric reuse
     assert 'value="3.00"' in html and "pre-filled from the graded response" in html
-    response = admin_client.post(reverse("solving:solve_response_grade", args=[rows["S_CALC"].pk]), {
-        "description": ["energy principle", "numerical value"], "awarded": ["1", "0"], "maximum": ["2", "3"],
-        "then": "next"})
+    response = admin_client.post(
+        reverse("solving:solve_response_grade", args=[rows["S_CALC"].pk]),
+        {
+            "description": ["energy principle", "numerical value"],
+            "awarded": ["1", "0"],
+            "maximum": ["2", "3"],
+            "then": "next",
+        },
+    )
     assert response["Location"] == reverse("solving:solve_response_grade", args=[rows["S_CALC2"].pk])
     rows["S_CALC"].refresh_from_db()
     assert rows["S_CALC"].credit == pytest.approx(0.2) and rows["S_CALC"].correct is False
@@ -102,8 +121,10 @@ def test_invalid_grade_from_the_page_changes_nothing(admin_client, eager):
     make_parents()
     run = run_now(model=scripted("solver", SCRIPT), parent_ids=["S_CALC"])
     row = run.responses.get()
-    response = admin_client.post(reverse("solving:solve_response_grade", args=[row.pk]), {
-        "description": ["method"], "awarded": ["4"], "maximum": ["2"], "correct": "on", "then": "next"})
+    response = admin_client.post(
+        reverse("solving:solve_response_grade", args=[row.pk]),
+        {"description": ["method"], "awarded": ["4"], "maximum": ["2"], "correct": "on", "then": "next"},
+    )
     assert response.status_code == 400
     assert "awarded points must lie between 0 and 2.00" in response.content.decode()
     assert 'value="4"' in response.content.decode()  # the grader's input is kept
@@ -116,8 +137,11 @@ def test_api_create_detail_and_grade(client, role_users, eager):
     make_parents()
     scripted("solver", SCRIPT)
     client.force_login(role_users["admin"])
-    created = client.post("/api/solve/runs/", {"model": "solver", "parent_ids": ["S_CALC", "S_FILL"]},
-                          content_type="application/json")
+    created = client.post(
+        "/api/solve/runs/",
+        {"model": "solver", "parent_ids": ["S_CALC", "S_FILL"]},
+        content_type="application/json",
+    )
     assert created.status_code == 201
     run_id = created.json()["id"]
     from solving.runs import solve_run_dispatch
@@ -126,13 +150,17 @@ def test_api_create_detail_and_grade(client, role_users, eager):
     detail = client.get(f"/api/solve/runs/{run_id}/").json()
     assert detail["status"] == "grading" and detail["summary"]["by_grading"] == {"pending": 1, "script": 1}
     calc = next(r for r in detail["responses"] if r["parent_id"] == "S_CALC")
-    bad = client.post(f"/api/solve/responses/{calc['id']}/grade/",
-                      {"components": [{"description": "x", "awarded": "2", "maximum": "1"}], "correct": True},
-                      content_type="application/json")
+    bad = client.post(
+        f"/api/solve/responses/{calc['id']}/grade/",
+        {"components": [{"description": "x", "awarded": "2", "maximum": "1"}], "correct": True},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and bad.json()["code"] == "grade_invalid"
-    good = client.post(f"/api/solve/responses/{calc['id']}/grade/",
-                       {"components": [{"description": "x", "awarded": "1", "maximum": "4"}], "correct": False},
-                       content_type="application/json")
+    good = client.post(
+        f"/api/solve/responses/{calc['id']}/grade/",
+        {"components": [{"description": "x", "awarded": "1", "maximum": "4"}], "correct": False},
+        content_type="application/json",
+    )
     assert good.status_code == 200 and good.json()["credit"] == 0.25
     detail = client.get(f"/api/solve/runs/{run_id}/").json()
     assert detail["status"] == "completed"
@@ -144,26 +172,54 @@ def test_results_page_solving_section_hand_computed(admin_client):
     """Table 17 on a hand-computed case: P1 (correct) G = 1, 1, 0 → 2/3; P2 (correct) G = 0 → 0;
     P3 (wrong) G = 1, 0 → 1/2. Ḡcorrect = 1/3 (parent means, not 2/4), Ḡwrong = 1/2, Δ = −1/6."""
     config = ModelConfig.objects.create(name="linked", provider="scripted", model="s")
-    parents = {n: ParentProblemFactory(problem_id=n, answer_type="fill", answer="1 m") for n in ("P1", "P2", "P3")}
-    run = EvalRun.objects.create(name="linked", conditions=["raw"], status="completed", options={"resamples": 20})
+    parents = {
+        n: ParentProblemFactory(problem_id=n, answer_type="fill", answer="1 m") for n in ("P1", "P2", "P3")
+    }
+    run = EvalRun.objects.create(
+        name="linked", conditions=["raw"], status="completed", options={"resamples": 20}
+    )
     run.model_configs.set([config])
     plan = {"P1": [1, 1, 0], "P2": [0], "P3": [1, 0]}
     for parent_id, gs in plan.items():
         for i, g in enumerate(gs):
             probe = _probe(parents[parent_id], f"PAQ-LINK-{parent_id}-{i}")
-            row = EvalRequest.objects.create(run=run, model=config, probe=probe, condition="raw", pools=["B", "L"],
-                                             status="completed", raw_output="{}", claims=1)
+            row = EvalRequest.objects.create(
+                run=run,
+                model=config,
+                probe=probe,
+                condition="raw",
+                pools=["B", "L"],
+                status="completed",
+                raw_output="{}",
+                claims=1,
+            )
             ItemScore.objects.create(request=row, status="completed", C=1, G=g, J=g)
     # a probe outside L and a no-image response never count
     outside = _probe(parents["P3"], "PAQ-LINK-P3-B")
-    row = EvalRequest.objects.create(run=run, model=config, probe=outside, condition="raw", pools=["B"],
-                                     status="completed", raw_output="{}", claims=1)
+    row = EvalRequest.objects.create(
+        run=run,
+        model=config,
+        probe=outside,
+        condition="raw",
+        pools=["B"],
+        status="completed",
+        raw_output="{}",
+        claims=1,
+    )
     ItemScore.objects.create(request=row, status="completed", C=None, G=1)
-    solve = SolveRun.objects.create(name="linked solve", model=config, parent_ids=list(plan), status="completed",
-                                    total=3)
+    solve = SolveRun.objects.create(
+        name="linked solve", model=config, parent_ids=list(plan), status="completed", total=3
+    )
     for parent_id, ok in (("P1", True), ("P2", True), ("P3", False)):
-        SolveResponse.objects.create(run=solve, parent=parents[parent_id], answer_type="fill", status="completed",
-                                     credit=float(ok), correct=ok, match=ok)
+        SolveResponse.objects.create(
+            run=solve,
+            parent=parents[parent_id],
+            answer_type="fill",
+            status="completed",
+            credit=float(ok),
+            correct=ok,
+            match=ok,
+        )
     response = admin_client.get(reverse("evaluation:run_detail", args=[run.pk]) + f"?solve={solve.pk}")
     section = response.context["solving"]
     assert section["chosen_ids"] == [solve.pk]
@@ -175,7 +231,12 @@ def test_results_page_solving_section_hand_computed(admin_client):
     html = response.content.decode()
     assert 'id="table-solve"' in html and "-0.167" in html and 'id="chart-solve-link"' in html
     # without a choice the latest returned run of each model is shown; an unrelated id shows nothing
-    assert admin_client.get(reverse("evaluation:run_detail", args=[run.pk])).context["solving"]["chosen_ids"] == [
-        solve.pk]
-    assert admin_client.get(reverse("evaluation:run_detail", args=[run.pk]) + "?solve=999").context[
-        "solving"]["rows"] == []
+    assert admin_client.get(reverse("evaluation:run_detail", args=[run.pk])).context["solving"][
+        "chosen_ids"
+    ] == [solve.pk]
+    assert (
+        admin_client.get(reverse("evaluation:run_detail", args=[run.pk]) + "?solve=999").context["solving"][
+            "rows"
+        ]
+        == []
+    )

@@ -15,8 +15,10 @@ from physalign_site.errors import ApplicationError
 
 
 class Command(BaseCommand):
-    help = ("Draft Pass N with a model: manage.py draft --pass N (--parent ID | --all) --model NAME. "
-            "Work is queued for the Celery workers and followed here; --inline runs it in this process.")
+    help = (
+        "Draft Pass N with a model: manage.py draft --pass N (--parent ID | --all) --model NAME. "
+        "Work is queued for the Celery workers and followed here; --inline runs it in this process."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--pass", dest="pass_no", type=int, required=True, choices=[1, 2, 3, 4, 5])
@@ -25,12 +27,25 @@ class Command(BaseCommand):
         scope.add_argument("--all", action="store_true", help="every problem that is not excluded")
         parser.add_argument("--model", required=True, help="model configuration name")
         parser.add_argument("--inline", action="store_true", help="run here instead of on the Celery workers")
-        parser.add_argument("--no-wait", action="store_true", help="queue and return without following progress")
+        parser.add_argument(
+            "--no-wait", action="store_true", help="queue and return without following progress"
+        )
         parser.add_argument("--timeout", type=float, default=3600, help="seconds to follow progress")
         add_worker_timeout_argument(parser)
 
-    def handle(self, *args, pass_no: int, parent, all: bool, model: str, inline: bool, no_wait: bool,
-               timeout: float, worker_timeout: float, **opts):
+    def handle(
+        self,
+        *args,
+        pass_no: int,
+        parent,
+        all: bool,
+        model: str,
+        inline: bool,
+        no_wait: bool,
+        timeout: float,
+        worker_timeout: float,
+        **opts,
+    ):
         model_config = ModelConfig.objects.filter(name=model).first()
         if model_config is None:
             raise CommandError(f"No model configuration named {model!r} (see manage.py add_model).")
@@ -42,19 +57,25 @@ class Command(BaseCommand):
             if missing:
                 raise CommandError(f"Unknown problem IDs: {', '.join(sorted(missing))}")
         try:
-            run = draft_run_create(pass_no=pass_no, model_config=model_config, parents=parents, actor=None,
-                                   dispatch=not inline)
+            run = draft_run_create(
+                pass_no=pass_no, model_config=model_config, parents=parents, actor=None, dispatch=not inline
+            )
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc
-        self.stdout.write(f"Draft run #{run.pk}: Pass {pass_no}, {run.total} problem(s), model {model_config.name}")
+        self.stdout.write(
+            f"Draft run #{run.pk}: Pass {pass_no}, {run.total} problem(s), model {model_config.name}"
+        )
         if inline:
             with progress(self, run.total, "Drafting") as bar:
                 for draft_id in LLMDraft.objects.filter(run=run).order_by("pk").values_list("pk", flat=True):
                     draft_execute(draft_id=draft_id)
                     self._show(bar, DraftRun.objects.get(pk=run.pk))
         elif not no_wait:
-            require_worker(queued=f"Draft run #{run.pk}", follow=reverse("drafts:run_detail", args=[run.pk]),
-                           timeout=worker_timeout)
+            require_worker(
+                queued=f"Draft run #{run.pk}",
+                follow=reverse("drafts:run_detail", args=[run.pk]),
+                timeout=worker_timeout,
+            )
             deadline = time.monotonic() + timeout
             with progress(self, run.total, "Drafting") as bar:
                 while True:
@@ -65,13 +86,22 @@ class Command(BaseCommand):
                     time.sleep(0.5)
         run.refresh_from_db()
         summary = draft_run_progress(run=run)
-        self.stdout.write(f"Run #{run.pk} {summary['status']}: {summary['done']} drafted, {summary['failed']} "
-                          f"failed of {summary['total']}; cost ${summary['cost_usd']}")
-        for draft in run.drafts.select_related("parent").exclude(status__in=["ready", "pending"]).order_by("pk"):
+        self.stdout.write(
+            f"Run #{run.pk} {summary['status']}: {summary['done']} drafted, {summary['failed']} "
+            f"failed of {summary['total']}; cost ${summary['cost_usd']}"
+        )
+        for draft in (
+            run.drafts.select_related("parent").exclude(status__in=["ready", "pending"]).order_by("pk")
+        ):
             detail = draft.error or f"{len(draft.validation_errors)} validation issue(s)"
             self.stdout.write(f"  {draft.parent.problem_id}: {draft.status} — {detail[:160]}")
 
     @staticmethod
     def _show(bar: ProgressDisplay, run: DraftRun) -> None:
-        bar.update(run.done + run.failed, total=run.total, drafted=run.done, failed=run.failed,
-                   cost=f"${run.cost_usd}")
+        bar.update(
+            run.done + run.failed,
+            total=run.total,
+            drafted=run.done,
+            failed=run.failed,
+            cost=f"${run.cost_usd}",
+        )

@@ -14,9 +14,11 @@ REAL_MANIFEST = Path(settings.BASE_DIR) / "demo_data" / "real_physics" / "manife
 
 
 class Command(BaseCommand):
-    help = ("Load demo data: the 26 OpenStax problems in demo_data/real_physics and generated diagram "
-            "problems with complete, approved Pass 1-4 documents, plus one demo login per role. "
-            "Safe to run again: unchanged problems are left alone.")
+    help = (
+        "Load demo data: the 26 OpenStax problems in demo_data/real_physics and generated diagram "
+        "problems with complete, approved Pass 1-4 documents, plus one demo login per role. "
+        "Safe to run again: unchanged problems are left alone."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--count", type=int, default=40, help="generated problems (default 40)")

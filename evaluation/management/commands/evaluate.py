@@ -16,18 +16,26 @@ from probes.selectors import release_by_reference
 
 
 class Command(BaseCommand):
-    help = ("manage.py evaluate --release ID --models a,b --conditions raw,gold,no_image,reordered "
-            "[--probes interface=T03-image,limit=20] | --resume RUN")
+    help = (
+        "manage.py evaluate --release ID --models a,b --conditions raw,gold,no_image,reordered "
+        "[--probes interface=T03-image,limit=20] | --resume RUN"
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--release", default="", help="release id (NREL-…) or pk; omit for all current probes")
+        parser.add_argument(
+            "--release", default="", help="release id (NREL-…) or pk; omit for all current probes"
+        )
         parser.add_argument("--models", default="")
         parser.add_argument("--conditions", default="raw")
-        parser.add_argument("--probes", default="", help="filter: interface=…,task_id=…,limit=N,probe_ids=a;b")
+        parser.add_argument(
+            "--probes", default="", help="filter: interface=…,task_id=…,limit=N,probe_ids=a;b"
+        )
         parser.add_argument("--name", default="")
         parser.add_argument("--resume", type=int, help="continue a cancelled or interrupted run")
         parser.add_argument("--resamples", type=int, default=2000)
-        parser.add_argument("--inline", action="store_true", help="run the chunks in this process (no worker)")
+        parser.add_argument(
+            "--inline", action="store_true", help="run the chunks in this process (no worker)"
+        )
         parser.add_argument("--no-wait", action="store_true")
         add_worker_timeout_argument(parser)
 
@@ -47,8 +55,11 @@ class Command(BaseCommand):
             eval_run_dispatch(run_id=run.pk)
         if options["no_wait"]:
             return
-        require_worker(queued=f"evaluation run {run.pk}", follow=reverse("evaluation:run_detail", args=[run.pk]),
-                       timeout=options["worker_timeout"])
+        require_worker(
+            queued=f"evaluation run {run.pk}",
+            follow=reverse("evaluation:run_detail", args=[run.pk]),
+            timeout=options["worker_timeout"],
+        )
         self._follow(run)
 
     def _create(self, options):
@@ -58,13 +69,24 @@ class Command(BaseCommand):
         probe_filter = {}
         for part in filter(None, options["probes"].split(",")):
             key, _, value = part.partition("=")
-            probe_filter[key] = (value.split(";") if key == "probe_ids"
-                                 else int_param(value, name="limit") if key == "limit" else value)
+            probe_filter[key] = (
+                value.split(";")
+                if key == "probe_ids"
+                else int_param(value, name="limit")
+                if key == "limit"
+                else value
+            )
         models = [m for m in options["models"].split(",") if m]
         conditions = [c for c in options["conditions"].split(",") if c]
-        return eval_run_create(model_names=models, conditions=conditions, release=release, probe_filter=probe_filter,
-                               name=options["name"], options={"resamples": options["resamples"]},
-                               start=not options["inline"])
+        return eval_run_create(
+            model_names=models,
+            conditions=conditions,
+            release=release,
+            probe_filter=probe_filter,
+            name=options["name"],
+            options={"resamples": options["resamples"]},
+            start=not options["inline"],
+        )
 
     def _follow(self, run):
         with progress(self, run.total, "Evaluating") as bar:

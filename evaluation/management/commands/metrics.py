@@ -29,6 +29,8 @@ class Command(BaseCommand):
         with open(options["output"], "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=1, sort_keys=True, ensure_ascii=False)
             handle.write("\n")
-        self.stdout.write(f"{len(items)} items, {len(result['models'])} models, "
-                          f"{result['bootstrap']['clusters']} parents → {options['output']} "
-                          f"({time.perf_counter() - started:.2f} s)")
+        self.stdout.write(
+            f"{len(items)} items, {len(result['models'])} models, "
+            f"{result['bootstrap']['clusters']} parents → {options['output']} "
+            f"({time.perf_counter() - started:.2f} s)"
+        )

@@ -20,5 +20,7 @@ class Command(BaseCommand):
         except EvalRun.DoesNotExist as exc:
             raise CommandError(f"no run {options['run']}") from exc
         result = eval_run_rescore(run=run)
-        self.stdout.write(f"run {run.pk}: re-scored; {result['changed_items']} item scores changed; "
-                          f"{run.snapshots.count()} metric snapshots")
+        self.stdout.write(
+            f"run {run.pk}: re-scored; {result['changed_items']} item scores changed; "
+            f"{run.snapshots.count()} metric snapshots"
+        )

@@ -20,14 +20,21 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            run = compile_run_create(actor=None, parent_ids=options["parents"], seed=options["seed"], enqueue=False)
+            run = compile_run_create(
+                actor=None, parent_ids=options["parents"], seed=options["seed"], enqueue=False
+            )
         except ApplicationError as error:
             raise CommandError(f"{error.message} {error.extra or ''}") from error
         # Compiles here, in this process: no worker to ask for. The total arrives with the first call.
         with progress(self, None, "Compiling") as bar:
-            run = compile_run_execute(run_id=run.pk,
-                                      progress=lambda done, total: bar.update(done, total=total))
-        self.stdout.write(f"compile run {run.pk}: {run.status}; " +
-                          ", ".join(f"{k}={v}" for k, v in sorted(run.counts.items())))
+            run = compile_run_execute(
+                run_id=run.pk, progress=lambda done, total: bar.update(done, total=total)
+            )
+        self.stdout.write(
+            f"compile run {run.pk}: {run.status}; "
+            + ", ".join(f"{k}={v}" for k, v in sorted(run.counts.items()))
+        )
         for issue in run.issues.order_by("code")[:50]:
-            self.stdout.write(f"  blocked {issue.task_id} {issue.parent.problem_id}: {issue.code} {issue.scope}")
+            self.stdout.write(
+                f"  blocked {issue.task_id} {issue.parent.problem_id}: {issue.code} {issue.scope}"
+            )

@@ -26,9 +26,15 @@ class Command(BaseCommand):
             return parse_json(Path(path).read_bytes()) if path else None
 
         try:
-            stored = prompt_set_import(prompts=load(options["prompts"]), tasks=load(options["task_registry"]),
-                                       normalizers=load(options["normalizers"]), protocol=load(options["protocol"]),
-                                       name=options["name"])
+            stored = prompt_set_import(
+                prompts=load(options["prompts"]),
+                tasks=load(options["task_registry"]),
+                normalizers=load(options["normalizers"]),
+                protocol=load(options["protocol"]),
+                name=options["name"],
+            )
         except (ApplicationError, OSError, ValueError) as error:
             raise CommandError(str(getattr(error, "message", error))) from error
-        self.stdout.write(f"active prompt set: {stored.name} {stored.template_version} sha256={stored.sha256}")
+        self.stdout.write(
+            f"active prompt set: {stored.name} {stored.template_version} sha256={stored.sha256}"
+        )

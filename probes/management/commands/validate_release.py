@@ -23,5 +23,7 @@ class Command(BaseCommand):
         if not report.valid:
             for error in report.errors:
                 self.stderr.write(f"{error['code']}: {error['detail']}")
-            raise CommandError(f"release invalid ({len(report.errors)} errors: {', '.join(sorted(report.codes))})")
+            raise CommandError(
+                f"release invalid ({len(report.errors)} errors: {', '.join(sorted(report.codes))})"
+            )
         self.stdout.write("valid")

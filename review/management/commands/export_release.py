@@ -26,10 +26,16 @@ class Command(BaseCommand):
         parser.add_argument("--signoff", type=int, help="Export the release this review signoff covers.")
         parser.add_argument("--split", choices=["development", "test"])
         parser.add_argument("--output", required=True)
-        parser.add_argument("--synthetic-example", action="store_true",
-                            help="Synthetic sources only: export pending probes as a non-benchmark example.")
-        parser.add_argument("--without-signoff", action="store_true",
-                            help="Admin override: export a split without a review signoff (not a reviewed release).")
+        parser.add_argument(
+            "--synthetic-example",
+            action="store_true",
+            help="Synthetic sources only: export pending probes as a non-benchmark example.",
+        )
+        parser.add_argument(
+            "--without-signoff",
+            action="store_true",
+            help="Admin override: export a split without a review signoff (not a reviewed release).",
+        )
 
     def handle(self, *args, **options):
         try:
@@ -37,18 +43,25 @@ class Command(BaseCommand):
                 signoff = Signoff.objects.filter(pk=options["signoff"]).first()
                 if signoff is None:
                     raise CommandError(f"SIGNOFF_NOT_FOUND: no signoff {options['signoff']}.")
-                release = signoff_export(signoff=signoff, output=Path(options["output"]), actor=signoff.reviewer)
+                release = signoff_export(
+                    signoff=signoff, output=Path(options["output"]), actor=signoff.reviewer
+                )
             elif not options["without_signoff"]:
                 raise CommandError(
                     "SIGNOFF_REQUIRED: a release is exported from a review signoff (an accepted audit assessment or "
                     "individually approved parents, with the six release confirmations). Pass --signoff ID, or "
-                    "--without-signoff to override explicitly.")
+                    "--without-signoff to override explicitly."
+                )
             elif not options["split"]:
                 raise CommandError("SPLIT_REQUIRED: --without-signoff needs --split development|test.")
             else:
                 self.stderr.write("Exporting WITHOUT a review signoff (--without-signoff).")
-                release = release_export(split=options["split"], output=Path(options["output"]), actor=None,
-                                         synthetic_example=options["synthetic_example"])
+                release = release_export(
+                    split=options["split"],
+                    output=Path(options["output"]),
+                    actor=None,
+                    synthetic_example=options["synthetic_example"],
+                )
         except ApplicationError as error:
             raise CommandError(f"{error.code}: {error.message}") from error
         for problem_id, reason in sorted(getattr(release, "left_out", {}).items()):

@@ -15,16 +15,22 @@ from solving.models import SolveRun
 
 
 class Command(BaseCommand):
-    help = ("manage.py debate --solvers a,b,c [--pruner p] [--selector s] [--extractor e] [--frontend f] "
-            "--level N (--release ID | --parents id1,id2) [--no-pruning] [--lenient-pruning] [--no-value-voting] "
-            "[--rounds 0-2] [--tolerance 0.01] [--no-frontend] [--ocr tesseract] [--inline] [--no-wait]")
+    help = (
+        "manage.py debate --solvers a,b,c [--pruner p] [--selector s] [--extractor e] [--frontend f] "
+        "--level N (--release ID | --parents id1,id2) [--no-pruning] [--lenient-pruning] [--no-value-voting] "
+        "[--rounds 0-2] [--tolerance 0.01] [--no-frontend] [--ocr tesseract] [--inline] [--no-wait]"
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--solvers", required=True, help="comma-separated model config names (1 for level 5)")
+        parser.add_argument(
+            "--solvers", required=True, help="comma-separated model config names (1 for level 5)"
+        )
         parser.add_argument("--pruner", default="")
         parser.add_argument("--selector", default="")
         parser.add_argument("--extractor", default="", help="light model re-extracting malformed answers")
-        parser.add_argument("--frontend", default="", help="model for the cropper, OCR, SVG and reconstructor")
+        parser.add_argument(
+            "--frontend", default="", help="model for the cropper, OCR, SVG and reconstructor"
+        )
         parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4, 5])
         parser.add_argument("--release", default="", help="release id (NREL-…) or pk")
         parser.add_argument("--parents", default="", help="comma-separated parent problem ids")
@@ -36,7 +42,9 @@ class Command(BaseCommand):
         parser.add_argument("--tolerance", type=float, default=None, help="relative tolerance (default 1e-2)")
         parser.add_argument("--no-frontend", action="store_true", help="switch every front-end module off")
         parser.add_argument("--ocr", choices=["model", "tesseract"], default=None)
-        parser.add_argument("--inline", action="store_true", help="run the chunks in this process (no worker)")
+        parser.add_argument(
+            "--inline", action="store_true", help="run the chunks in this process (no worker)"
+        )
         parser.add_argument("--no-wait", action="store_true")
         add_worker_timeout_argument(parser)
 
@@ -64,12 +72,18 @@ class Command(BaseCommand):
                 release = release_by_reference(options["release"])
             run = debate_run_create(
                 solver_names=[s for s in options["solvers"].split(",") if s.strip()],
-                pruner=options["pruner"] or None, selector=options["selector"] or None,
-                extractor=options["extractor"] or None, frontend=options["frontend"] or None,
-                level=options["level"], settings=settings, release=release,
-                parent_ids=[p for p in options["parents"].split(",") if p.strip()] or None, name=options["name"],
-                enqueue=not options["inline"])
-        except (ApplicationError) as exc:
+                pruner=options["pruner"] or None,
+                selector=options["selector"] or None,
+                extractor=options["extractor"] or None,
+                frontend=options["frontend"] or None,
+                level=options["level"],
+                settings=settings,
+                release=release,
+                parent_ids=[p for p in options["parents"].split(",") if p.strip()] or None,
+                name=options["name"],
+                enqueue=not options["inline"],
+            )
+        except ApplicationError as exc:
             raise CommandError(str(getattr(exc, "message", exc))) from exc
         for warning in run.manifest.get("debate_warnings", []):
             self.stderr.write(f"warning: {warning}")
@@ -80,8 +94,11 @@ class Command(BaseCommand):
             solve_run_dispatch(run_id=run.pk)  # eager: every chunk runs here, before we follow
         if options["no_wait"]:
             return
-        require_worker(queued=f"debate run {run.pk}", follow=reverse("solving:debate_run_detail", args=[run.pk]),
-                       timeout=options["worker_timeout"])
+        require_worker(
+            queued=f"debate run {run.pk}",
+            follow=reverse("solving:debate_run_detail", args=[run.pk]),
+            timeout=options["worker_timeout"],
+        )
         self._follow(run)
 
     def _follow(self, run: SolveRun) -> None:
@@ -95,6 +112,8 @@ class Command(BaseCommand):
                 time.sleep(1)
         acc = stats.binary_acc
         shown = f"{acc.value:.3f}" if acc.value is not None else f"[{acc.lower:.3f}, {acc.upper:.3f}]"
-        self.stdout.write(f"debate run {run.pk}: {run.status}; accuracy {shown}; calls {stats.calls} "
-                          f"({(stats.avg_calls or 0):.2f}/problem); early-stopped {stats.early_stopped}/{stats.done}; "
-                          f"tokens {stats.tokens}; cost ${stats.cost_usd:.6f}; statuses {stats.by_status}")
+        self.stdout.write(
+            f"debate run {run.pk}: {run.status}; accuracy {shown}; calls {stats.calls} "
+            f"({(stats.avg_calls or 0):.2f}/problem); early-stopped {stats.early_stopped}/{stats.done}; "
+            f"tokens {stats.tokens}; cost ${stats.cost_usd:.6f}; statuses {stats.by_status}"
+        )

@@ -29,8 +29,13 @@ SOLVERS = ("scripted-solver-a", "scripted-solver-b", "scripted-solver-c")
 PRUNER = "scripted-pruner"
 SELECTOR = "scripted-selector"
 # Debate Table 6 prices (USD per Mtok in / out), so the dollars have realistic proportions.
-PRICES = {"scripted-solver-a": (5, 30), "scripted-solver-b": (2, 12), "scripted-solver-c": (5, 25),
-          PRUNER: (2, 12), SELECTOR: (5, 30)}
+PRICES = {
+    "scripted-solver-a": (5, 30),
+    "scripted-solver-b": (2, 12),
+    "scripted-solver-c": (5, 25),
+    PRUNER: (2, 12),
+    SELECTOR: (5, 30),
+}
 
 # Round-1 correctness of solvers (A, B, C) over 20 slots: A 14/20, B 12/20, C 11/20. "same" marks two
 # solvers sharing one wrong answer (a wrong consensus), so the debate is not always right.
@@ -62,12 +67,17 @@ def demo_problems(count: int = 20) -> list[DemoProblem]:
         mass, accel = 1.0 + 0.5 * i, 2.0 + 0.25 * i
         if i % 2 == 0:
             force = mass * accel
-            problems.append(DemoProblem(
-                problem_id=f"debate_demo_{i:02d}",
-                stem=f"A block of mass {mass:.1f} kg on a frictionless table is pushed so that it accelerates at "
-                     f"{accel:.2f} m/s^2.",
-                query="What is the magnitude of the net horizontal force on the block?",
-                options=[], answer=f"{force:.3g} N", answer_type="fill"))
+            problems.append(
+                DemoProblem(
+                    problem_id=f"debate_demo_{i:02d}",
+                    stem=f"A block of mass {mass:.1f} kg on a frictionless table is pushed so that it accelerates at "
+                    f"{accel:.2f} m/s^2.",
+                    query="What is the magnitude of the net horizontal force on the block?",
+                    options=[],
+                    answer=f"{force:.3g} N",
+                    answer_type="fill",
+                )
+            )
         else:
             height = 5.0 + i
             speed = (2 * 9.8 * height) ** 0.5
@@ -76,12 +86,17 @@ def demo_problems(count: int = 20) -> list[DemoProblem]:
             letters = "ABCD"
             options = [{"id": letters[n], "text": f"{values[j]:.1f} m/s"} for n, j in enumerate(order)]
             correct = letters[order.index(0)]
-            problems.append(DemoProblem(
-                problem_id=f"debate_demo_{i:02d}",
-                stem=f"A stone is dropped from rest from a height of {height:.1f} m. Ignore air resistance and take "
-                     "g = 9.8 m/s^2.",
-                query="With what speed does it reach the ground?",
-                options=options, answer=correct, answer_type="choice"))
+            problems.append(
+                DemoProblem(
+                    problem_id=f"debate_demo_{i:02d}",
+                    stem=f"A stone is dropped from rest from a height of {height:.1f} m. Ignore air resistance and take "
+                    "g = 9.8 m/s^2.",
+                    query="With what speed does it reach the ground?",
+                    options=options,
+                    answer=correct,
+                    answer_type="choice",
+                )
+            )
     return problems
 
 
@@ -94,13 +109,15 @@ def _wrong(answer: str, answer_type: str, options: list[dict[str, str]], k: int)
     if not match:
         return f"{answer} (variant {k})"
     value = float(match.group(0)) * {1: 2.0, 2: 0.5, 3: 3.0}[k]
-    return answer[: match.start()] + f"{value:.3g}" + answer[match.end():]
+    return answer[: match.start()] + f"{value:.3g}" + answer[match.end() :]
 
 
 def _solution(answer: str, *, correct: bool) -> str:
-    reasoning = ("Identify the given quantities, apply the relevant law (Newton's second law or energy "
-                 "conservation), substitute the values with units and simplify. "
-                 + ("The numbers check out." if correct else "I am fairly confident in this result."))
+    reasoning = (
+        "Identify the given quantities, apply the relevant law (Newton's second law or energy "
+        "conservation), substitute the values with units and simplify. "
+        + ("The numbers check out." if correct else "I am fairly confident in this result.")
+    )
     return f"<reasoning>{reasoning} So the final answer is \\boxed{{{answer}}}.</reasoning>\n<answer>{answer}</answer>"
 
 
@@ -126,22 +143,36 @@ def build_scripts(parents: list[Any]) -> dict[str, dict[str, Any]]:
         round1 = []
         for index, correct in enumerate(pattern[:3]):
             wrong_k = (2 if index == 0 else 1) if pattern[3] == "same" else index + 1
-            round1.append(parent.answer if correct else _wrong(parent.answer, parent.answer_type, options, wrong_k))
+            round1.append(
+                parent.answer if correct else _wrong(parent.answer, parent.answer_type, options, wrong_k)
+            )
         any_right = any(pattern[:3])
         for index, name in enumerate(SOLVERS):
             # Re-solving: with a surviving correct peer, A and B adopt the right answer; C keeps its own.
             later = parent.answer if any_right and index < 2 else round1[index]
             for round_number in (2, 3):
-                scripts[name].append({"match": script_key(f"re-solve round {round_number}", text),
-                                      "outputs": [_solution(later, correct=later == parent.answer)]})
+                scripts[name].append(
+                    {
+                        "match": script_key(f"re-solve round {round_number}", text),
+                        "outputs": [_solution(later, correct=later == parent.answer)],
+                    }
+                )
             # Round 1 of the debate and the single-solver prompt share the problem text.
-            scripts[name].append({"match": text, "outputs": [_solution(round1[index],
-                                                                      correct=round1[index] == parent.answer)]})
-        scripts[PRUNER].append({"match": script_key(f"verify: {parent.answer}", text),
-                                "outputs": ['{"label": "yes"}']})
+            scripts[name].append(
+                {"match": text, "outputs": [_solution(round1[index], correct=round1[index] == parent.answer)]}
+            )
+        scripts[PRUNER].append(
+            {"match": script_key(f"verify: {parent.answer}", text), "outputs": ['{"label": "yes"}']}
+        )
     return {
-        **{name: {"responses": scripts[name], "default": "<reasoning>No script.</reasoning><answer></answer>",
-                  "demo_script": True} for name in SOLVERS},
+        **{
+            name: {
+                "responses": scripts[name],
+                "default": "<reasoning>No script.</reasoning><answer></answer>",
+                "demo_script": True,
+            }
+            for name in SOLVERS
+        },
         PRUNER: {"responses": scripts[PRUNER], "default": '{"label": "no"}', "demo_script": True},
         SELECTOR: {"responses": [], "default": '{"choice": "abstain"}', "demo_script": True},
     }
@@ -162,36 +193,69 @@ def debate_demo_load(*, count: int = 20, launch: bool = True, actor: Any = None)
     from solving.runs import solve_run_create
 
     with transaction.atomic():
-        source, _ = Source.objects.get_or_create(name=SOURCE_NAME, defaults={"license": "CC0 (generated demo)"})
+        source, _ = Source.objects.get_or_create(
+            name=SOURCE_NAME, defaults={"license": "CC0 (generated demo)"}
+        )
         parents = []
         for problem in demo_problems(count):
             parent, _ = ParentProblem.objects.update_or_create(
                 problem_id=problem.problem_id,
-                defaults={"source": source, "source_split": "demo", "source_sample_id": problem.problem_id,
-                          "language": "en", "stem": problem.stem, "query": problem.query,
-                          "raw_question": f"{problem.stem} {problem.query}", "options": problem.options,
-                          "answer": problem.answer, "answer_type": problem.answer_type, "domain": "mechanics"})
+                defaults={
+                    "source": source,
+                    "source_split": "demo",
+                    "source_sample_id": problem.problem_id,
+                    "language": "en",
+                    "stem": problem.stem,
+                    "query": problem.query,
+                    "raw_question": f"{problem.stem} {problem.query}",
+                    "options": problem.options,
+                    "answer": problem.answer,
+                    "answer_type": problem.answer_type,
+                    "domain": "mechanics",
+                },
+            )
             parents.append(parent)
         for name, extra in build_scripts(parents).items():
             price_in, price_out = PRICES[name]
-            ModelConfig.objects.update_or_create(name=name, defaults={
-                "provider": "scripted", "model": f"demo-{name}", "extra": extra, "is_active": True,
-                "price_in_per_mtok": Decimal(price_in), "price_out_per_mtok": Decimal(price_out),
-                "max_retries": 0})
+            ModelConfig.objects.update_or_create(
+                name=name,
+                defaults={
+                    "provider": "scripted",
+                    "model": f"demo-{name}",
+                    "extra": extra,
+                    "is_active": True,
+                    "price_in_per_mtok": Decimal(price_in),
+                    "price_out_per_mtok": Decimal(price_out),
+                    "max_retries": 0,
+                },
+            )
     ids = [p.problem_id for p in parents]
     if not launch:
         return DemoResult(ids, [], None)
-    singles = [solve_run_create(kind="single", model=name, parent_ids=ids, name=f"demo single {name}",
-                                actor=actor).pk for name in SOLVERS]
-    debate = debate_run_create(solver_names=list(SOLVERS), pruner=PRUNER, selector=SELECTOR, level=1,
-                               parent_ids=ids, name="demo debate (scripted)", actor=actor)
+    singles = [
+        solve_run_create(
+            kind="single", model=name, parent_ids=ids, name=f"demo single {name}", actor=actor
+        ).pk
+        for name in SOLVERS
+    ]
+    debate = debate_run_create(
+        solver_names=list(SOLVERS),
+        pruner=PRUNER,
+        selector=SELECTOR,
+        level=1,
+        parent_ids=ids,
+        name="demo debate (scripted)",
+        actor=actor,
+    )
     return DemoResult(ids, singles, debate.pk)
 
 
 class Command(BaseCommand):
-    help = ("Offline debate demo: 20 text-only problems, three scripted solvers (A 70 %, B 60 %, C 55 % correct), "
-            "a scripted pruner and selector; launches one single-solver run per solver and one debate run. "
-            "The scripts are derived from the stored answers: a demonstration of the machinery only.")
+    help = (
+        "Offline debate demo: 20 text-only problems, three scripted solvers (A 70 %, B 60 %, C 55 % correct), "
+        "a scripted pruner and selector; launches one single-solver run per solver and one debate run. "
+        "The scripts are derived from the stored answers: a demonstration of the machinery only."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--count", type=int, default=20, help="demo problems (default 20)")
@@ -202,9 +266,12 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo problems: {len(result.parent_ids)} ({result.parent_ids[0]} …)")
         self.stdout.write(f"Scripted models: {', '.join((*SOLVERS, PRUNER, SELECTOR))}")
         if no_launch:
-            self.stdout.write("Launch: manage.py debate --solvers " + ",".join(SOLVERS)
-                              + f" --pruner {PRUNER} --selector {SELECTOR} --level 1 --parents "
-                              + ",".join(result.parent_ids))
+            self.stdout.write(
+                "Launch: manage.py debate --solvers "
+                + ",".join(SOLVERS)
+                + f" --pruner {PRUNER} --selector {SELECTOR} --level 1 --parents "
+                + ",".join(result.parent_ids)
+            )
             return
         self.stdout.write(f"Single-solver runs: {result.single_run_ids}; debate run: {result.debate_run_id}")
         self.stdout.write(self.style.SUCCESS("Compare them at /debate/compare/ once the worker is done."))

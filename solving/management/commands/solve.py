@@ -23,7 +23,9 @@ class Command(BaseCommand):
         parser.add_argument("--model", default="", help="ModelConfig name")
         parser.add_argument("--name", default="")
         parser.add_argument("--resume", type=int, help="continue a cancelled or interrupted run")
-        parser.add_argument("--inline", action="store_true", help="run the chunks in this process (no worker)")
+        parser.add_argument(
+            "--inline", action="store_true", help="run the chunks in this process (no worker)"
+        )
         parser.add_argument("--no-wait", action="store_true")
         add_worker_timeout_argument(parser)
 
@@ -44,8 +46,11 @@ class Command(BaseCommand):
             solve_run_dispatch(run_id=run.pk)
         if options["no_wait"]:
             return
-        require_worker(queued=f"solve run {run.pk}", follow=reverse("solving:solve_run_detail", args=[run.pk]),
-                       timeout=options["worker_timeout"])
+        require_worker(
+            queued=f"solve run {run.pk}",
+            follow=reverse("solving:solve_run_detail", args=[run.pk]),
+            timeout=options["worker_timeout"],
+        )
         self._follow(run)
 
     @staticmethod
@@ -61,8 +66,13 @@ class Command(BaseCommand):
         parents = [p.strip() for p in options["parents"].split(",") if p.strip()]
         if not options["model"]:
             raise CommandError("--model is required")
-        return solve_run_create(model=options["model"], release=release, parent_ids=parents or None,
-                                name=options["name"], enqueue=not options["inline"])
+        return solve_run_create(
+            model=options["model"],
+            release=release,
+            parent_ids=parents or None,
+            name=options["name"],
+            enqueue=not options["inline"],
+        )
 
     def _follow(self, run):
         with progress(self, run.total, "Solving") as bar:
@@ -76,7 +86,12 @@ class Command(BaseCommand):
                     break
                 time.sleep(1)
         acc = s.solve_acc
-        value = f"{acc.value:.3f}" if acc.value is not None else (
-            f"n/a (bounds {acc.lower:.3f}–{acc.upper:.3f})" if acc.lower is not None else "n/a")
-        self.stdout.write(f"solve run {run.pk}: {run.status}; statuses {s.by_status}; SolveAcc {value}; "
-                          f"awaiting grading {s.awaiting_grading}; cost ${s.cost_usd:.4f}")
+        value = (
+            f"{acc.value:.3f}"
+            if acc.value is not None
+            else (f"n/a (bounds {acc.lower:.3f}–{acc.upper:.3f})" if acc.lower is not None else "n/a")
+        )
+        self.stdout.write(
+            f"solve run {run.pk}: {run.status}; statuses {s.by_status}; SolveAcc {value}; "
+            f"awaiting grading {s.awaiting_grading}; cost ${s.cost_usd:.4f}"
+        )

@@ -30,8 +30,17 @@ SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><line x1="0" 
 
 
 def result(text: str, status: str = OutputStatus.COMPLETED) -> LLMResult:
-    return LLMResult(text=text, finish_reason="stop", status=status, usage=Usage(), latency_ms=0,
-                     cost_usd=Decimal(0), raw={}, attempts=[], error="boom" if status == OutputStatus.FAILED else "")
+    return LLMResult(
+        text=text,
+        finish_reason="stop",
+        status=status,
+        usage=Usage(),
+        latency_ms=0,
+        cost_usd=Decimal(0),
+        raw={},
+        attempts=[],
+        error="boom" if status == OutputStatus.FAILED else "",
+    )
 
 
 class Scripted:
@@ -53,7 +62,9 @@ class Scripted:
 
 def good_call(**overrides):
     outputs = {
-        "crop_propose": [json.dumps({"orientation": "horizontal", "text_side": "top", "split_fraction": 0.35})],
+        "crop_propose": [
+            json.dumps({"orientation": "horizontal", "text_side": "top", "split_fraction": 0.35})
+        ],
         "crop_verify": ['{"clean": "yes", "move": "none", "amount": 0}'],
         "ocr": [json.dumps({"text": TEXT})],
         "visual_extract": [json.dumps({"svg": SVG})],
@@ -90,16 +101,21 @@ def test_level_modules_follow_table_1():
     }
 
 
-@pytest.mark.parametrize("level, stages", [
-    (1, []),
-    (2, ["reconstruct"]),
-    (3, ["visual_extract", "reconstruct"]),
-    (4, ["crop_propose"] * 3 + ["crop_verify", "ocr", "visual_extract", "reconstruct"]),
-    (5, []),
-])
+@pytest.mark.parametrize(
+    "level, stages",
+    [
+        (1, []),
+        (2, ["reconstruct"]),
+        (3, ["visual_extract", "reconstruct"]),
+        (4, ["crop_propose"] * 3 + ["crop_verify", "ocr", "visual_extract", "reconstruct"]),
+        (5, []),
+    ],
+)
 def test_each_level_runs_exactly_its_modules(level, stages, composed):
     call = good_call()
-    out = run_frontend(ProblemInput(text=TEXT if level != 4 else "", images=(composed,)), level=level, call=call)
+    out = run_frontend(
+        ProblemInput(text=TEXT if level != 4 else "", images=(composed,)), level=level, call=call
+    )
     assert call.stages() == stages
     if level == 1:
         assert out == frontend.FrontendResult(problem_text=TEXT, images=(), svg=None, steps=())
@@ -134,11 +150,13 @@ def test_switches_turn_modules_off_and_record_why(composed):
 
 
 def test_cropper_majority_vote_on_orientation_and_median_fraction(composed):
-    call = good_call(crop_propose=[
-        json.dumps({"orientation": "horizontal", "text_side": "top", "split_fraction": 0.30}),
-        json.dumps({"orientation": "vertical", "text_side": "left", "split_fraction": 0.90}),
-        json.dumps({"orientation": "horizontal", "text_side": "left", "split_fraction": "0.40"}),
-    ])
+    call = good_call(
+        crop_propose=[
+            json.dumps({"orientation": "horizontal", "text_side": "top", "split_fraction": 0.30}),
+            json.dumps({"orientation": "vertical", "text_side": "left", "split_fraction": 0.90}),
+            json.dumps({"orientation": "horizontal", "text_side": "left", "split_fraction": "0.40"}),
+        ]
+    )
     out = run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=call)
     crop = stage_steps(out, "crop")[0]
     assert crop["orientation"] == "horizontal" and crop["text_side"] == "top"
@@ -153,20 +171,24 @@ def test_cropper_majority_vote_on_orientation_and_median_fraction(composed):
 
 
 def test_cropper_median_of_three_fractions(composed):
-    call = good_call(crop_propose=[
-        json.dumps({"orientation": "horizontal", "text_side": "top", "split_fraction": f})
-        for f in (0.2, 0.5, 0.31)
-    ])
+    call = good_call(
+        crop_propose=[
+            json.dumps({"orientation": "horizontal", "text_side": "top", "split_fraction": f})
+            for f in (0.2, 0.5, 0.31)
+        ]
+    )
     out = run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=call)
     assert stage_steps(out, "crop")[0]["fraction"] == 0.31
 
 
 def test_cropper_moves_the_boundary_until_the_verifier_says_clean(composed):
-    call = good_call(crop_verify=[
-        '{"clean": "no", "move": "down", "amount": 0.1}',
-        '{"clean": "no", "move": "up", "amount": "0.05"}',
-        '{"clean": "yes", "move": "none", "amount": 0}',
-    ])
+    call = good_call(
+        crop_verify=[
+            '{"clean": "no", "move": "down", "amount": 0.1}',
+            '{"clean": "no", "move": "up", "amount": "0.05"}',
+            '{"clean": "yes", "move": "none", "amount": 0}',
+        ]
+    )
     out = run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=call)
     assert call.stages().count("crop_verify") == 3
     verifies = stage_steps(out, "crop_verify")
@@ -188,14 +210,24 @@ def test_cropper_gives_up_after_five_iterations_and_falls_back(composed):
 
 def test_verify_iterations_switch_bounds_the_loop(composed):
     call = good_call(crop_verify=['{"clean": "no", "move": "down", "amount": 0.01}'])
-    run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=call,
-                 switches=FrontendSwitches(verify_iterations=2))
+    run_frontend(
+        ProblemInput(text="", images=(composed,)),
+        level=4,
+        call=call,
+        switches=FrontendSwitches(verify_iterations=2),
+    )
     assert call.stages().count("crop_verify") == 2
 
 
-@pytest.mark.parametrize("proposals", [["no json at all"], ['{"orientation": "diagonal", "split_fraction": 0.3}'],
-                                       ['{"orientation": "horizontal", "split_fraction": 1.7}'],
-                                       [result("", OutputStatus.FAILED)]])
+@pytest.mark.parametrize(
+    "proposals",
+    [
+        ["no json at all"],
+        ['{"orientation": "diagonal", "split_fraction": 0.3}'],
+        ['{"orientation": "horizontal", "split_fraction": 1.7}'],
+        [result("", OutputStatus.FAILED)],
+    ],
+)
 def test_malformed_crop_proposals_fall_back_without_verification(proposals, composed):
     call = good_call(crop_propose=proposals)
     out = run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=call)
@@ -212,8 +244,9 @@ def test_unparseable_verification_falls_back(composed):
     assert stage_steps(out, "crop")[0]["method"] == "fallback"
 
 
-@pytest.mark.parametrize("ocr_reply", ["not json", '{"text": "Sure! Here is the transcription you asked for."}',
-                                       '{"text": ""}'])
+@pytest.mark.parametrize(
+    "ocr_reply", ["not json", '{"text": "Sure! Here is the transcription you asked for."}', '{"text": ""}']
+)
 def test_bad_model_ocr_falls_back_to_tesseract(ocr_reply, composed):
     call = good_call(ocr=[ocr_reply], reconstruct=["garbage"])
     out = run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=call)
@@ -225,8 +258,12 @@ def test_bad_model_ocr_falls_back_to_tesseract(ocr_reply, composed):
 
 def test_tesseract_switch_and_no_model_read_the_composed_text(composed):
     for call, switches in ((good_call(), FrontendSwitches(ocr="tesseract")), (None, FrontendSwitches())):
-        out = run_frontend(ProblemInput(text="Give g = 9.8 m/s^2.", images=(composed,)), level=4, call=call,
-                           switches=switches)
+        out = run_frontend(
+            ProblemInput(text="Give g = 9.8 m/s^2.", images=(composed,)),
+            level=4,
+            call=call,
+            switches=switches,
+        )
         assert "ocr" not in [stage for stage, _ in getattr(call, "calls", [])]
         words = set(re.findall(r"[a-z]+", out.problem_text.lower()))
         assert {"block", "mass", "kg", "slides", "down", "ramp", "inclined", "degrees"} <= words
@@ -236,8 +273,11 @@ def test_tesseract_switch_and_no_model_read_the_composed_text(composed):
 def test_no_model_skips_extractor_and_reconstructor_with_reasons(composed):
     out = run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=None)
     assert stage_steps(out, "crop")[0]["method"] == "fallback"
-    assert stage_steps(out, "visual_extract")[0] == {"kind": "deterministic", "decision": "skipped",
-                                                     "reason": "no model"}
+    assert stage_steps(out, "visual_extract")[0] == {
+        "kind": "deterministic",
+        "decision": "skipped",
+        "reason": "no model",
+    }
     assert stage_steps(out, "reconstruct")[0]["reason"] == "no model"
     assert out.svg is None and len(out.images) == 1
     json.dumps([step.detail for step in out.steps])  # transcripts are JSON-serialisable
@@ -254,42 +294,55 @@ def test_unknown_level_or_ocr_mode_is_refused():
     with pytest.raises(ValueError, match="unknown level"):
         run_frontend(ProblemInput(text="x", images=()), level=6, call=None)
     with pytest.raises(ValueError, match="OCR mode"):
-        run_frontend(ProblemInput(text="x", images=()), level=4, call=None, switches=FrontendSwitches(ocr="gpt"))
+        run_frontend(
+            ProblemInput(text="x", images=()), level=4, call=None, switches=FrontendSwitches(ocr="gpt")
+        )
 
 
 # --- SVG -----------------------------------------------------------------------------------------
 
+
 def test_svg_is_extracted_from_chatter_and_sub_superscripts_are_inlined():
-    reply = ('Here you go:\n```xml\n<svg viewBox="0 0 50 50"><text x="1" y="9">N<tspan baseline-shift="sub">1</tspan>'
-             ' = m v<tspan style="baseline-shift: super">2</tspan> R<tspan dy="3">ab</tspan></text></svg>\n```')
+    reply = (
+        'Here you go:\n```xml\n<svg viewBox="0 0 50 50"><text x="1" y="9">N<tspan baseline-shift="sub">1</tspan>'
+        ' = m v<tspan style="baseline-shift: super">2</tspan> R<tspan dy="3">ab</tspan></text></svg>\n```'
+    )
     svg = clean_svg(reply)
-    assert svg.svg == ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 50 50"><text x="1" y="9">'
-                       'N_1 = m v^2 R_{ab}</text></svg>')
+    assert svg.svg == (
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 50 50"><text x="1" y="9">'
+        "N_1 = m v^2 R_{ab}</text></svg>"
+    )
     assert svg.inlined_scripts == 3
 
 
-@pytest.mark.parametrize("reply, reason", [
-    ("<svg><script>alert(1)</script></svg>", "<script>"),
-    ('<svg><image href="https://example.org/a.png"/></svg>', "<image>"),
-    ('<svg><use href="http://evil/x.svg#a"/></svg>', "external reference"),
-    ('<svg><rect onclick="x()"/></svg>', "event handler"),
-    ('<svg><rect style="fill: url(https://x/y)"/></svg>', "external url"),
-    ('<svg xmlns:h="http://www.w3.org/1999/xhtml"><h:p>x</h:p></svg>', "foreign element"),
-    ("<svg><foreignObject/></svg>", "foreignObject"),
-    ('<!DOCTYPE svg [<!ENTITY a "b">]><svg>&a;</svg>', "undefined entity"),
-    ('<svg><!ENTITY x "y"><g/></svg>', "DTD"),
-    ("<svg><g></svg>", "malformed"),
-    ("<svg>a</svg> and <svg>b</svg>", "malformed"),
-    ("no figure here", "no <svg>"),
-])
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        ("<svg><script>alert(1)</script></svg>", "<script>"),
+        ('<svg><image href="https://example.org/a.png"/></svg>', "<image>"),
+        ('<svg><use href="http://evil/x.svg#a"/></svg>', "external reference"),
+        ('<svg><rect onclick="x()"/></svg>', "event handler"),
+        ('<svg><rect style="fill: url(https://x/y)"/></svg>', "external url"),
+        ('<svg xmlns:h="http://www.w3.org/1999/xhtml"><h:p>x</h:p></svg>', "foreign element"),
+        ("<svg><foreignObject/></svg>", "foreignObject"),
+        ('<!DOCTYPE svg [<!ENTITY a "b">]><svg>&a;</svg>', "undefined entity"),
+        ('<svg><!ENTITY x "y"><g/></svg>', "DTD"),
+        ("<svg><g></svg>", "malformed"),
+        ("<svg>a</svg> and <svg>b</svg>", "malformed"),
+        ("no figure here", "no <svg>"),
+    ],
+)
 def test_unsafe_or_malformed_svg_is_rejected(reply, reason):
     with pytest.raises(SvgError, match=re.escape(reason)):
         clean_svg(reply)
 
 
 def test_truncation_keeps_a_well_formed_svg_under_the_cap():
-    big = clean_svg('<svg viewBox="0 0 100 100">' + "".join(
-        f'<line x1="{i}" y1="0" x2="{i}" y2="100"/>' for i in range(1000)) + "</svg>").svg
+    big = clean_svg(
+        '<svg viewBox="0 0 100 100">'
+        + "".join(f'<line x1="{i}" y1="0" x2="{i}" y2="100"/>' for i in range(1000))
+        + "</svg>"
+    ).svg
     out, removed = truncate_svg(big, 2000)
     assert len(out) <= 2000 and removed > 900
     root = ET.fromstring(out)
@@ -301,8 +354,10 @@ def test_truncation_keeps_a_well_formed_svg_under_the_cap():
 @settings(max_examples=60, deadline=None)
 @given(sizes=st.lists(st.integers(0, 40), min_size=1, max_size=30), cap=st.integers(120, 3000))
 def test_truncation_is_well_formed_and_within_the_cap(sizes, cap):
-    groups = "".join(f'<g id="g{i}">' + "".join(f'<circle cx="{j}" cy="{i}" r="1"/>' for j in range(n)) + "</g>"
-                     for i, n in enumerate(sizes))
+    groups = "".join(
+        f'<g id="g{i}">' + "".join(f'<circle cx="{j}" cy="{i}" r="1"/>' for j in range(n)) + "</g>"
+        for i, n in enumerate(sizes)
+    )
     svg = clean_svg(f'<svg viewBox="0 0 50 50">{groups}</svg>').svg
     out, removed = truncate_svg(svg, cap)
     assert len(out) <= cap
@@ -315,13 +370,23 @@ def _local_tag(element) -> str:
 
 
 def _many_lines(n: int) -> str:
-    return '<svg viewBox="0 0 9 9">' + "".join(f'<line x1="{i}" y1="0" x2="1" y2="1"/>' for i in range(n)) + "</svg>"
+    return (
+        '<svg viewBox="0 0 9 9">'
+        + "".join(f'<line x1="{i}" y1="0" x2="1" y2="1"/>' for i in range(n))
+        + "</svg>"
+    )
 
 
 def test_over_cap_svg_is_reasked_once_then_accepted(composed):
-    call = good_call(visual_extract=[json.dumps({"svg": _many_lines(300)}), json.dumps({"svg": _many_lines(5)})])
-    out = run_frontend(ProblemInput(text=TEXT, images=(composed,)), level=3, call=call,
-                       switches=FrontendSwitches(svg_char_cap=1000))
+    call = good_call(
+        visual_extract=[json.dumps({"svg": _many_lines(300)}), json.dumps({"svg": _many_lines(5)})]
+    )
+    out = run_frontend(
+        ProblemInput(text=TEXT, images=(composed,)),
+        level=3,
+        call=call,
+        switches=FrontendSwitches(svg_char_cap=1000),
+    )
     extracts = stage_steps(out, "visual_extract")
     assert [e["decision"] for e in extracts] == ["rejected", "accepted"]
     assert "over the 1000-character cap" in extracts[0]["reason"]
@@ -332,8 +397,12 @@ def test_over_cap_svg_is_reasked_once_then_accepted(composed):
 
 def test_over_cap_twice_is_truncated_politely(composed):
     call = good_call(visual_extract=[json.dumps({"svg": _many_lines(300)})])
-    out = run_frontend(ProblemInput(text=TEXT, images=(composed,)), level=3, call=call,
-                       switches=FrontendSwitches(svg_char_cap=1000))
+    out = run_frontend(
+        ProblemInput(text=TEXT, images=(composed,)),
+        level=3,
+        call=call,
+        switches=FrontendSwitches(svg_char_cap=1000),
+    )
     assert call.stages().count("visual_extract") == 2
     assert stage_steps(out, "visual_extract")[-1]["decision"] == "truncated"
     assert len(out.svg) <= 1000
@@ -351,13 +420,17 @@ def test_invalid_svg_twice_is_skipped_and_the_reconstructor_still_runs(composed)
 
 def test_accepted_svg_is_given_to_the_reconstructor(composed):
     call = good_call()
-    out = run_frontend(ProblemInput(text=TEXT, images=(composed,), options=(("A", "1 m/s^2"), ("B", "4.9 m/s^2"))),
-                       level=3, call=call)
+    out = run_frontend(
+        ProblemInput(text=TEXT, images=(composed,), options=(("A", "1 m/s^2"), ("B", "4.9 m/s^2"))),
+        level=3,
+        call=call,
+    )
     prompt = dict(call.calls)["reconstruct"].user
     assert out.svg in prompt and "A. 1 m/s^2" in prompt and "B. 4.9 m/s^2" in prompt
 
 
 # --- Reconstructor ------------------------------------------------------------------------------
+
 
 def test_missing_numbers_checks_every_number_of_the_original():
     assert missing_numbers(TEXT, "A 2.5 kg block on a 30 degree ramp") == []
@@ -366,14 +439,21 @@ def test_missing_numbers_checks_every_number_of_the_original():
     assert missing_numbers("no numbers", "") == []
 
 
-@pytest.mark.parametrize("reply, outcome, missing", [
-    (json.dumps({"problem": "A block slides down a ramp inclined at 30 degrees."}), "rejected", ["2.5"]),
-    (json.dumps({"problem": "A 25 kg block slides down a ramp inclined at 30 degrees."}), "rejected", ["2.5"]),
-    (json.dumps({"problem": "   "}), "rejected", None),
-    (json.dumps({"problem": "Sorry, I cannot read the figure."}), "rejected", None),
-    ("A block of mass 2.5 kg at 30 degrees", "unparsed", None),
-    (result("", OutputStatus.FAILED), "unparsed", None),
-])
+@pytest.mark.parametrize(
+    "reply, outcome, missing",
+    [
+        (json.dumps({"problem": "A block slides down a ramp inclined at 30 degrees."}), "rejected", ["2.5"]),
+        (
+            json.dumps({"problem": "A 25 kg block slides down a ramp inclined at 30 degrees."}),
+            "rejected",
+            ["2.5"],
+        ),
+        (json.dumps({"problem": "   "}), "rejected", None),
+        (json.dumps({"problem": "Sorry, I cannot read the figure."}), "rejected", None),
+        ("A block of mass 2.5 kg at 30 degrees", "unparsed", None),
+        (result("", OutputStatus.FAILED), "unparsed", None),
+    ],
+)
 def test_reconstruction_failing_validation_keeps_the_original_text(reply, outcome, missing, composed):
     call = good_call(reconstruct=[reply])
     out = run_frontend(ProblemInput(text=TEXT, images=(composed,)), level=2, call=call)
@@ -392,13 +472,23 @@ def test_level_2_without_a_figure_skips_the_reconstructor():
 
 # --- Prompts ------------------------------------------------------------------------------------
 
-PLACEHOLDERS = {"<one of: horizontal | vertical>", "<one of: top | left>", "<number between 0 and 1>", "<svg>",
-                "<text>", "<one of: yes | no>", "<one of: up | down | none>", "<one of: left | right | none>"}
+PLACEHOLDERS = {
+    "<one of: horizontal | vertical>",
+    "<one of: top | left>",
+    "<number between 0 and 1>",
+    "<svg>",
+    "<text>",
+    "<one of: yes | no>",
+    "<one of: up | down | none>",
+    "<one of: left | right | none>",
+}
 
 
 def test_every_prompt_ends_with_an_output_format_json_template(composed):
-    call = good_call(crop_verify=['{"clean": "no", "move": "left", "amount": 0.1}', '{"clean": "yes"}'],
-                     crop_propose=[json.dumps({"orientation": "vertical", "text_side": "left", "split_fraction": 0.5})])
+    call = good_call(
+        crop_verify=['{"clean": "no", "move": "left", "amount": 0.1}', '{"clean": "yes"}'],
+        crop_propose=[json.dumps({"orientation": "vertical", "text_side": "left", "split_fraction": 0.5})],
+    )
     run_frontend(ProblemInput(text="", images=(composed,)), level=4, call=call)
     seen = set()
     for stage, request in call.calls:
@@ -413,6 +503,7 @@ def test_every_prompt_ends_with_an_output_format_json_template(composed):
 
 # --- Properties ---------------------------------------------------------------------------------
 
+
 @st.composite
 def small_images(draw):
     width, height = draw(st.integers(1, 40)), draw(st.integers(1, 40))
@@ -426,24 +517,52 @@ def small_images(draw):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=st.text(max_size=200), images=st.lists(small_images(), max_size=2), level=st.sampled_from([1, 2, 3, 4, 5]),
-       cropper=st.booleans(), sharpen=st.booleans())
+@given(
+    text=st.text(max_size=200),
+    images=st.lists(small_images(), max_size=2),
+    level=st.sampled_from([1, 2, 3, 4, 5]),
+    cropper=st.booleans(),
+    sharpen=st.booleans(),
+)
 def test_run_frontend_never_raises_without_a_model(text, images, level, cropper, sharpen):
-    out = run_frontend(ProblemInput(text=text, images=tuple(images)), level=level, call=None,
-                       switches=FrontendSwitches(cropper=cropper, sharpen=sharpen))
+    out = run_frontend(
+        ProblemInput(text=text, images=tuple(images)),
+        level=level,
+        call=None,
+        switches=FrontendSwitches(cropper=cropper, sharpen=sharpen),
+    )
     assert isinstance(out.problem_text, str)
     assert len(out.images) == (0 if level == 1 else len(images))
     json.dumps([step.detail for step in out.steps])
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(replies=st.lists(st.text(max_size=80) | st.sampled_from(['{"clean": "no", "move": "up"}', '{"svg": "<svg/>"}',
-                                                                  '{"orientation": "vertical", "split_fraction": 0.5}']),
-                        min_size=1, max_size=6),
-       images=st.lists(small_images(), min_size=1, max_size=1))
+@given(
+    replies=st.lists(
+        st.text(max_size=80)
+        | st.sampled_from(
+            [
+                '{"clean": "no", "move": "up"}',
+                '{"svg": "<svg/>"}',
+                '{"orientation": "vertical", "split_fraction": 0.5}',
+            ]
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    images=st.lists(small_images(), min_size=1, max_size=1),
+)
 def test_run_frontend_never_raises_on_arbitrary_model_replies(replies, images):
-    call = Scripted(**{stage: list(replies) for stage in ("crop_propose", "crop_verify", "ocr", "visual_extract",
-                                                          "reconstruct")})
-    out = run_frontend(ProblemInput(text="m = 2 kg", images=tuple(images)), level=4, call=call,
-                       switches=FrontendSwitches(ocr="model"))
+    call = Scripted(
+        **{
+            stage: list(replies)
+            for stage in ("crop_propose", "crop_verify", "ocr", "visual_extract", "reconstruct")
+        }
+    )
+    out = run_frontend(
+        ProblemInput(text="m = 2 kg", images=tuple(images)),
+        level=4,
+        call=call,
+        switches=FrontendSwitches(ocr="model"),
+    )
     assert "2" in numbers_in(out.problem_text)  # kept verbatim or preserved by an accepted reconstruction

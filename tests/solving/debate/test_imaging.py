@@ -86,8 +86,9 @@ def test_sharpen_on_a_dark_background_keeps_the_background_colour():
 
 @pytest.mark.parametrize("side, orientation", [("top", "horizontal"), ("left", "vertical")])
 def test_profile_split_cuts_in_the_gutter_between_text_and_diagram(side, orientation):
-    composed = imaging.load(imaging.compose_image_only("A block of mass 2 kg rests on a table.", png(diagram()),
-                                                       text_side=side))
+    composed = imaging.load(
+        imaging.compose_image_only("A block of mass 2 kg rests on a table.", png(diagram()), text_side=side)
+    )
     split = imaging.profile_split(composed)
     assert split.orientation == orientation and split.text_side == side
     text, figure = imaging.split_image(composed, split)

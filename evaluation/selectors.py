@@ -9,9 +9,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from solving.models import SolveRun
-from solving.runs import solve_run_summary
 from solving.scoring import solve_link
 from solving.selectors import solve_runs_for_models
+from solving.summary import solve_run_summary
 
 from .models import EvalRequest, EvalRun
 

@@ -20,12 +20,11 @@ this module writes that outcome (fields + ``DebateTurn`` rows) under the same cl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from decimal import Decimal, InvalidOperation
+from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Sum
 from django.utils import timezone
 
 import llm
@@ -40,16 +39,11 @@ from probes.models import Release
 from run_engine.engine import MAX_CLAIMS, RowTable, RunTable, rows_claim, run_cancel, run_dispatch, run_resume
 from run_engine.manifest import code_revision, package_versions
 
-from .models import DebateTurn, GradeComponent, SolveResponse, SolveRun
-from .permissions import can_run_solving
+from .models import DebateTurn, SolveResponse, SolveRun
 from .scoring import (
-    EXPERT_TYPES,
     SCRIPTED_TYPES,
-    SolveAccStat,
-    credit_from_components,
     extract_boxed_answer,
     match_answer,
-    solve_acc,
 )
 
 DEFAULT_OPTIONS = {"chunk_size": 5, "claim_lease_seconds": 600}
@@ -491,188 +485,3 @@ def solve_chunk_process(*, run_id: int, response_ids: list[int]) -> list[int]:
     if not busy and not run.responses.exclude(status__in=TERMINAL).exists():
         solve_run_finalize(run_id=run_id)
     return busy
-
-
-# ------------------------------------------------------------------------------------------------ expert grading
-
-
-def _decimal(value: Any, label: str, index: int) -> Decimal:
-    try:
-        number = Decimal(str(value).strip())
-    except (InvalidOperation, ValueError):
-        raise ApplicationError(
-            f"Component {index}: {label} must be a number.",
-            code="grade_invalid",
-            extra={"component": index, "field": label},
-        ) from None
-    if not number.is_finite():
-        raise ApplicationError(
-            f"Component {index}: {label} must be a number.",
-            code="grade_invalid",
-            extra={"component": index, "field": label},
-        )
-    return number.quantize(Decimal("0.01"))
-
-
-def _clean_components(components: list[dict[str, Any]]) -> list[tuple[str, Decimal, Decimal]]:
-    if not components:
-        raise ApplicationError("A grade needs at least one rubric component.", code="grade_invalid")
-    cleaned = []
-    for index, component in enumerate(components, start=1):
-        description = str(component.get("description") or "").strip()
-        if not description:
-            raise ApplicationError(
-                f"Component {index}: describe what it awards.",
-                code="grade_invalid",
-                extra={"component": index, "field": "description"},
-            )
-        if len(description) > 500:
-            raise ApplicationError(
-                f"Component {index}: the description is longer than 500 characters.",
-                code="grade_invalid",
-                extra={"component": index, "field": "description"},
-            )
-        awarded = _decimal(component.get("awarded"), "awarded", index)
-        maximum = _decimal(component.get("maximum"), "maximum", index)
-        if maximum <= 0 or maximum >= Decimal("100000"):
-            raise ApplicationError(
-                f"Component {index}: the maximum must be positive (and below 100000).",
-                code="grade_invalid",
-                extra={"component": index, "field": "maximum"},
-            )
-        if awarded < 0 or awarded > maximum:
-            raise ApplicationError(
-                f"Component {index}: awarded points must lie between 0 and {maximum}.",
-                code="grade_invalid",
-                extra={"component": index, "field": "awarded"},
-            )
-        cleaned.append((description, awarded, maximum))
-    return cleaned
-
-
-@transaction.atomic
-def solve_response_grade(
-    *, response: SolveResponse, components: list[dict[str, Any]], correct: bool, note: str = "", actor: Any
-) -> SolveResponse:
-    """Record (or replace) an expert grade of a short-answer/calculation response: rubric components give the
-    credit ``Σ awarded / Σ maximum``; ``correct`` is the expert's binary final-answer verdict."""
-    if not can_run_solving(actor):
-        raise ApplicationError("Only admins grade solving responses.", code="forbidden", status=403)
-    locked = SolveResponse.objects.select_for_update().get(pk=response.pk)
-    if locked.answer_type not in EXPERT_TYPES:
-        raise ApplicationError("Choice and fill-in answers are scored by script.", code="not_gradable")
-    if locked.grading not in (SolveResponse.Grading.PENDING, SolveResponse.Grading.GRADED):
-        raise ApplicationError("This response has no returned solution to grade.", code="not_gradable")
-    if not isinstance(correct, bool):
-        raise ApplicationError("Say whether the final answer is correct.", code="grade_invalid")
-    cleaned = _clean_components(components)
-    before = {
-        "credit": locked.credit,
-        "correct": locked.correct,
-        "components": [[c.description, str(c.awarded), str(c.maximum)] for c in locked.components.all()],
-    }
-    credit = credit_from_components((float(a), float(w)) for _, a, w in cleaned)
-    locked.components.all().delete()
-    GradeComponent.objects.bulk_create(
-        [
-            GradeComponent(response=locked, order=n, description=d, awarded=a, maximum=w)
-            for n, (d, a, w) in enumerate(cleaned, start=1)
-        ]
-    )
-    locked.credit, locked.correct, locked.grading = credit, correct, SolveResponse.Grading.GRADED
-    locked.grade_note = (note or "").strip()
-    locked.graded_by = actor if getattr(actor, "pk", None) else None
-    locked.graded_at = timezone.now()
-    locked.save(update_fields=["credit", "correct", "grading", "grade_note", "graded_by", "graded_at"])
-    event_record(
-        actor=actor,
-        verb="solve_response.grade",
-        obj=locked,
-        before=before,
-        after={
-            "credit": credit,
-            "correct": correct,
-            "components": [[d, str(a), str(w)] for d, a, w in cleaned],
-        },
-    )
-    run = SolveRun.objects.select_for_update().get(pk=locked.run_id)
-    if (
-        run.status == SolveRun.Status.GRADING
-        and not run.responses.filter(grading=SolveResponse.Grading.PENDING).exists()
-    ):
-        run.status = SolveRun.Status.COMPLETED
-        run.save(update_fields=["status"])
-    return locked
-
-
-# ------------------------------------------------------------------------------------------------ summary
-
-
-@dataclass(frozen=True)
-class SolveRunSummary:
-    total: int
-    done: int
-    by_status: dict[str, int]
-    by_grading: dict[str, int]
-    solve_acc: SolveAccStat  # credit s_i, equal-parent mean
-    accuracy: SolveAccStat  # binary final-answer correctness
-    calls: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: Decimal
-    rate_per_s: float | None
-    eta_s: float | None
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.done / self.total) if self.total else 0
-
-    @property
-    def awaiting_grading(self) -> int:
-        return self.by_grading.get(SolveResponse.Grading.PENDING, 0)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "done": self.done,
-            "by_status": self.by_status,
-            "by_grading": self.by_grading,
-            "solve_acc": self.solve_acc.as_dict(),
-            "accuracy": self.accuracy.as_dict(),
-            "calls": self.calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": str(self.cost_usd),
-            "rate_per_s": self.rate_per_s,
-            "eta_s": self.eta_s,
-        }
-
-
-def solve_run_summary(run: SolveRun) -> SolveRunSummary:
-    """Progress, SolveAcc (with App. B.3 bounds), binary accuracy, calls, tokens and cost of a run."""
-    rows = list(run.responses.values_list("parent__problem_id", "credit", "correct"))
-    by_status = dict(run.responses.values_list("status").annotate(n=Count("pk")).order_by())
-    by_grading = dict(run.responses.values_list("grading").annotate(n=Count("pk")).order_by())
-    done = sum(by_status.get(s, 0) for s in TERMINAL)
-    agg = run.responses.aggregate(
-        c=Sum("calls"), i=Sum("input_tokens"), o=Sum("output_tokens"), d=Sum("cost_usd")
-    )
-    rate = eta = None
-    if run.started_at and done:
-        end = run.finished_at or timezone.now()
-        rate = done / max((end - run.started_at).total_seconds(), 1e-3)
-        eta = (run.total - done) / rate if rate else None
-    return SolveRunSummary(
-        total=run.total,
-        done=done,
-        by_status=by_status,
-        by_grading=by_grading,
-        solve_acc=solve_acc({p: c for p, c, _ in rows}),
-        accuracy=solve_acc({p: (None if ok is None else float(ok)) for p, _, ok in rows}),
-        calls=agg["c"] or 0,
-        input_tokens=agg["i"] or 0,
-        output_tokens=agg["o"] or 0,
-        cost_usd=agg["d"] or Decimal(0),
-        rate_per_s=rate,
-        eta_s=eta,
-    )

@@ -23,17 +23,12 @@ from physalign_site.errors import ApplicationError
 from probes.models import Release
 
 from . import selectors
+from .grading import solve_response_grade
 from .models import SolveResponse, SolveRun
 from .permissions import can_run_solving
-from .runs import (
-    build_solve_request,
-    solve_response_grade,
-    solve_run_cancel,
-    solve_run_create,
-    solve_run_resume,
-    solve_run_summary,
-)
+from .runs import build_solve_request, solve_run_cancel, solve_run_create, solve_run_resume
 from .scoring import EXPERT_TYPES
+from .summary import solve_run_summary
 
 
 class SolveLaunchForm(forms.Form):

@@ -14,10 +14,12 @@ from rest_framework.views import APIView
 from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, number, role_permission
 from probes.models import Release
 
+from ..grading import solve_response_grade
 from ..models import SolveResponse, SolveRun
 from ..permissions import can_run_solving
-from ..runs import solve_response_grade, solve_run_create, solve_run_summary
+from ..runs import solve_run_create
 from ..selectors import solve_run_list
+from ..summary import solve_run_summary
 
 CanRunSolving = role_permission(can_run_solving, name="CanRunSolving")
 

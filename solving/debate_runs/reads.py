@@ -8,7 +8,7 @@ from typing import Any
 
 from ..debate.canonical import DEFAULT_REL_TOL
 from ..models import DebateRun, DebateTurn, SolveResponse, SolveRun
-from ..runs import solve_run_summary
+from ..summary import solve_run_summary
 
 
 @dataclass(frozen=True)

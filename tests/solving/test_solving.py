@@ -10,19 +10,19 @@ import pytest
 
 from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError
+from solving.grading import solve_response_grade
 from solving.models import DebateTurn, GradeComponent, SolveResponse, SolveRun
 from solving.runs import (
     _claim,
     build_solve_request,
     solve_chunk_process,
     solve_response_execute,
-    solve_response_grade,
     solve_run_cancel,
     solve_run_create,
     solve_run_dispatch,
     solve_run_resume,
-    solve_run_summary,
 )
+from solving.summary import solve_run_summary
 from tests.factories import ParentProblemFactory, ProblemImageFactory, scripted
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,8 @@ from physalign_site.cli import add_worker_timeout_argument, progress, require_wo
 from physalign_site.errors import ApplicationError
 from probes.selectors import release_by_reference
 from solving.models import SolveRun
-from solving.runs import solve_run_create, solve_run_dispatch, solve_run_resume, solve_run_summary
+from solving.runs import solve_run_create, solve_run_dispatch, solve_run_resume
+from solving.summary import solve_run_summary
 
 
 class Command(BaseCommand):

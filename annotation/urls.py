@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import views
-from .api import urls as _api_urls  # noqa: F401  (registers the "pass_no" path converter: 1–5 only)
+from .converters import PassNumberConverter  # noqa: F401 (registers <pass_no:…>: passes 1–5 only)
 
 app_name = "annotation"
 

@@ -379,7 +379,7 @@ def fake_importer(monkeypatch):
             raise ApplicationError("The archive has no problems.jsonl at its root.", code="manifest_missing")
         return ImportJob.objects.create(kind=kind, original_name=upload.name, created_by=actor)
 
-    monkeypatch.setattr(annotation_views, "import_job_create", import_job_create)
+    monkeypatch.setattr(annotation_views.imports, "import_job_create", import_job_create)
     return calls
 
 

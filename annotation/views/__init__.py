@@ -1,0 +1,19 @@
+"""Server-rendered annotation pages, one module per area: ``problems`` (list, detail, images), ``imports``
+(uploads and their reports) and ``passes`` (the workspace, source review, history and revert).
+"""
+
+from .imports import import_detail, import_list
+from .passes import pass_history, pass_revert, pass_review, pass_workspace
+from .problems import image_file, problem_detail, problem_list
+
+__all__ = [
+    "problem_list",
+    "problem_detail",
+    "image_file",
+    "import_list",
+    "import_detail",
+    "pass_workspace",
+    "pass_review",
+    "pass_history",
+    "pass_revert",
+]

@@ -1,0 +1,252 @@
+"""A pass's pages: the annotation workspace, the source reviewer's page, history and revert."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Prefetch
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import Resolver404, resolve, reverse
+from django.utils.csp import CSP
+from django.views.decorators.csp import csp_override
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from physalign_site.access import require
+from physalign_site.errors import ApplicationError
+from physalign_site.params import int_param
+
+from ..models import ParentProblem, PassDocument, PassDocumentVersion, ProblemImage
+from ..permissions import (
+    can_edit_pass,
+    can_open_pass_review,
+    can_read_pass,
+    can_review_pass_no,
+)
+from ..selectors import (
+    pass_version_list,
+    workspace_documents,
+)
+from ..services import pass_document_approve, pass_document_reject, pass_document_revert
+from ..workspace import PASS_TITLES
+from ..workspace_diff import document_diff
+from ..workspace_page import workspace_payload
+from .problems import pass_cell
+from .rendering import ALL_PASSES, ANNOTATION_PASSES
+
+# Annotorious (vendored; the workspace canvas) sets style *attributes* on its SVG shapes. Only the
+# workspace and review pages allow that, narrowly (style-src-attr); <style> elements and sheets stay 'self'.
+WORKSPACE_CSP = {**settings.SECURE_CSP, "style-src-attr": [CSP.UNSAFE_INLINE]} if settings.SECURE_CSP else {}
+
+
+def _workspace_parent(problem_id: str) -> ParentProblem:
+    # Private columns are never loaded for the workspace (answer-blind, paper §3.2); Pass 5 reads
+    # the solution separately and only when it is allowed.
+    return get_object_or_404(
+        ParentProblem.objects.select_related("source")
+        .defer("answer", "solution", "raw_question", "meta", "segmentation")
+        .prefetch_related(Prefetch("images", queryset=ProblemImage.objects.order_by("ordinal"))),
+        problem_id=problem_id,
+    )
+
+
+def _suggestions_url(problem_id: str, pass_no: int) -> str:
+    """The draft-review page lands with the drafting issue; link to it only once it resolves."""
+    url = f"/problems/{problem_id}/passes/{pass_no}/drafts/"
+    try:
+        match = resolve(url)
+    except Resolver404:
+        return ""
+    return "" if match.func is pass_workspace else url
+
+
+@csp_override(WORKSPACE_CSP)
+@login_required
+@require_GET
+@require(can_read_pass, kwargs=("pass_no",))
+def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
+    parent = _workspace_parent(problem_id)
+    docs = workspace_documents(parent=parent)
+    images = list(parent.images.all())
+    locked = pass_no == 5 and not all(
+        docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES
+    )
+    if locked:
+        return TemplateResponse(
+            request,
+            "annotation/workspace_locked.html",
+            {
+                "problem": parent,
+                "pass_no": pass_no,
+                "passes": _pass_tabs(parent, docs),
+                "nav_section": "problems",
+            },
+            status=409,
+        )
+    payload = workspace_payload(
+        parent=parent,
+        images=images,
+        docs=docs,
+        pass_no=pass_no,
+        editable=can_edit_pass(request.user, pass_no),
+        image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
+        solution=_solution_text(parent) if pass_no == 5 else None,
+    )
+    context = {
+        "problem": parent,
+        "pass_no": pass_no,
+        "pass_title": PASS_TITLES[pass_no],
+        "passes": _pass_tabs(parent, docs),
+        "payload": payload,
+        "suggestions_url": _suggestions_url(parent.problem_id, pass_no),
+        "can_review": can_review_pass_no(request.user, pass_no),
+        "nav_section": "problems",
+    }
+    return TemplateResponse(request, "annotation/workspace.html", context)
+
+
+def _solution_text(parent: ParentProblem) -> str:
+    # Pass 5 only: the single place outside admin pages where the solution leaves the server.
+    return ParentProblem.objects.filter(pk=parent.pk).values_list("solution", flat=True).first() or ""
+
+
+def _pass_tabs(parent: ParentProblem, docs: dict[int, PassDocument]) -> list[dict[str, Any]]:
+    unlocked = all(docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES)
+    tabs = []
+    for n in ALL_PASSES:
+        cell = pass_cell(n, docs.get(n))
+        tabs.append(
+            {
+                "no": n,
+                "title": PASS_TITLES[n],
+                "state": cell.state,
+                "label": cell.label,
+                "locked": n == 5 and not unlocked,
+            }
+        )
+    return tabs
+
+
+@csp_override(WORKSPACE_CSP)
+@login_required
+@require_http_methods(["GET", "POST"])
+@require(can_open_pass_review, kwargs=("pass_no",))
+def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
+    """Source review: the document drawn over the diagram and its records; approve or reject."""
+    parent = _workspace_parent(problem_id)
+    docs = workspace_documents(parent=parent)
+    doc = docs.get(pass_no)
+    if doc is None:
+        raise Http404("This pass has no document yet.")
+    if pass_no == 5 and not all(
+        docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES
+    ):
+        raise Http404("Pass 5 is locked.")
+    error = ""
+    status = 200
+    if request.method == "POST":
+        if not can_review_pass_no(request.user, pass_no):  # editors see the page; only reviewers decide
+            raise PermissionDenied
+        decision = request.POST.get("decision")
+        sha = request.POST.get("document_sha256", "")
+        note = request.POST.get("note", "")
+        try:
+            if decision == "approve":
+                pass_document_approve(doc=doc, actor=request.user, document_sha256=sha, note=note)
+            elif decision == "reject":
+                pass_document_reject(doc=doc, actor=request.user, document_sha256=sha, note=note)
+            else:
+                raise ApplicationError("Choose approve or reject.", code="decision_required")
+        except ApplicationError as exc:
+            error, status = exc.message, exc.status_code
+        else:
+            return redirect("annotation:pass_review", problem_id=parent.problem_id, pass_no=pass_no)
+    images = list(parent.images.all())
+    payload = workspace_payload(
+        parent=parent,
+        images=images,
+        docs=docs,
+        pass_no=pass_no,
+        editable=False,
+        image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
+        solution=_solution_text(parent) if pass_no == 5 else None,
+    )
+    context = {
+        "problem": parent,
+        "pass_no": pass_no,
+        "pass_title": PASS_TITLES[pass_no],
+        "passes": _pass_tabs(parent, docs),
+        "doc": doc,
+        "payload": payload,
+        "issues": payload["issues"],
+        "can_review": can_review_pass_no(request.user, pass_no),
+        "error": error,
+        "nav_section": "problems",
+    }
+    return TemplateResponse(request, "annotation/pass_review.html", context, status=status)
+
+
+@login_required
+@require_GET
+@require(can_read_pass, kwargs=("pass_no",))
+def pass_history(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResponse:
+    parent = _workspace_parent(problem_id)
+    docs = workspace_documents(parent=parent)
+    doc = docs.get(pass_no)
+    if doc is None:
+        raise Http404("This pass has no document yet.")
+    versions = list(pass_version_list(doc=doc))
+    numbers = [v.version for v in versions]
+
+    def pick(name: str, default: int | None) -> int | None:
+        wanted = int_param(request.GET.get(name), name=name)  # malformed → a 400 page that says so
+        return wanted if wanted in numbers else default
+
+    to_v = pick("to", numbers[0] if numbers else None)
+    from_v = pick("from", next((n for n in numbers if to_v is not None and n < to_v), None))
+    diff = None
+    if to_v is not None:
+        rows = {
+            v.version: v.document
+            for v in PassDocumentVersion.objects.filter(
+                pass_document=doc, version__in=[x for x in (from_v, to_v) if x]
+            )
+        }
+        diff = document_diff(rows.get(from_v) if from_v else None, rows.get(to_v))
+    context = {
+        "problem": parent,
+        "pass_no": pass_no,
+        "pass_title": PASS_TITLES[pass_no],
+        "passes": _pass_tabs(parent, docs),
+        "doc": doc,
+        "versions": versions,
+        "from_v": from_v,
+        "to_v": to_v,
+        "diff": diff,
+        "can_edit": can_edit_pass(request.user, pass_no),
+        "nav_section": "problems",
+    }
+    return TemplateResponse(request, "annotation/pass_history.html", context)
+
+
+@login_required
+@require_POST
+@require(can_edit_pass, kwargs=("pass_no",))
+def pass_revert(request: HttpRequest, problem_id: str, pass_no: int, version: int) -> HttpResponse:
+    parent = _workspace_parent(problem_id)
+    doc = workspace_documents(parent=parent).get(pass_no)
+    if doc is None:
+        raise Http404("This pass has no document yet.")
+    try:
+        expected = int_param(request.POST.get("expected_version"), name="expected_version")
+        pass_document_revert(doc=doc, version=version, actor=request.user, expected_version=expected)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Reverted to version {version}; the revert is saved as a new version.")
+    return redirect("annotation:pass_history", problem_id=parent.problem_id, pass_no=pass_no)

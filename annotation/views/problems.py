@@ -1,0 +1,161 @@
+"""The problem list (filters, pass states), a problem's page and its images."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Prefetch
+from django.http import FileResponse, Http404, HttpRequest
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET
+from django_htmx.http import push_url
+
+from physalign_site.access import require
+
+from ..forms import ProblemFilterForm
+from ..models import ParentProblem, PassDocument, ProblemImage
+from ..permissions import (
+    can_view_private_fields,
+    can_view_problems,
+)
+from ..selectors import (
+    parent_detail_queryset,
+    parent_facets,
+    parent_list,
+)
+from .rendering import ALL_PASSES, ANNOTATION_PASSES, PROBLEMS_PER_PAGE, is_partial_request, page_render
+
+
+@dataclass(frozen=True)
+class PassCell:
+    pass_no: int
+    state: str  # missing | draft | submitted | approved | stale | rejected
+    label: str
+
+
+@dataclass
+class ProblemRow:
+    problem: ParentProblem
+    passes: list[PassCell] = field(default_factory=list)
+
+    @property
+    def approved_count(self) -> int:
+        return sum(1 for cell in self.passes if cell.state == "approved")
+
+
+def pass_cell(pass_no: int, document: PassDocument | None) -> PassCell:
+    if document is None:
+        return PassCell(pass_no, "missing", f"Pass {pass_no}: not started")
+    if document.status == PassDocument.Status.APPROVED:
+        if document.approval_is_fresh:
+            return PassCell(pass_no, "approved", f"Pass {pass_no}: approved")
+        return PassCell(pass_no, "stale", f"Pass {pass_no}: approval stale (document changed)")
+    return PassCell(pass_no, document.status, f"Pass {pass_no}: {document.get_status_display().lower()}")
+
+
+def _problem_rows(problems: list[ParentProblem]) -> list[ProblemRow]:
+    rows = []
+    for problem in problems:
+        by_pass = {document.pass_no: document for document in problem.passes.all()}
+        rows.append(ProblemRow(problem, [pass_cell(n, by_pass.get(n)) for n in ANNOTATION_PASSES]))
+    return rows
+
+
+@login_required
+@require_GET
+@require(can_view_problems)
+def problem_list(request: HttpRequest) -> TemplateResponse:
+    facets = parent_facets()
+    form = ProblemFilterForm(request.GET or None, facets=facets)
+    filters = form.filters()
+    # Pass progress for the visible page in one extra query, whatever the page size.
+    # Large and private columns are not needed for the table (and private ones never should be here).
+    problems = (
+        parent_list(**filters)
+        .defer("raw_question", "answer", "solution", "segmentation", "meta", "options")
+        .prefetch_related(
+            Prefetch(
+                "passes",
+                queryset=PassDocument.objects.filter(pass_no__in=ANNOTATION_PASSES).only(
+                    "id", "parent_id", "pass_no", "status", "document_sha256", "approved_sha256"
+                ),
+            )
+        )
+    )
+    page = Paginator(problems, PROBLEMS_PER_PAGE).get_page(request.GET.get("page"))
+    active = {
+        key: value
+        for key, value in (
+            ("q", filters["search"]),
+            ("source", filters["source"]),
+            ("language", filters["language"]),
+            ("domain", filters["domain"]),
+            ("status", filters["status"]),
+        )
+        if value
+    }
+    context = {
+        "form": form,
+        "page": page,
+        "rows": _problem_rows(list(page.object_list)),
+        "active_filters": active,
+        "filter_query": urlencode(active),
+        "nav_section": "problems",
+        "elided_pages": list(page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)),
+    }
+    response = page_render(request, "annotation/problem_list.html", "results", context)
+    if is_partial_request(request):
+        # Keep the address bar canonical: only the filters in use, and the page when not the first.
+        query = {**active, **({"page": page.number} if page.number > 1 else {})}
+        push_url(response, f"{request.path}?{urlencode(query)}" if query else request.path)
+    return response
+
+
+@login_required
+@require_GET
+@require(can_view_problems)
+def problem_detail(request: HttpRequest, problem_id: str) -> TemplateResponse:
+    problem = get_object_or_404(parent_detail_queryset(), problem_id=problem_id)
+    by_pass = {document.pass_no: document for document in problem.passes.all()}
+    passes = [(n, by_pass.get(n)) for n in ALL_PASSES]
+    # Private fields leave the server only inside this dict, and only for admins (paper §3.2).
+    private = (
+        {"answer": problem.answer, "solution": problem.solution}
+        if can_view_private_fields(request.user)
+        else None
+    )
+    options = [option for option in (problem.options or []) if isinstance(option, dict)]
+    context = {
+        "problem": problem,
+        "images": list(problem.images.all()),
+        "passes": passes,
+        "options": options,
+        "private": private,
+        "nav_section": "problems",
+    }
+    return TemplateResponse(request, "annotation/problem_detail.html", context)
+
+
+@login_required
+@require_GET
+@require(can_view_problems)
+def image_file(request: HttpRequest, problem_id: str, image_id: str) -> FileResponse:
+    image = get_object_or_404(
+        ProblemImage.objects.select_related("parent"), parent__problem_id=problem_id, image_id=image_id
+    )
+    try:
+        handle = image.file.open("rb")
+    except (FileNotFoundError, ValueError) as exc:
+        raise Http404("The image file is missing from storage.") from exc
+    response = FileResponse(handle, content_type=image.media_type)
+    response["Content-Length"] = str(image.file.size)
+    response["Cache-Control"] = "private, max-age=3600"
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Disposition"] = (
+        f'inline; filename="{image.image_id}.{image.file.name.rsplit(".", 1)[-1]}"'
+    )
+    return response

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from ..converters import PassNumberConverter  # noqa: F401 (registers <pass_no:…>)
-from . import views
+from . import history, views
 
 app_name = "annotation-api"
 
@@ -33,22 +33,22 @@ urlpatterns = [
     ),
     path(
         "parents/<str:problem_id>/passes/<pass_no:pass_no>/versions/",
-        views.PassVersionListApi.as_view(),
+        history.PassVersionListApi.as_view(),
         name="pass-version-list",
     ),
     path(
         "parents/<str:problem_id>/passes/<pass_no:pass_no>/versions/<int:version>/",
-        views.PassVersionDetailApi.as_view(),
+        history.PassVersionDetailApi.as_view(),
         name="pass-version-detail",
     ),
     path(
         "parents/<str:problem_id>/passes/<pass_no:pass_no>/versions/<int:version>/revert/",
-        views.PassRevertApi.as_view(),
+        history.PassRevertApi.as_view(),
         name="pass-revert",
     ),
     path(
         "parents/<str:problem_id>/passes/<pass_no:pass_no>/diff/",
-        views.PassDiffApi.as_view(),
+        history.PassDiffApi.as_view(),
         name="pass-diff",
     ),
     path("imports/", views.ImportCreateApi.as_view(), name="import-create"),

@@ -7,8 +7,6 @@ Business refusals are ``ApplicationError``s, rendered by ``physalign_site.errors
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import Http404
 from django.utils.http import parse_etags, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
@@ -16,7 +14,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
-    extend_schema_field,
     extend_schema_serializer,
     extend_schema_view,
 )
@@ -26,13 +23,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from physalign_site.api import ApiErrorOutput, ApiPagination, choice_string, role_permission
+from physalign_site.api import ApiErrorOutput, ApiPagination, role_permission
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
 from .. import permissions as perms
 from ..importers import import_job_create
-from ..models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion
+from ..models import ImportJob, ParentProblem, PassDocument
 from ..selectors import (
     import_job_get,
     parent_get,
@@ -40,20 +37,16 @@ from ..selectors import (
     parent_passes_approved,
     pass_document_get,
     pass_validation_issues,
-    pass_version_get,
-    pass_version_list,
     source_list,
 )
 from ..services import (
     SOLUTION_PASS,
     pass_document_approve,
     pass_document_reject,
-    pass_document_revert,
     pass_document_save,
     pass_document_submit,
     source_create,
 )
-from ..workspace_diff import document_diff
 from .filters import ParentFilter
 from .serializers import (
     ImportJobOutput,
@@ -93,28 +86,28 @@ CanReadPassSummary = role_permission(lambda user: perms.can_read_pass(user, 1), 
 # --- helpers ------------------------------------------------------------------------------------------
 
 
-def _parent_or_404(problem_id: str) -> ParentProblem:
+def parent_or_404(problem_id: str) -> ParentProblem:
     parent = parent_get(problem_id=problem_id)
     if parent is None:
         raise Http404("No such parent problem.")
     return parent
 
 
-def _pass_or_404(parent: ParentProblem, pass_no: int) -> PassDocument:
+def pass_or_404(parent: ParentProblem, pass_no: int) -> PassDocument:
     doc = pass_document_get(parent=parent, pass_no=pass_no)
     if doc is None:
         raise Http404("This pass has no document yet.")
     return doc
 
 
-def _require_pass5_open(parent: ParentProblem, pass_no: int) -> None:
+def require_pass5_open(parent: ParentProblem, pass_no: int) -> None:
     if pass_no == SOLUTION_PASS and not parent_passes_approved(parent=parent):
         raise ApplicationError(
             "Pass 5 opens only after passes 1–4 are approved.", code="pass5_locked", status=409
         )
 
 
-def _expected_version(request: Request) -> int | None:
+def expected_version(request: Request) -> int | None:
     """``If-Match: "3"`` (the ETag we sent), ``W/"3"`` or a bare ``3`` → 3; absent → None (RFC 9110 §13.1.1,
     versions as entity tags). One tag only: a list or ``*`` names no version."""
     raw = request.headers.get("If-Match")
@@ -137,7 +130,7 @@ def _expected_version(request: Request) -> int | None:
     return version
 
 
-def _pass_state_response(doc: PassDocument, *, status_code: int = status.HTTP_200_OK) -> Response:
+def pass_state_response(doc: PassDocument, *, status_code: int = status.HTTP_200_OK) -> Response:
     issues = pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document)
     data = PassStateOutput(doc, context={"validation_issues": issues}).data
     return Response(data, status=status_code, headers={"ETag": quote_etag(str(doc.version))})
@@ -225,7 +218,7 @@ class ParentDetailApi(APIView):
         "absent.",
     )
     def get(self, request: Request, problem_id: str) -> Response:
-        parent = _parent_or_404(problem_id)
+        parent = parent_or_404(problem_id)
         output = (
             ParentDetailPrivateOutput if perms.can_view_private_fields(request.user) else ParentDetailOutput
         )
@@ -244,7 +237,7 @@ class PassListApi(APIView):
         parameters=[OpenApiParameter("problem_id", OpenApiTypes.STR, OpenApiParameter.PATH)],
     )
     def get(self, request: Request, problem_id: str) -> Response:
-        parent = _parent_or_404(problem_id)
+        parent = parent_or_404(problem_id)
         return Response(PassSummaryOutput(parent.passes.all(), many=True).data)
 
 
@@ -261,9 +254,9 @@ class PassDetailApi(APIView):
         responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE},
     )
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        parent = _parent_or_404(problem_id)
-        _require_pass5_open(parent, pass_no)
-        return _pass_state_response(_pass_or_404(parent, pass_no))
+        parent = parent_or_404(problem_id)
+        require_pass5_open(parent, pass_no)
+        return pass_state_response(pass_or_404(parent, pass_no))
 
     @extend_schema(
         operation_id="passes_update",
@@ -272,8 +265,8 @@ class PassDetailApi(APIView):
         responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE, 428: ERROR_RESPONSE},
     )
     def put(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        parent = _parent_or_404(problem_id)
-        expected = _expected_version(request)
+        parent = parent_or_404(problem_id)
+        expected = expected_version(request)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         doc = pass_document_save(
@@ -283,7 +276,7 @@ class PassDetailApi(APIView):
             actor=request.user,
             expected_version=expected,
         )
-        return _pass_state_response(doc)
+        return pass_state_response(doc)
 
 
 class PassSubmitApi(APIView):
@@ -296,8 +289,8 @@ class PassSubmitApi(APIView):
         responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE},
     )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
-        return _pass_state_response(pass_document_submit(doc=doc, actor=request.user))
+        doc = pass_or_404(parent_or_404(problem_id), pass_no)
+        return pass_state_response(pass_document_submit(doc=doc, actor=request.user))
 
 
 class PassApproveApi(APIView):
@@ -315,11 +308,11 @@ class PassApproveApi(APIView):
         responses={200: PassStateOutput, 403: ERROR_RESPONSE, 409: ERROR_RESPONSE},
     )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
+        doc = pass_or_404(parent_or_404(problem_id), pass_no)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         doc = pass_document_approve(doc=doc, actor=request.user, **data.validated_data)
-        return _pass_state_response(doc)
+        return pass_state_response(doc)
 
 
 class PassRejectApi(APIView):
@@ -339,11 +332,11 @@ class PassRejectApi(APIView):
         responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE},
     )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        doc = _pass_or_404(_parent_or_404(problem_id), pass_no)
+        doc = pass_or_404(parent_or_404(problem_id), pass_no)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         doc = pass_document_reject(doc=doc, actor=request.user, **data.validated_data)
-        return _pass_state_response(doc)
+        return pass_state_response(doc)
 
 
 # --- imports ------------------------------------------------------------------------------------------
@@ -381,148 +374,3 @@ class ImportDetailApi(APIView):
         if job is None:
             raise Http404("No such import job.")
         return Response(ImportJobOutput(job).data)
-
-
-# --- workspace: history, diff, revert -----------------------------------------------------------------
-
-
-class PassVersionOutput(serializers.Serializer):
-    version = serializers.IntegerField()
-    document_sha256 = serializers.CharField()
-    saved_by = serializers.SerializerMethodField()
-    saved_at = serializers.DateTimeField()
-    note = serializers.CharField()
-
-    @extend_schema_field(OpenApiTypes.STR)
-    def get_saved_by(self, row: Any) -> str | None:
-        return row.saved_by.get_username() if row.saved_by_id else None
-
-
-class PassVersionDetailOutput(PassVersionOutput):
-    document = serializers.JSONField()
-
-
-class DiffCountsOutput(serializers.Serializer):
-    added = serializers.IntegerField()
-    removed = serializers.IntegerField()
-    changed = serializers.IntegerField()
-
-
-class FieldChangeOutput(serializers.Serializer):
-    field = serializers.CharField()
-    before = serializers.JSONField(allow_null=True)
-    after = serializers.JSONField(allow_null=True)
-
-
-class RecordChangeOutput(serializers.Serializer):
-    collection = serializers.CharField()
-    record_id = serializers.CharField()
-    change = choice_string([("added", ""), ("removed", ""), ("changed", "")])
-    fields = FieldChangeOutput(many=True, help_text="Changed fields (``changed`` records only).")
-    before = serializers.JSONField(allow_null=True, help_text="The record before (null when added).")
-    after = serializers.JSONField(allow_null=True, help_text="The record after (null when removed).")
-
-
-# ``from`` is a keyword, so the fields are given as a mapping (declaration order is the output order).
-PassDiffOutput = type(
-    "PassDiffOutput",
-    (serializers.Serializer,),
-    {
-        "__module__": __name__,
-        "__doc__": "Record-level changes from version ``from`` (0: the empty document) to version ``to``.",
-        "from": serializers.IntegerField(),
-        "to": serializers.IntegerField(),
-        "counts": DiffCountsOutput(),
-        "changes": RecordChangeOutput(many=True),
-    },
-)
-
-
-def _open_pass(problem_id: str, pass_no: int) -> PassDocument:
-    parent = _parent_or_404(problem_id)
-    _require_pass5_open(parent, pass_no)
-    return _pass_or_404(parent, pass_no)
-
-
-class PassVersionListApi(APIView):
-    """Every saved version of a pass document, newest first (documents omitted; see the detail)."""
-
-    permission_classes = [PassReadPermission]
-
-    @extend_schema(
-        operation_id="passes_versions_list",
-        parameters=PASS_PATH_PARAMS,
-        responses=PassVersionOutput(many=True),
-    )
-    def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        doc = _open_pass(problem_id, pass_no)
-        return Response(PassVersionOutput(pass_version_list(doc=doc), many=True).data)
-
-
-class PassVersionDetailApi(APIView):
-    permission_classes = [PassReadPermission]
-
-    @extend_schema(
-        operation_id="passes_versions_retrieve",
-        parameters=[*PASS_PATH_PARAMS, OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH)],
-        responses={200: PassVersionDetailOutput, 404: ERROR_RESPONSE},
-    )
-    def get(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
-        row = pass_version_get(doc=_open_pass(problem_id, pass_no), version=version)
-        if row is None:
-            raise Http404("No such version.")
-        return Response(PassVersionDetailOutput(row).data)
-
-
-class PassDiffApi(APIView):
-    """Record-level diff between two saved versions (``?from=`` may be 0 for the empty document)."""
-
-    permission_classes = [PassReadPermission]
-
-    @extend_schema(
-        operation_id="passes_diff",
-        parameters=[
-            *PASS_PATH_PARAMS,
-            OpenApiParameter("from", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
-            OpenApiParameter("to", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
-        ],
-        responses={200: PassDiffOutput, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE},
-    )
-    def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
-        doc = _open_pass(problem_id, pass_no)
-        from_v = int_param(request.query_params.get("from"), name="from")
-        to_v = int_param(request.query_params.get("to"), name="to")
-        if from_v is None or to_v is None:
-            raise ApplicationError("Give ?from=<version>&to=<version>.", code="versions_required")
-        wanted = {from_v, to_v} - {0}
-        rows = {
-            row.version: row.document
-            for row in PassDocumentVersion.objects.filter(pass_document=doc, version__in=wanted)
-        }
-        if wanted - set(rows):
-            raise Http404("No such version.")
-        diff = document_diff(rows.get(from_v), rows.get(to_v))
-        return Response(PassDiffOutput({"from": from_v, "to": to_v, **diff.as_dict()}).data)
-
-
-class PassRevertApi(APIView):
-    """Save an earlier version's content as the new current version (If-Match: the current version)."""
-
-    permission_classes = [PassWritePermission]
-
-    @extend_schema(
-        operation_id="passes_revert",
-        parameters=[
-            *PASS_PATH_PARAMS,
-            IF_MATCH,
-            OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH),
-        ],
-        request=None,
-        responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE, 428: ERROR_RESPONSE},
-    )
-    def post(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
-        doc = _open_pass(problem_id, pass_no)
-        saved = pass_document_revert(
-            doc=doc, version=version, actor=request.user, expected_version=_expected_version(request)
-        )
-        return _pass_state_response(saved)

@@ -1,0 +1,188 @@
+"""A pass document's versions over REST: list, one version, a diff between two, and revert."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from physalign_site.api import choice_string
+from physalign_site.errors import ApplicationError
+from physalign_site.params import int_param
+
+from ..models import PassDocument, PassDocumentVersion
+from ..selectors import (
+    pass_version_get,
+    pass_version_list,
+)
+from ..services import (
+    pass_document_revert,
+)
+from ..workspace_diff import document_diff
+from .serializers import (
+    PassStateOutput,
+)
+from .views import (
+    ERROR_RESPONSE,
+    IF_MATCH,
+    PASS_PATH_PARAMS,
+    PassReadPermission,
+    PassWritePermission,
+    expected_version,
+    parent_or_404,
+    pass_or_404,
+    pass_state_response,
+    require_pass5_open,
+)
+
+
+class PassVersionOutput(serializers.Serializer):
+    version = serializers.IntegerField()
+    document_sha256 = serializers.CharField()
+    saved_by = serializers.SerializerMethodField()
+    saved_at = serializers.DateTimeField()
+    note = serializers.CharField()
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_saved_by(self, row: Any) -> str | None:
+        return row.saved_by.get_username() if row.saved_by_id else None
+
+
+class PassVersionDetailOutput(PassVersionOutput):
+    document = serializers.JSONField()
+
+
+class DiffCountsOutput(serializers.Serializer):
+    added = serializers.IntegerField()
+    removed = serializers.IntegerField()
+    changed = serializers.IntegerField()
+
+
+class FieldChangeOutput(serializers.Serializer):
+    field = serializers.CharField()
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)
+
+
+class RecordChangeOutput(serializers.Serializer):
+    collection = serializers.CharField()
+    record_id = serializers.CharField()
+    change = choice_string([("added", ""), ("removed", ""), ("changed", "")])
+    fields = FieldChangeOutput(many=True, help_text="Changed fields (``changed`` records only).")
+    before = serializers.JSONField(allow_null=True, help_text="The record before (null when added).")
+    after = serializers.JSONField(allow_null=True, help_text="The record after (null when removed).")
+
+
+# ``from`` is a keyword, so the fields are given as a mapping (declaration order is the output order).
+PassDiffOutput = type(
+    "PassDiffOutput",
+    (serializers.Serializer,),
+    {
+        "__module__": __name__,
+        "__doc__": "Record-level changes from version ``from`` (0: the empty document) to version ``to``.",
+        "from": serializers.IntegerField(),
+        "to": serializers.IntegerField(),
+        "counts": DiffCountsOutput(),
+        "changes": RecordChangeOutput(many=True),
+    },
+)
+
+
+def _open_pass(problem_id: str, pass_no: int) -> PassDocument:
+    parent = parent_or_404(problem_id)
+    require_pass5_open(parent, pass_no)
+    return pass_or_404(parent, pass_no)
+
+
+class PassVersionListApi(APIView):
+    """Every saved version of a pass document, newest first (documents omitted; see the detail)."""
+
+    permission_classes = [PassReadPermission]
+
+    @extend_schema(
+        operation_id="passes_versions_list",
+        parameters=PASS_PATH_PARAMS,
+        responses=PassVersionOutput(many=True),
+    )
+    def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        doc = _open_pass(problem_id, pass_no)
+        return Response(PassVersionOutput(pass_version_list(doc=doc), many=True).data)
+
+
+class PassVersionDetailApi(APIView):
+    permission_classes = [PassReadPermission]
+
+    @extend_schema(
+        operation_id="passes_versions_retrieve",
+        parameters=[*PASS_PATH_PARAMS, OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH)],
+        responses={200: PassVersionDetailOutput, 404: ERROR_RESPONSE},
+    )
+    def get(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
+        row = pass_version_get(doc=_open_pass(problem_id, pass_no), version=version)
+        if row is None:
+            raise Http404("No such version.")
+        return Response(PassVersionDetailOutput(row).data)
+
+
+class PassDiffApi(APIView):
+    """Record-level diff between two saved versions (``?from=`` may be 0 for the empty document)."""
+
+    permission_classes = [PassReadPermission]
+
+    @extend_schema(
+        operation_id="passes_diff",
+        parameters=[
+            *PASS_PATH_PARAMS,
+            OpenApiParameter("from", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
+            OpenApiParameter("to", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
+        ],
+        responses={200: PassDiffOutput, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE},
+    )
+    def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
+        doc = _open_pass(problem_id, pass_no)
+        from_v = int_param(request.query_params.get("from"), name="from")
+        to_v = int_param(request.query_params.get("to"), name="to")
+        if from_v is None or to_v is None:
+            raise ApplicationError("Give ?from=<version>&to=<version>.", code="versions_required")
+        wanted = {from_v, to_v} - {0}
+        rows = {
+            row.version: row.document
+            for row in PassDocumentVersion.objects.filter(pass_document=doc, version__in=wanted)
+        }
+        if wanted - set(rows):
+            raise Http404("No such version.")
+        diff = document_diff(rows.get(from_v), rows.get(to_v))
+        return Response(PassDiffOutput({"from": from_v, "to": to_v, **diff.as_dict()}).data)
+
+
+class PassRevertApi(APIView):
+    """Save an earlier version's content as the new current version (If-Match: the current version)."""
+
+    permission_classes = [PassWritePermission]
+
+    @extend_schema(
+        operation_id="passes_revert",
+        parameters=[
+            *PASS_PATH_PARAMS,
+            IF_MATCH,
+            OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH),
+        ],
+        request=None,
+        responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE, 428: ERROR_RESPONSE},
+    )
+    def post(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
+        doc = _open_pass(problem_id, pass_no)
+        saved = pass_document_revert(
+            doc=doc, version=version, actor=request.user, expected_version=expected_version(request)
+        )
+        return pass_state_response(saved)

@@ -25,10 +25,12 @@ from kit.passes.validator import (
     DOMAINS,
     MENTION_ROLES,
     MENTION_SECTIONS,
+    PASS_LAYOUTS,
     PHYSICAL_TYPES,
     SCHEMA_VERSION,
     STEP_TYPES,
     VISUAL_TYPES,
+    collection_keys,
 )
 
 ANNOTATION_PASSES = (1, 2, 3, 4)
@@ -39,29 +41,7 @@ PASS_TITLES = {
     4: "Observed graph (G_obs)",
     5: "Solution-step alignment",
 }
-PASS_COLLECTIONS = {
-    1: ("visual_nodes", "ambiguities"),
-    2: ("physical_nodes", "bindings", "ambiguities"),
-    3: (
-        "new_or_updated_physical_nodes",
-        "text_mentions",
-        "quantities",
-        "bindings",
-        "constraints",
-        "ambiguities",
-    ),
-    4: (
-        "visual_nodes",
-        "physical_nodes",
-        "text_mentions",
-        "quantities",
-        "bindings",
-        "relations",
-        "constraints",
-        "ambiguities",
-    ),
-    5: ("solution_steps",),
-}
+PASS_COLLECTIONS = {pass_no: collection_keys(pass_no) for pass_no in PASS_LAYOUTS}
 
 
 def px_to_1000(px: float, size: int) -> int:

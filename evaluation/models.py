@@ -6,8 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from llm.types import ROW_TERMINAL, OutputStatus
-from models_registry.models import ModelConfig, ProviderCallRecord
+from llm.types import ROW_TERMINAL
+from models_registry.models import ModelConfig, OutputStatusChoices, ProviderCallRecord
 
 
 class EvalRun(models.Model):
@@ -58,14 +58,7 @@ class EvalRun(models.Model):
 class EvalRequest(ProviderCallRecord):
     """One (run, model, probe, condition) request. The raw output string is kept as returned."""
 
-    class Status(models.TextChoices):
-        PENDING = OutputStatus.PENDING, "Pending"
-        RUNNING = OutputStatus.RUNNING, "Running"
-        COMPLETED = OutputStatus.COMPLETED, "Completed"
-        UNPARSEABLE = OutputStatus.UNPARSEABLE, "Unparseable"
-        REFUSAL = OutputStatus.REFUSAL, "Refusal"
-        TRUNCATED = OutputStatus.TRUNCATED, "Truncated"
-        INFRA_MISSING = OutputStatus.INFRA_MISSING, "Infrastructure missing"
+    Status = OutputStatusChoices
 
     TERMINAL = ROW_TERMINAL
 

@@ -22,3 +22,14 @@ SIGNOFF_CHECKS = (
     "data_use_authorized",
 )
 SEVERITIES = ("none", "minor", "serious", "systemic", "information", "unresolved")
+
+# The fields every Kit review decision record carries (both the legacy and the native decision files).
+DECISION_BASE_FIELDS = (
+    "logical_probe_id",
+    "review_target_root",
+    "status",
+    "reviewer",
+    "blind_answer",
+    "confirmations",
+    "note",
+)

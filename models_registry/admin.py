@@ -4,7 +4,7 @@ from django.contrib import admin
 from physalign_site.errors import ApplicationError
 
 from .models import ModelConfig
-from .services import model_config_check
+from .services import EDITABLE_FIELDS, model_config_check
 
 
 class ModelConfigForm(forms.ModelForm):
@@ -13,25 +13,7 @@ class ModelConfigForm(forms.ModelForm):
 
     class Meta:
         model = ModelConfig
-        fields = (
-            "name",
-            "provider",
-            "model",
-            "base_url",
-            "api_key_env",
-            "is_active",
-            "max_output_tokens",
-            "temperature",
-            "reasoning",
-            "image_policy",
-            "extra",
-            "price_in_per_mtok",
-            "price_out_per_mtok",
-            "requests_per_minute",
-            "max_concurrency",
-            "timeout_seconds",
-            "max_retries",
-        )
+        fields = ("name", *EDITABLE_FIELDS)
 
     def _post_clean(self) -> None:
         super()._post_clean()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from llm.types import OutputStatus
 from run_engine.rows import LeasedRow
 
 
@@ -77,6 +78,18 @@ class ModelConfig(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.provider}:{self.model})"
+
+
+class OutputStatusChoices(models.TextChoices):
+    """The statuses of a stored provider call (``llm.OutputStatus``) as model choices."""
+
+    PENDING = OutputStatus.PENDING, "Pending"
+    RUNNING = OutputStatus.RUNNING, "Running"
+    COMPLETED = OutputStatus.COMPLETED, "Completed"
+    UNPARSEABLE = OutputStatus.UNPARSEABLE, "Unparseable"
+    REFUSAL = OutputStatus.REFUSAL, "Refusal"
+    TRUNCATED = OutputStatus.TRUNCATED, "Truncated"
+    INFRA_MISSING = OutputStatus.INFRA_MISSING, "Infrastructure missing"
 
 
 class ProviderCallRecord(LeasedRow):

@@ -67,13 +67,7 @@ FINAL_ROLES = (
     "individual",
 )  # the final decision of a probe: the first role present
 DECISION_FIELDS = (
-    "logical_probe_id",
-    "review_target_root",
-    "status",
-    "reviewer",
-    "blind_answer",
-    "confirmations",
-    "note",
+    *kit_review.DECISION_BASE_FIELDS,
     "severity",
     "sequence",
 )

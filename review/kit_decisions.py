@@ -22,20 +22,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
 from kit.canonical import bytes_digest, digest, parse_json
-from kit.review import CONFIRMATIONS, SEVERITIES
+from kit.review import CONFIRMATIONS, DECISION_BASE_FIELDS, SEVERITIES
 from probes.compiler.probe import prospective_plan
 
 LEGACY = "physalign_decisions_v1"
 NATIVE = "native_release_reviews_v1"
-BASE_FIELDS = (
-    "logical_probe_id",
-    "review_target_root",
-    "status",
-    "reviewer",
-    "blind_answer",
-    "confirmations",
-    "note",
-)
+BASE_FIELDS = DECISION_BASE_FIELDS
 DEVELOPMENT_SPLIT = "development_reserved"
 # Key fields the Kit derives from files a Kit workspace has and our parents do not (the canonical
 # re-serializations of the workspace manifest row and review state): compared when we hold them too.

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import Q
 
 from llm.types import ROW_TERMINAL, OutputStatus
-from models_registry.models import ModelConfig, ProviderCallRecord
+from models_registry.models import ModelConfig, OutputStatusChoices, ProviderCallRecord
 
 
 class SolveRun(models.Model):
@@ -70,13 +70,7 @@ class SolveRun(models.Model):
 class SolveResponse(ProviderCallRecord):
     """One parent's answer in a solve run, its script match or expert credit s_i, and binary correctness."""
 
-    class Status(models.TextChoices):
-        PENDING = OutputStatus.PENDING, "Pending"
-        RUNNING = OutputStatus.RUNNING, "Running"
-        COMPLETED = OutputStatus.COMPLETED, "Completed"
-        REFUSAL = OutputStatus.REFUSAL, "Refusal"
-        TRUNCATED = OutputStatus.TRUNCATED, "Truncated"
-        INFRA_MISSING = OutputStatus.INFRA_MISSING, "Infrastructure missing"
+    Status = OutputStatusChoices
 
     class Grading(models.TextChoices):
         SCRIPT = "script", "Scored by script"

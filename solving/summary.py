@@ -7,7 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count, Sum
-from django.utils import timezone
+
+from run_engine.progress import RunTotals, rate_and_eta
 
 from .models import SolveResponse, SolveRun
 from .scoring import (
@@ -17,23 +18,11 @@ from .scoring import (
 
 
 @dataclass(frozen=True)
-class SolveRunSummary:
-    total: int
-    done: int
-    by_status: dict[str, int]
+class SolveRunSummary(RunTotals):
     by_grading: dict[str, int]
     solve_acc: SolveAccStat  # credit s_i, equal-parent mean
     accuracy: SolveAccStat  # binary final-answer correctness
     calls: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: Decimal
-    rate_per_s: float | None
-    eta_s: float | None
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.done / self.total) if self.total else 0
 
     @property
     def awaiting_grading(self) -> int:
@@ -65,11 +54,7 @@ def solve_run_summary(run: SolveRun) -> SolveRunSummary:
     agg = run.responses.aggregate(
         c=Sum("calls"), i=Sum("input_tokens"), o=Sum("output_tokens"), d=Sum("cost_usd")
     )
-    rate = eta = None
-    if run.started_at and done:
-        end = run.finished_at or timezone.now()
-        rate = done / max((end - run.started_at).total_seconds(), 1e-3)
-        eta = (run.total - done) / rate if rate else None
+    rate, eta = rate_and_eta(run, done)
     return SolveRunSummary(
         total=run.total,
         done=done,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -13,6 +12,7 @@ from django.utils import timezone
 from audit.services import event_record
 from kit.nearest import controls_choice
 from probes.models import Probe
+from run_engine.progress import RunTotals, rate_and_eta
 
 from .. import metrics as metrics_core
 from ..models import EvalRequest, EvalRun, MetricSnapshot
@@ -151,32 +151,15 @@ def eval_run_rescore(*, run: EvalRun, actor: Any = None) -> dict[str, Any]:
     return {"changed_items": changed, "metrics": result}
 
 
-@dataclass(frozen=True)
-class RunProgress:
-    total: int
-    done: int
-    by_status: dict[str, int]
-    input_tokens: int
-    output_tokens: int
-    cost_usd: Decimal
-    rate_per_s: float | None
-    eta_s: float | None
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.done / self.total) if self.total else 0
+class RunProgress(RunTotals):
+    """An evaluation run's progress (``run_engine.progress``)."""
 
 
 def run_progress(run: EvalRun) -> RunProgress:
     counts = dict(run.requests.values_list("status").annotate(n=Count("pk")).order_by())
     done = sum(counts.get(s, 0) for s in TERMINAL)
     agg = run.requests.aggregate(i=Sum("input_tokens"), o=Sum("output_tokens"), c=Sum("cost_usd"))
-    rate = eta = None
-    if run.started_at and done:
-        end = run.finished_at or timezone.now()
-        elapsed = max((end - run.started_at).total_seconds(), 1e-3)
-        rate = done / elapsed
-        eta = (run.total - done) / rate if rate else None
+    rate, eta = rate_and_eta(run, done)
     return RunProgress(
         total=run.total,
         done=done,

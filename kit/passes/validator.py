@@ -390,6 +390,11 @@ def _ids_in_document(document: object, kind: str) -> set[str]:
     return ids
 
 
+def collection_keys(pass_no: int) -> tuple[str, ...]:
+    """The record collections of a Pass ``pass_no`` document, in schema order (Pass 4 is the consolidated G_obs)."""
+    return tuple(collection.key for collection in PASS_LAYOUTS[pass_no].collections)
+
+
 def forbidden_key_message(key: str) -> str:
     return (
         f"The key {key!r} is not allowed: annotation passes must not carry answers, solutions or reasoning."

@@ -13,22 +13,14 @@ from typing import Any
 
 from kit.canonical import bytes_digest, digest, write_json_bytes
 from kit.passes.spans import apply_unique_exact_repair, resolve_span
+from kit.passes.validator import collection_keys
 
 from .errors import CompileError, require
 from .geometry import active_origin, text_locator, validate_locator, visual_locator
 from .render import asset_record
 from .types import ParentSource
 
-COLLECTIONS = (
-    "visual_nodes",
-    "physical_nodes",
-    "text_mentions",
-    "quantities",
-    "bindings",
-    "relations",
-    "constraints",
-    "ambiguities",
-)
+COLLECTIONS = collection_keys(4)  # the consolidated G_obs (Pass 4) the compiler reads
 PROFILE = "native_binding_draft_v1"
 SPAN_RULE = {
     "policy_id": "unique_exact_sidecar_v1",

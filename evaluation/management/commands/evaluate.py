@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from celery import current_app
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
@@ -40,6 +41,8 @@ class Command(BaseCommand):
         add_worker_timeout_argument(parser)
 
     def handle(self, *args, **options):
+        if options["inline"]:  # before a resume dispatches: the chunks run here, never also on a broker
+            current_app.conf.task_always_eager = True
         try:
             if options["resume"]:
                 run = eval_run_resume(run=EvalRun.objects.get(pk=options["resume"]))
@@ -48,10 +51,7 @@ class Command(BaseCommand):
         except (ApplicationError, EvalRun.DoesNotExist) as exc:
             raise CommandError(str(getattr(exc, "message", exc))) from exc
         self.stdout.write(f"run {run.pk}: {run.total} planned requests")
-        if options["inline"]:
-            from celery import current_app
-
-            current_app.conf.task_always_eager = True
+        if options["inline"] and not options["resume"]:
             eval_run_dispatch(run_id=run.pk)
         if options["no_wait"]:
             return

@@ -56,6 +56,11 @@ class ProbeKeyView:
         return None if shape is None else str(shape)
 
     @property
+    def source_records(self) -> Any:
+        """Where each target came from in the source documents (None in keys compiled before they were kept)."""
+        return self.raw.get("source_records")
+
+    @property
     def packet_plan(self) -> Mapping[str, Any]:
         return self.raw["packet_plan"]  # type: ignore[no-any-return]  # JSON: checked by the compiler
 

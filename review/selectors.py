@@ -355,7 +355,7 @@ def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
     """The private side of one probe for the slot's reviewer, the only place it is assembled (the target
     page and the target API both render it). Callers check ``BlindProgress.reveal_gate`` first; the payload
     is redacted of every sibling's private strings the reviewer has not answered blind."""
-    key = probe.key.key
+    key = probe.key.view
     blind = BlindAnswer.objects.get(slot=slot, probe=probe, review_target_root=probe.review_target_root)
     others = probe_decisions(probe, slot.context) if slot.role == Role.ADJUDICATOR else {}
     strings = withheld_for(slot)
@@ -370,14 +370,14 @@ def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
                 "expected": r["expected"],
                 "normalizer_id": r["normalizer_id"],
             }
-            for r in key.get("read_targets", [])
+            for r in key.read_targets
         ],
         "packet": probe.gold_view.get("recognition_packet", []),
-        "packet_plan": key["packet_plan"],
+        "packet_plan": key.packet_plan,
         "gold_messages": probe.gold_messages,
-        "source_records": key.get("source_records"),
+        "source_records": key.source_records,
         "diagnostics": probe.metadata,
-        "candidate_map": key["candidate_map"],
+        "candidate_map": key.candidate_map,
         "blind_answer": {
             "answer": blind.answer,
             "cannot_answer": blind.cannot_answer,

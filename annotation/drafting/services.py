@@ -8,7 +8,7 @@ version it creates records the draft it came from and how the human changed it.
 
 from __future__ import annotations
 
-import json
+import copy
 import logging
 from dataclasses import dataclass
 from decimal import Decimal
@@ -353,7 +353,7 @@ def merge_records(
 ) -> dict[str, Any]:
     """The current document with the chosen draft records put in (same id replaced, else appended)."""
     base = (
-        json.loads(json.dumps(current_document))
+        copy.deepcopy(current_document)
         if isinstance(current_document, dict)
         else skeleton(pass_no, problem_id)
     )

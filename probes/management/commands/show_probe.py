@@ -20,9 +20,9 @@ def probe_document(probe: Probe, condition: str) -> dict:
         "condition": condition,
         "problem_id": probe.parent.problem_id,
         "candidates": [c["alias"] for c in view["candidates"]],
-        "alias_to_entity": {a: t["id"] for a, t in key.key["candidate_map"].items()},
+        "alias_to_entity": key.view.alias_to_entity,
         "gold_aliases": key.gold_aliases,
-        "read_targets": key.key["read_targets"],
+        "read_targets": key.view.read_targets,
         "views": [
             {
                 "view_id": d["view_id"],

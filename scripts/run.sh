@@ -5,13 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mkdir -p var/log
-if [ ! -s var/secret_key ]; then
-  .venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(50))' > var/secret_key
-  chmod 600 var/secret_key
-fi
-export DJANGO_SECRET_KEY="${DJANGO_SECRET_KEY:-$(cat var/secret_key)}"
+scripts/local_env.sh  # .env with a generated secret key: the server, the worker and every manage.py command read it
 export DJANGO_DEBUG="${DJANGO_DEBUG:-0}"
-export DJANGO_SECURE_SSL="${DJANGO_SECURE_SSL:-false}"   # plain HTTP on localhost
 HOST="${HOST:-127.0.0.1}"
 PORT="${PORT:-8000}"
 

@@ -181,3 +181,38 @@ def test_collectstatic_with_the_production_manifest_storage_finds_every_referenc
     call_command("collectstatic", "--noinput", verbosity=0)
     manifest = (tmp_path / "static" / "staticfiles.json").read_text()
     assert "vendor/katex/katex.min.css" in manifest and "vendor/chartjs/chart.umd.min.js" in manifest
+
+
+def test_make_run_writes_a_local_env_that_every_command_reads(tmp_path):
+    """`make run` writes .env (scripts/local_env.sh) so `manage.py` commands run in its set-up as printed: a secret
+    key is generated once, values already in the file are kept, a missing one is appended."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "local_env.sh"
+    env_file = tmp_path / ".env"
+    env_file.write_text("DJANGO_ALLOWED_HOSTS=example.org\n")
+    subprocess.run([str(script), str(env_file)], check=True)
+    first = env_file.read_text()
+    values = dict(line.split("=", 1) for line in first.splitlines())
+    assert values["DJANGO_ALLOWED_HOSTS"] == "example.org" and values["DJANGO_SECURE_SSL"] == "false"
+    assert len(values["DJANGO_SECRET_KEY"]) >= 50
+    assert oct(env_file.stat().st_mode & 0o777) == "0o600"
+    subprocess.run([str(script), str(env_file)], check=True)
+    assert env_file.read_text() == first  # idempotent: the key is not regenerated
+
+    key = values["DJANGO_SECRET_KEY"]
+    probe = f"from django.conf import settings; print(settings.SECRET_KEY == {key!r}, settings.DEBUG)"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import os, environ; environ.Env.read_env({str(env_file)!r}); "
+            "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'physalign_site.settings'); "
+            f"import django; django.setup(); {probe}",
+        ],
+        cwd=script.parent.parent,
+        env={**clean, "PHYSALIGN_VAR_DIR": str(tmp_path / "var")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split() == ["True", "False"]

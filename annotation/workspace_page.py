@@ -114,12 +114,15 @@ def workspace_payload(
     editable: bool,
     image_url: Callable[[ProblemImage], str],
     solution: str | None,
+    user: Any,
 ) -> dict[str, Any]:
     doc = docs.get(pass_no)
     document = doc.document if doc is not None else empty_document(pass_no, parent.problem_id)
     earlier = {f"pass{n}": docs[n].document for n in (1, 2, 3, 4) if n < pass_no and n in docs}
     args = [parent.problem_id, pass_no]
     payload: dict[str, Any] = {
+        # unsaved work kept on this device belongs to the user who made it (the storage key names them)
+        "user": {"id": user.pk, "username": user.get_username()},
         "problem": {
             "problem_id": parent.problem_id,
             "language": parent.language,

@@ -96,6 +96,7 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         editable=can_edit_pass(request.user, pass_no),
         image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
         solution=_solution_text(parent) if pass_no == 5 else None,
+        user=request.user,
     )
     context = {
         "problem": parent,
@@ -175,6 +176,7 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
         editable=False,
         image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
         solution=_solution_text(parent) if pass_no == 5 else None,
+        user=request.user,
     )
     context = {
         "problem": parent,

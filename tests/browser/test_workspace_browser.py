@@ -13,7 +13,7 @@ from annotation.models import PassDocument
 from annotation.services import pass_document_save
 from tests.factories import ParentProblemFactory, ProblemImageFactory
 
-from .conftest import PASSWORD, assert_no_csp_violations, incline_diagram, screenshot
+from .conftest import PASSWORD, assert_no_csp_violations, incline_diagram, screenshot, wait_for_js
 
 pytestmark = pytest.mark.django_db(transaction=True)
 VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data/span_vectors.json").read_text("utf-8"))[
@@ -238,3 +238,49 @@ def test_new_record_focus_never_steals_the_caret_from_a_field_the_user_moved_to(
     wait_saved(page)
     quantity = stored(parent, 3).document["quantities"][-1]
     assert (quantity["symbol_latex"], quantity["kind"]) == ("r_2", "")
+
+
+def test_unsaved_work_belongs_to_its_author_and_comes_back_only_when_asked(
+    page, live_server, problem, make_browser_user, page_problems
+):
+    """Edits that never reached the server are kept on the device under their author's name: another user on the
+    same browser sees none of them, and the author is asked before they are restored and saved."""
+    parent, _ = problem
+    make_browser_user("ann2", "annotator")
+    page_problems.allowed = ("net::ERR_FAILED",)  # the server out of reach, on purpose
+    page.on("dialog", lambda dialog: dialog.accept())  # leave the page although it has unsaved work
+    path = f"/problems/{parent.problem_id}/passes/1/"
+    login(page, live_server, "ann", path)
+    page.route("**/api/**", lambda route: route.abort())
+    page.keyboard.press("r")
+    drag(page, 0.45, 0.72, 0.62, 0.85)
+    text_field = page.locator("[data-rec='visual_nodes:v001'] [data-field=text]")
+    text_field.fill("mg")
+    text_field.press("Tab")
+    wait_for_js(
+        page,
+        "Object.keys(localStorage).some(k => k.startsWith('physalign:ws:') && localStorage[k].includes('\"mg\"'))",
+    )
+    page.unroute("**/api/**")
+    assert not PassDocument.objects.filter(
+        parent=parent, pass_no=1, document__visual_nodes__0__text="mg"
+    ).exists()
+
+    page.get_by_role("button", name="Log out").click()
+    login(page, live_server, "ann2", path)
+    expect(page.locator("#ws-restore")).to_have_count(0)
+    expect(page.locator("[data-rec='visual_nodes:v001']")).to_have_count(0)
+
+    page.get_by_role("button", name="Log out").click()
+    login(page, live_server, "ann", path)
+    dialog = page.locator("#ws-restore")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("You (ann) have changes from")
+    expect(page.get_by_test_id("restore-yes")).to_be_focused()
+    screenshot(page, "workspace-restore-ask")
+    page.keyboard.press("Enter")
+    expect(dialog).to_have_count(0)
+    wait_saved(page)
+    doc = stored(parent, 1)
+    assert [n["text"] for n in doc.document["visual_nodes"]] == ["mg"] and doc.updated_by.username == "ann"
+    assert_no_csp_violations(page)

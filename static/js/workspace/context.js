@@ -7,7 +7,7 @@ export function createContext(payload) {
     payload,
     pass,
     editable: payload.editable && payload.state.status !== "submitted" && payload.state.status !== "approved",
-    storeKey: `physalign:ws:${payload.problem.problem_id}:${pass}`,
+    storeKey: `physalign:ws:${payload.user.id}:${payload.problem.problem_id}:${pass}`,
     earlier: payload.earlier || {},
     // From the server's validator: record kind -> ID prefix ("visual" -> "v") and collection -> ID prefix.
     idPrefix: payload.id_prefixes,

@@ -10,7 +10,7 @@
 import { showBanner } from "./banner.js";
 import { mountCanvas, setupTools } from "./canvas.js";
 import { createContext } from "./context.js";
-import { $ } from "./dom.js";
+import { $, h } from "./dom.js";
 import { redo, undo } from "./history.js";
 import { onKey } from "./keyboard.js";
 import { normalize } from "./normalize.js";
@@ -20,23 +20,38 @@ import { dropLocal, keepLocal, readLocal } from "./storage.js";
 import { readSelection } from "./text.js";
 import { setupViewport } from "./viewport.js";
 
-// Work kept on this device that the server never confirmed: save it (same base version) or let the
-// user choose (the server moved on meanwhile).
+// Work kept on this device that the server never confirmed (by this user: the storage key names them). Ask
+// first: restore it (save it, or choose if the server moved on meanwhile), or discard it.
 function restoreLocal(ctx) {
   const { state } = ctx;
   const saved = readLocal(ctx);
   if (!saved || !ctx.editable || JSON.stringify(saved.doc) === JSON.stringify(state.doc)) { if (saved) dropLocal(ctx); return; }
-  if (saved.baseVersion === state.version) {
+  const when = saved.at ? new Date(saved.at).toLocaleString() : "an earlier visit";
+  const restore = h("button", { type: "button", class: "btn btn--primary", text: "Restore my changes", "data-testid": "restore-yes" });
+  const discard = h("button", { type: "button", class: "btn btn--secondary", text: "Discard them", "data-testid": "restore-no" });
+  const dlg = h("dialog", { class: "ws-dialog", id: "ws-restore", "aria-labelledby": "ws-restore-title" }, [
+    h("h2", { id: "ws-restore-title", text: "Unsaved changes on this device" }),
+    h("p", { text: `You (${ctx.payload.user.username}) have changes from ${when} that never reached the server ` +
+                   `(they start from version ${saved.baseVersion}). Restore them?` }),
+    h("div", { class: "ws-dialog__actions" }, [discard, restore]),
+  ]);
+  document.body.append(dlg);
+  restore.onclick = () => {
+    dlg.close(); dlg.remove();
     state.undo.push(JSON.stringify(state.doc));
     state.doc = saved.doc;
     state.dirty = true;
-    showBanner("Restored changes from this device that had not reached the server; saving them now.", "ok");
-    scheduleSave(ctx, 300);
-  } else {
-    state.doc = saved.doc;
-    state.dirty = true;
-    showConflict(ctx);
-  }
+    if (saved.baseVersion === state.version) {
+      showBanner("Restored your changes from this device; saving them now.", "ok");
+      scheduleSave(ctx, 300);
+    } else {
+      showConflict(ctx);
+    }
+    render(ctx);
+  };
+  discard.onclick = () => { dlg.close(); dlg.remove(); dropLocal(ctx); showBanner("Discarded the changes kept on this device.", "ok"); };
+  dlg.showModal();
+  restore.focus();
 }
 
 function start() {

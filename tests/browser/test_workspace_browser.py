@@ -284,3 +284,14 @@ def test_unsaved_work_belongs_to_its_author_and_comes_back_only_when_asked(
     doc = stored(parent, 1)
     assert [n["text"] for n in doc.document["visual_nodes"]] == ["mg"] and doc.updated_by.username == "ann"
     assert_no_csp_violations(page)
+
+
+def test_opening_pass_4_of_an_untouched_problem_writes_nothing(page, live_server, problem):
+    """Opening a page never writes: no empty document is stored and the problem's status stays as it was."""
+    parent, _ = problem
+    before = type(parent).objects.get(pk=parent.pk).status
+    login(page, live_server, "ann", f"/problems/{parent.problem_id}/passes/4/")
+    expect(page.get_by_test_id("save-state")).not_to_have_text(re.compile(r"^Saved"))
+    page.wait_for_timeout(1000)  # an autosave would have started by now
+    assert not PassDocument.objects.filter(parent=parent).exists()
+    assert type(parent).objects.get(pk=parent.pk).status == before

@@ -89,6 +89,7 @@ export async function showConflict(ctx) {
 }
 export async function submit(ctx) {
   const { state, payload } = ctx;
+  if (!state.version) state.dirty = true;  // never stored yet (e.g. a Pass 4 as consolidated): store it first
   await save(ctx);
   if (state.dirty || state.issues.length) { render(ctx); return; }
   const res = await api(payload.urls.submit, "POST", {});

@@ -59,7 +59,7 @@ function start() {
   const { state, payload, pass, editable } = ctx;
   if (pass === 4 && !payload.state.exists && editable) state.doc = structuredClone(payload.consolidated);
   if (pass !== 4 || payload.state.exists) normalize(ctx, state.doc);
-  if (pass === 4 && !payload.state.exists && editable) { state.dirty = true; scheduleSave(ctx, 400); }
+  // Opening a page never writes: a Pass 4 consolidated from Passes 1–3 is shown, and stored on the first edit.
   window.addEventListener("keydown", (e) => onKey(ctx, e), true);
   document.addEventListener("mouseup", () => setTimeout(() => readSelection(ctx), 0));
   document.addEventListener("keyup", (e) => { if (e.shiftKey) readSelection(ctx); });

@@ -43,6 +43,31 @@ PASS_TITLES = {
 }
 PASS_COLLECTIONS = {pass_no: collection_keys(pass_no) for pass_no in PASS_LAYOUTS}
 
+# The domain (issue 15 item 5). Pass 4's ``domain`` is the Kit's field: the Kit's validator accepts only
+# DOMAINS (mechanics, electromagnetism, mixed) and the compiler copies it into every probe key as
+# ``source_domain``, so a Pass 4 we store, compile or export holds one of those three. The domains
+# problems really have (``ParentProblem.domain``: free text from the importers, e.g. optics,
+# thermodynamics, waves_acoustics) stay on the problem, untouched. The workspace shows the problem's
+# own domain beside the Kit select and starts the select at the Kit domain it is exported as, by this
+# table; a domain the table does not know (thermodynamics, modern physics, …) starts unset, and the
+# validator reports that until the annotator chooses. Nothing defaults silently to mechanics.
+KIT_DOMAIN_FOR = {
+    **{domain: domain for domain in DOMAINS},
+    "electricity": "electromagnetism",
+    "magnetism": "electromagnetism",
+    "electrostatics": "electromagnetism",
+    "circuits": "electromagnetism",
+    "optics": "electromagnetism",  # light is an electromagnetic wave
+    "waves": "mechanics",  # mechanical waves and sound
+    "acoustics": "mechanics",
+    "waves_acoustics": "mechanics",
+}
+
+
+def kit_domain_for(domain: str) -> str:
+    """The Kit Pass 4 domain a problem of ``domain`` is exported as, or "" when the annotator must choose."""
+    return KIT_DOMAIN_FOR.get((domain or "").strip().lower().replace(" ", "_").replace("-", "_"), "")
+
 
 def px_to_1000(px: float, size: int) -> int:
     """One pixel coordinate on an image side of ``size`` pixels → an int in 0..1000."""
@@ -64,11 +89,12 @@ def bbox_px_to_1000(box: tuple[float, float, float, float], width: int, height: 
     ]
 
 
-def empty_document(pass_no: int, problem_id: str) -> dict[str, Any]:
-    """The document a new pass starts from (its exact key set, Kit §2.4)."""
+def empty_document(pass_no: int, problem_id: str, *, domain: str = "") -> dict[str, Any]:
+    """The document a new pass starts from (its exact key set, Kit §2.4); a Pass 4 starts at the Kit domain
+    of the problem's own ``domain`` (see ``kit_domain_for``), unset when there is none."""
     doc: dict[str, Any] = {"problem_id": problem_id}
     if pass_no == 4:
-        doc = {"schema_version": SCHEMA_VERSION, "problem_id": problem_id, "domain": "mechanics"}
+        doc = {"schema_version": SCHEMA_VERSION, "problem_id": problem_id, "domain": kit_domain_for(domain)}
     for key in PASS_COLLECTIONS[pass_no]:
         doc[key] = []
     if pass_no in (3, 4):
@@ -118,7 +144,7 @@ def consolidate_gobs(
             _records(pass1, "ambiguities") + _records(pass2, "ambiguities") + _records(pass3, "ambiguities"),
             "u",
         )
-    domain = current.get("domain") or (domain_hint if domain_hint in DOMAINS else "mechanics")
+    domain = current.get("domain") or kit_domain_for(domain_hint)
     query_target = (pass3 or {}).get("query_target") if isinstance(pass3, dict) else None
     empty = empty_document(4, problem_id)
     return {
@@ -195,5 +221,6 @@ def vocabulary() -> dict[str, Any]:
         "mention_roles": list(MENTION_ROLES),
         "confidence": list(CONFIDENCE_LEVELS),
         "domains": list(DOMAINS),
+        "domain_export": dict(KIT_DOMAIN_FOR),
         "step_types": list(STEP_TYPES),
     }

@@ -17,7 +17,7 @@ from kit.passes.validator import (
     PASS_LAYOUTS,
     RECORD_SPECS,
     ImageRef,
-    checked_issues,
+    checked_workspace_issues,
     context_for,
 )
 
@@ -27,6 +27,7 @@ from .workspace import (
     PASS_TITLES,
     consolidate_gobs,
     empty_document,
+    kit_domain_for,
     later_references,
     vocabulary,
 )
@@ -67,7 +68,8 @@ def workspace_issues(
     pass_no: int,
     document: Any,
 ) -> list[dict[str, str]]:
-    """The validator's issues for ``document`` as Pass ``pass_no``, from data already loaded."""
+    """The validator's issues for ``document`` as Pass ``pass_no``, from data already loaded, with the
+    workspace's own checks (stricter than the Kit; see ``kit.passes.validator.workspace_checks``)."""
     context = context_for(
         pass_no,
         problem_id=parent.problem_id,
@@ -76,7 +78,7 @@ def workspace_issues(
         images=[ImageRef(image_id=i.image_id, width=i.width, height=i.height) for i in images],
         earlier={n: doc.document for n, doc in docs.items()},
     )
-    return checked_issues(pass_no, document, context)
+    return checked_workspace_issues(pass_no, document, context)
 
 
 def _state(doc: PassDocument | None) -> dict[str, Any]:
@@ -117,7 +119,9 @@ def workspace_payload(
     user: Any,
 ) -> dict[str, Any]:
     doc = docs.get(pass_no)
-    document = doc.document if doc is not None else empty_document(pass_no, parent.problem_id)
+    document = (
+        doc.document if doc is not None else empty_document(pass_no, parent.problem_id, domain=parent.domain)
+    )
     earlier = {f"pass{n}": docs[n].document for n in (1, 2, 3, 4) if n < pass_no and n in docs}
     args = [parent.problem_id, pass_no]
     payload: dict[str, Any] = {
@@ -130,6 +134,7 @@ def workspace_payload(
             "query": parent.query,
             "options": [o for o in (parent.options or []) if isinstance(o, dict)],
             "domain": parent.domain,
+            "kit_domain": kit_domain_for(parent.domain),
         },
         "images": [
             {"image_id": i.image_id, "url": image_url(i), "width": i.width, "height": i.height}

@@ -17,6 +17,7 @@ from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from audit.selectors import event_list
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
@@ -104,11 +105,49 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         "pass_title": PASS_TITLES[pass_no],
         "passes": _pass_tabs(parent, docs),
         "payload": payload,
+        "doc": docs.get(pass_no),
+        "rejection": _rejection(docs.get(pass_no)),
+        "next_pass": pass_no + 1 if pass_no < 4 else None,
         "suggestions_url": _suggestions_url(parent.problem_id, pass_no),
         "can_review": can_review_pass_no(request.user, pass_no),
         "nav_section": "problems",
     }
     return TemplateResponse(request, "annotation/workspace.html", context)
+
+
+REVIEW_VERBS = ("pass_document.reject", "pass_document.approve")
+
+
+def _rejection(doc: PassDocument | None) -> dict[str, Any] | None:
+    """The source reviewer's rejection the annotator is working on: its note, who rejected and when.
+
+    Shown while the document is rejected, and still after the annotator's first edits (the document is a
+    draft again, and the note is what they are fixing) as long as the last review decision was that
+    rejection. A rejection imported from a Kit review file has its note but no account or time here.
+    """
+    if (
+        doc is None
+        or not doc.review_note
+        or doc.status not in (PassDocument.Status.REJECTED, PassDocument.Status.DRAFT)
+    ):
+        return None
+    decision = (
+        event_list()
+        .filter(object_type=PassDocument._meta.label_lower, object_id=str(doc.pk), verb__in=REVIEW_VERBS)
+        .first()
+    )
+    if decision is not None and decision.verb == "pass_document.reject":
+        note = (decision.after or {}).get("note") or doc.review_note
+        by = decision.actor.get_username() if decision.actor_id else ""
+        return {
+            "note": note,
+            "by": by,
+            "at": decision.at,
+            "edited_since": doc.status == PassDocument.Status.DRAFT,
+        }
+    if doc.status == PassDocument.Status.REJECTED:
+        return {"note": doc.review_note, "by": "", "at": None, "edited_since": False}
+    return None  # a draft whose note belongs to an approval (edited afterwards), not a rejection
 
 
 def _solution_text(parent: ParentProblem) -> str:

@@ -107,6 +107,17 @@ RELATION_DUPLICATE = "RELATION_DUPLICATE"
 PASS4_VISUAL_NODE_ADDED = "PASS4_VISUAL_NODE_ADDED"
 PASS4_VISUAL_NODE_MODIFIED = "PASS4_VISUAL_NODE_MODIFIED"
 
+# Workspace checks (see ``workspace_checks``): what the workspace's hints promise the annotator and the
+# Kit does not refuse. Never reported for Kit files, so they cannot change what compiles from them.
+TEXT_GLYPH_TEXT_EMPTY = "TEXT_GLYPH_TEXT_EMPTY"
+PASS2_PHYSICAL_NODES_EMPTY = "PASS2_PHYSICAL_NODES_EMPTY"
+PHYSICAL_NODE_UNBOUND = "PHYSICAL_NODE_UNBOUND"
+WORKSPACE_ISSUE_CODES: tuple[str, ...] = (
+    TEXT_GLYPH_TEXT_EMPTY,
+    PASS2_PHYSICAL_NODES_EMPTY,
+    PHYSICAL_NODE_UNBOUND,
+)
+
 logger = logging.getLogger(__name__)
 
 # fmt: off
@@ -334,6 +345,98 @@ def checked_issues(pass_no: int, document: Any, context: PassContext) -> list[di
         ]
 
 
+def workspace_checks(pass_no: int, document: object, context: PassContext) -> list[ValidationIssue]:
+    """What the workspace's hints promise and the Kit does not refuse: stricter than the Kit.
+
+    Reported for documents made in this app (the workspace, its save and submit), never for Kit files, which
+    ``validate_pass_document`` alone judges, so a Kit file that the Kit accepts still imports and compiles:
+
+    * ``TEXT_GLYPH_TEXT_EMPTY`` (Pass 1): a text glyph whose visible text is empty or blank. The Kit keeps
+      it but its compiler makes no observation of a blank glyph (Kit §3), so the region reads as nothing.
+    * ``PASS2_PHYSICAL_NODES_EMPTY`` (Pass 2): no entity although Pass 1 has regions; the Kit accepts an
+      empty Pass 2, but then nothing in the diagram can be grounded in Passes 3–4.
+    * ``PHYSICAL_NODE_UNBOUND``: an entity bound to nothing. In Pass 2, a node that lists visual anchors
+      but that no ``labels``/``represents`` binding points at (the Kit checks only the anchor list; a node
+      with no anchor at all is already the Kit's ``PASS2_VISUAL_ANCHOR_MISSING``). In Pass 3, a new node
+      (not in Pass 2) with no visual anchor, no mention and no ``refers_to`` binding.
+
+    Malformed documents give no workspace issue: ``validate_pass_document`` reports them. Never raises.
+    """
+    if not isinstance(document, dict) or pass_no not in (1, 2, 3):
+        return []
+    issues: list[ValidationIssue] = []
+    if pass_no == 1:
+        for index, node in enumerate(document.get("visual_nodes") or []):
+            if not isinstance(node, dict) or node.get("type") != "text_glyph":
+                continue
+            text = node.get("text")
+            if isinstance(text, str) and not text.strip():
+                issues.append(
+                    ValidationIssue(
+                        TEXT_GLYPH_TEXT_EMPTY,
+                        f"visual_nodes[{index}].text",
+                        f"Text glyph {node.get('id')} has no visible text: type exactly what the diagram "
+                        "shows, or change its type if the region holds no text.",
+                    )
+                )
+    elif pass_no == 2:
+        nodes = document.get("physical_nodes")
+        if isinstance(nodes, list) and not nodes and any(_records_of(context.pass1, "visual_nodes")):
+            issues.append(
+                ValidationIssue(
+                    PASS2_PHYSICAL_NODES_EMPTY,
+                    "physical_nodes",
+                    "Pass 2 has no entity yet: create the physical entities the diagram shows (E) and bind "
+                    "their regions to them (B).",
+                )
+            )
+        bound = {
+            b.get("to_id")
+            for b in _records_of(document, "bindings")
+            if b.get("type") in ("labels", "represents")
+        }
+        for index, node in enumerate(nodes if isinstance(nodes, list) else []):
+            anchors = node.get("visual_anchor_ids") if isinstance(node, dict) else None
+            if isinstance(anchors, list) and anchors and node.get("id") not in bound:
+                issues.append(
+                    ValidationIssue(
+                        PHYSICAL_NODE_UNBOUND,
+                        f"physical_nodes[{index}]",
+                        f"Entity {node.get('id')} is bound to nothing: no labels or represents binding points "
+                        "at it. Bind a region to it (select the region, then B).",
+                    )
+                )
+    else:
+        earlier = _ids_in_document(context.pass2, "physical")
+        referred = {b.get("to_id") for b in _records_of(document, "bindings") if b.get("type") == "refers_to"}
+        nodes = document.get("new_or_updated_physical_nodes")
+        for index, node in enumerate(nodes if isinstance(nodes, list) else []):
+            if not isinstance(node, dict) or node.get("id") in earlier or node.get("id") in referred:
+                continue
+            if not node.get("visual_anchor_ids") and not node.get("text_mention_ids"):
+                issues.append(
+                    ValidationIssue(
+                        PHYSICAL_NODE_UNBOUND,
+                        f"new_or_updated_physical_nodes[{index}]",
+                        f"Entity {node.get('id')} is bound to nothing: select its words in the text, add them "
+                        "as a mention and choose this entity under “Refers to entity”, or delete it.",
+                    )
+                )
+    return issues
+
+
+def checked_workspace_issues(pass_no: int, document: Any, context: PassContext) -> list[dict[str, str]]:
+    """``checked_issues`` plus ``workspace_checks``: the issues of a document made or stored in this app
+    (workspace, save, submit). Kit files are judged by ``checked_issues`` alone (importers)."""
+    issues = checked_issues(pass_no, document, context)
+    try:
+        extra = [issue.as_dict() for issue in workspace_checks(pass_no, document, context)]
+    except Exception:
+        logger.exception("workspace checks crashed on %s pass %s", context.problem_id, pass_no)
+        extra = []
+    return issues + extra
+
+
 def context_for(
     pass_no: int,
     *,
@@ -510,9 +613,21 @@ class _Validation:
             if document["schema_version"] != SCHEMA_VERSION:
                 self.add(ENUM_INVALID, "schema_version", f"schema_version must be {SCHEMA_VERSION!r}.")
         if "domain" in self.layout.scalars:
-            self._enum(document, "domain", "", DOMAINS)
+            self._check_domain(document)
         if "final_answer" in self.layout.scalars:
             self._string(document, "final_answer", "")
+
+    def _check_domain(self, document: dict[str, Any]) -> None:
+        # The Kit's Pass 4 accepts exactly DOMAINS. A problem of another domain (optics, thermodynamics, …)
+        # keeps that domain on the problem; its Pass 4 names the Kit domain it is exported under.
+        value = document.get("domain", _MISSING)
+        if value is not _MISSING and (not isinstance(value, str) or value not in DOMAINS):
+            self.add(
+                ENUM_INVALID,
+                "domain",
+                f"domain {value!r} is not one of the Kit's Pass 4 domains: {', '.join(DOMAINS)}. A problem of "
+                "another domain (e.g. optics) keeps its own domain; choose the Kit domain it is exported as.",
+            )
 
     def _collect_records(self, document: dict[str, Any], key: str) -> list[tuple[str, dict[str, Any]]]:
         """The (path, record) pairs of a collection; reports a non-list or a non-object item."""
@@ -854,7 +969,8 @@ class _Validation:
             self.add(
                 PASS2_VISUAL_ANCHOR_MISSING,
                 _join(path, "visual_anchor_ids"),
-                "A Pass 2 physical node needs at least one visual anchor.",
+                f"Entity {node.get('id')} is bound to no region: a Pass 2 physical node needs at least one "
+                "visual anchor (select a region, then B to bind it).",
             )
 
     def _check_binding(self, binding: dict[str, Any], path: str) -> None:

@@ -29,6 +29,23 @@ export function katexInto(el, tex) {
   el.textContent = tex;
 }
 
+// A short value or label typeset for a list (issue 15 item 9): text with $…$ renders its math parts; text
+// that looks like TeX (a backslash, ^, _ or braces: "5.0\,\text{km}", "F_1", "30^\circ") renders whole;
+// anything else (e.g. "mg", "30°", Chinese) stays plain text.
+const TEX_HINT = /[\\^_{}]/;
+export function texSpan(text, cls = "ws-tex") {
+  const el = h("span", { class: cls });
+  const value = String(text ?? "");
+  if (!value) return el;
+  if (value.includes("$")) {
+    value.split(/(\$[^$]+\$)/).forEach((part) => {
+      if (part.length > 2 && part.startsWith("$") && part.endsWith("$")) { const m = h("span", {}); katexInto(m, part.slice(1, -1)); el.append(m); } else if (part) el.append(part);
+    });
+  } else if (TEX_HINT.test(value)) katexInto(el, value);
+  else el.textContent = value;
+  return el;
+}
+
 export function isTyping(e) {
   const t = e.target;
   return t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable);

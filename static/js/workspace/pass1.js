@@ -1,7 +1,7 @@
 // Pass 1 panel: the regions (visual primitives) drawn on the diagram.
 import { renderAmbiguities } from "./ambiguities.js";
 import { setTool } from "./canvas.js";
-import { h, katexInto } from "./dom.js";
+import { h, katexInto, texSpan } from "./dom.js";
 import { newRegionFromKeyboard } from "./editing.js";
 import { card, fieldInput, fieldSelect, labelled, section } from "./fields.js";
 import { currentImage } from "./model.js";
@@ -12,7 +12,8 @@ export function renderPass1(ctx) {
   const img = currentImage(ctx);
   const list = h("div", { class: "rec-list", "data-testid": "region-list" });
   nodes.forEach((n, idx) => {
-    list.append(card(ctx, "visual_nodes", n, idx, `${n.id} · ${n.type}${n.text ? ` · ${n.text}` : ""}${img && n.image_id !== img.image_id ? ` (${n.image_id})` : ""}`, () => {
+    const title = [`${n.id} · ${n.type}`, n.text ? " · " : null, n.text ? texSpan(n.text) : null, img && n.image_id !== img.image_id ? ` (${n.image_id})` : null];
+    list.append(card(ctx, "visual_nodes", n, idx, title, () => {
       const preview = h("span", { class: "ws-latex" });
       katexInto(preview, n.text);
       return [

@@ -1,6 +1,6 @@
 // Pass 2 panel: physical entities and the regions bound to them (labels / represents / same entity).
 import { renderAmbiguities } from "./ambiguities.js";
-import { h, pad } from "./dom.js";
+import { h, pad, texSpan } from "./dom.js";
 import { blockedByLaterPasses } from "./editing.js";
 import { card, fieldInput, fieldSelect, labelled, section } from "./fields.js";
 import { commit } from "./history.js";
@@ -92,7 +92,7 @@ export function renderPass2(ctx) {
   const list = h("div", { class: "rec-list", "data-testid": "entity-list" });
   nodes.forEach((n, idx) => {
     const bound = state.doc.bindings.filter((b) => b.to_id === n.id && b.type !== "same_entity_as");
-    list.append(card(ctx, "physical_nodes", n, idx, `${n.id} · ${n.name || "(unnamed)"}${n.symbol ? ` · ${n.symbol}` : ""} · ${n.type} · ${bound.length} region${bound.length === 1 ? "" : "s"}`,
+    list.append(card(ctx, "physical_nodes", n, idx, [`${n.id} · ${n.name || "(unnamed)"}`, n.symbol ? " · " : null, n.symbol ? texSpan(n.symbol) : null, ` · ${n.type} · ${bound.length} region${bound.length === 1 ? "" : "s"}`],
       () => entityBody(ctx, n, nodes, regions, owners), { dot: entityColour(ctx, n.id), onRemove: () => removeEntity(ctx, n.id) }));
   });
   return [

@@ -69,11 +69,19 @@ function mentionCards(ctx, ms, entityOptions) {
   });
   return mentionList;
 }
+// The quantity typeset whole (its parts are LaTeX fields), e.g. "s = 5.0\,\text{km}".
+function quantityTex(tex) {
+  const el = h("span", { class: "ws-tex", "data-testid": "quantity-tex" });
+  katexInto(el, tex);
+  return el;
+}
 function quantityCards(ctx, ents, regions, ms, entityOptions) {
   const qList = h("div", { class: "rec-list", "data-testid": "quantity-list" });
   ctx.state.doc.quantities.forEach((q, idx) => {
     const owner = ents.find((n) => n.id === q.owner_id);
-    qList.append(card(ctx, "quantities", q, idx, `${q.id} · ${q.kind || "(kind?)"} ${q.symbol_latex || ""}${q.value_latex ? ` = ${q.value_latex}` : ""} ${q.unit_latex || ""} → ${owner ? label(ctx, owner) : "owner?"}`, () => {
+    const tex = [q.symbol_latex, q.value_latex ? `${q.symbol_latex ? "= " : ""}${q.value_latex}` : "", q.unit_latex ? `\\,${q.unit_latex}` : ""].join(" ").trim();
+    const title = [`${q.id} · ${q.kind || "(kind?)"} `, tex ? quantityTex(tex) : null, ` → ${owner ? label(ctx, owner) : "owner?"}`];
+    qList.append(card(ctx, "quantities", q, idx, title, () => {
       const preview = h("span", { class: "ws-latex" });
       katexInto(preview, [q.symbol_latex, q.value_latex ? `= ${q.value_latex}` : "", q.unit_latex ? `\\,${q.unit_latex}` : ""].join(" ").trim());
       return [

@@ -18,6 +18,23 @@ function consolidate(ctx) {
     if (!d.domain) d.domain = c.domain;
   });
 }
+// Pass 4's domain is the Kit's field (mechanics, electromagnetism, mixed); the problem keeps its own domain
+// (e.g. optics), shown here with the Kit domain it is exported as. See KIT_DOMAIN_FOR in annotation/workspace.py.
+function domainOptions(ctx) {
+  const { domain: own, kit_domain: kit } = ctx.payload.problem;
+  return [["", "— choose the Kit domain —"], ...ctx.payload.vocab.domains.map((d) => [d, own && own !== d && kit === d ? `${d} (this problem: ${own})` : d])];
+}
+function domainNote(ctx) {
+  const { domain: own, kit_domain: kit } = ctx.payload.problem;
+  const kitList = ctx.payload.vocab.domains.join(", ");
+  let text;
+  if (!own) text = `This problem has no domain of its own: choose the Kit domain (${kitList}).`;
+  else if (ctx.payload.vocab.domains.includes(own)) text = `This problem's domain: ${own}.`;
+  else if (kit) text = `This problem's domain is ${own}, which the Kit does not list (its Pass 4 knows only ${kitList}): it is exported as ${kit}. The problem keeps ${own} as its own domain.`;
+  else text = `This problem's domain is ${own}, which the Kit does not list (its Pass 4 knows only ${kitList}) and which has no usual Kit equivalent: choose the one it is exported as. The problem keeps ${own} as its own domain.`;
+  const differs = kit && ctx.state.doc.domain && ctx.state.doc.domain !== kit;
+  return h("p", { class: `ws-domain-note${!ctx.state.doc.domain ? " ws-domain-note--warn" : ""}`, "data-testid": "domain-note", text: differs ? `${text} This Pass 4 says ${ctx.state.doc.domain}.` : text });
+}
 function newRelation(ctx) {
   const { state } = ctx;
   commit(ctx, (d) => { d.relations.push({ id: nextId(ctx, "relations"), predicate: "", subject_id: state.entity || "", object_id: "", quantity_id: "", provenance: [], evidence_visual_ids: state.selected && state.selected.col === "visual_nodes" ? [state.selected.id] : [], evidence_mention_ids: [], confidence: "high" }); });
@@ -62,7 +79,7 @@ export function renderPass4(ctx) {
       stale ? "G_obs differs from Passes 1–3 as saved. " : "G_obs matches Passes 1–3. ",
       editable ? h("button", { type: "button", class: "btn btn--small btn--secondary", "data-action": "consolidate", onclick: () => consolidate(ctx) }, "Rebuild from Passes 1–3") : null,
       h("span", { class: "muted", text: " Relations, ambiguities and the domain are kept." })),
-    section("Domain", null, null, fieldSelect(ctx, state.doc, "__doc", "domain", payload.vocab.domains, { label: "Domain" })),
+    section("Domain", null, null, domainNote(ctx), fieldSelect(ctx, state.doc, "__doc", "domain", domainOptions(ctx), { label: "Kit domain" })),
     section("Relations", (state.doc.relations || []).length, editable ? h("button", { type: "button", class: "btn btn--secondary btn--small", "data-action": "new-relation", onclick: () => newRelation(ctx) }, "New relation") : null, relationCards(ctx, ents, regions, ms, qs)),
     section("Consolidated graph", null, null, summary(ctx, ents, regions, ms, qs)),
     renderAmbiguities(ctx),

@@ -15,9 +15,9 @@ import { renderText } from "./text.js";
 const PANELS = { 1: renderPass1, 2: renderPass2, 3: renderPass3, 4: renderPass4, 5: renderPass5 };
 const QUANTITY_KINDS = ["force", "mass", "length", "distance", "angle", "torque", "velocity", "acceleration", "time", "charge", "current", "resistance", "voltage", "field_strength", "other"];
 const HINTS = {
-  1: "Draw a box around every label, arrow and object (R, then drag). Type the exact visible text of text glyphs.",
+  1: "Draw a box around every label, arrow and object (R, then drag). Type the exact visible text of text glyphs (a glyph without text is a validation issue).",
   2: "Create an entity (E), then select its regions on the diagram and bind them (B). Colours show which entity owns a region.",
-  3: "Select words in the text to create mentions; give every quantity its owner and its glyph or mention anchors.",
+  3: "Select words in the text to create mentions; give every quantity its glyph or mention anchors and, when the problem says, its owner; let a mention refer to every new entity.",
   4: "Check the consolidated graph, add relations, and fix every validation issue; then submit.",
   5: "Align each solution step with the observations it uses.",
 };
@@ -61,7 +61,9 @@ export function renderImageTabs(ctx) {
 export function renderHint(ctx) {
   const { state, payload } = ctx;
   const hint = HINTS[ctx.pass];
-  $("ws-hint").textContent = ctx.editable ? hint : `Read only (${state.status}). ${payload.state.review_note ? `Reviewer note: ${payload.state.review_note}` : ""}`;
+  // The workspace page shows a rejection's note itself, at the top (#ws-review-note); the review page has none.
+  const note = payload.state.review_note && !$("ws-review-note") ? ` Reviewer note: ${payload.state.review_note}` : "";
+  $("ws-hint").textContent = ctx.editable ? hint : `Read only (${state.status}).${note}`;
   $("ws-help-pass").textContent = hint;
 }
 export function render(ctx) {

@@ -1,8 +1,9 @@
 // Saving (never lose work): debounced autosave with If-Match, offline retry with back-off, the
-// version-conflict dialog, and submitting for review.
+// version-conflict dialog (conflict.js), and submitting for review.
 import { api } from "./api.js";
 import { hideBanner, showBanner } from "./banner.js";
-import { $, h } from "./dom.js";
+import { showConflict } from "./conflict.js";
+import { $ } from "./dom.js";
 import { render } from "./render.js";
 import { setSaveState } from "./save_state.js";
 import { dropLocal, keepLocal } from "./storage.js";
@@ -62,31 +63,6 @@ function networkFailure(ctx) {
   tick();
   setSaveState(ctx);
 }
-function summarise(doc) {
-  return Object.entries(doc || {}).filter(([, v]) => Array.isArray(v)).map(([k, v]) => `${k.replace(/_/g, " ")}: ${v.length}`);
-}
-export async function showConflict(ctx) {
-  const { state, payload } = ctx;
-  let server = null;
-  try { server = await api(payload.urls.api, "GET"); } catch (_) { server = null; }
-  const dlg = $("ws-conflict");
-  const theirs = server && server.status === 200 ? server.data : null;
-  $("ws-conflict-text").textContent = theirs
-    ? `Version ${theirs.version} was saved by ${theirs.updated_by || "someone"} after you loaded version ${state.version}. Your changes are safe on this device. Choose which version to keep.`
-    : "The document changed on the server. Your changes are safe on this device.";
-  $("ws-conflict-mine").replaceChildren(...summarise(state.doc).map((t) => h("li", { text: t })));
-  $("ws-conflict-theirs").replaceChildren(...summarise(theirs && theirs.document).map((t) => h("li", { text: t })));
-  $("ws-conflict-reload").onclick = () => {
-    if (theirs) { state.doc = theirs.document; state.version = theirs.version; state.status = theirs.status; state.issues = theirs.validation_errors || []; }
-    state.dirty = false; state.undo = []; state.redo = []; dropLocal(ctx); dlg.close(); render(ctx);
-  };
-  $("ws-conflict-overwrite").onclick = () => {
-    if (theirs) state.version = theirs.version;
-    dlg.close(); state.dirty = true; save(ctx);
-  };
-  if (!dlg.open) dlg.showModal();
-  setSaveState(ctx);
-}
 export async function submit(ctx) {
   const { state, payload } = ctx;
   if (!state.version) state.dirty = true;  // never stored yet (e.g. a Pass 4 as consolidated): store it first
@@ -95,11 +71,15 @@ export async function submit(ctx) {
   const res = await api(payload.urls.submit, "POST", {});
   if (res.status === 200) {
     state.status = res.data.status;
-    showBanner("Submitted for source review. Editing again starts a new round.", "ok");
-    setTimeout(() => window.location.reload(), 600);
+    // What really happens next is said once, by the page (workspace.html #ws-next-submitted); the reload shows
+    // it as the read-only submitted page.
+    const next = $("ws-next-submitted-text");
+    showBanner(`Submitted for source review. ${next ? next.textContent : ""}`.trim(), "ok");
+    setTimeout(() => window.location.reload(), 1500);
   } else {
     if (res.data && res.data.extra && res.data.extra.errors) state.issues = res.data.extra.errors;
     showBanner(`Not submitted: ${(res.data && res.data.message) || res.status}`, "error");
     render(ctx);
   }
 }
+export { showConflict };

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_media
 
 app_name = "review"
 
@@ -18,6 +18,11 @@ urlpatterns = [
         "review/slots/<int:slot_id>/probes/<str:logical_probe_id>/attachments/<str:asset_id>",
         views.attachment,
         name="attachment",
+    ),
+    path(
+        "review/slots/<int:slot_id>/probes/<str:logical_probe_id>/originals/<str:image_id>",
+        views_media.parent_image,
+        name="parent_image",
     ),
     path("review/agreement/", views.agreement, name="agreement"),
     path("review/audit/", views.audit_list, name="audit_list"),

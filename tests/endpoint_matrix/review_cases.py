@@ -45,6 +45,20 @@ CASES: list[Case] = [
         expected=REVIEWER_PAGE,
         fmt=None,
     ),
+    Case(
+        "review parent original image",  # the reveal page's original images: the slot's reviewer, after the gate
+        "get",
+        lambda w: _probe(w, f"originals/{w.review_original}"),
+        expected=REVIEWER_PAGE,
+        fmt=None,
+    ),
+    Case(
+        "review parent original image of no such id",
+        "get",
+        lambda w: _probe(w, "originals/img_999"),
+        expected={**only({PRB: 404}), ANON: 302},
+        fmt=None,
+    ),
     Case("review agreement page", "get", "/review/agreement/", expected=AGREEMENT_PAGE, fmt=None),
     Case("review accounting page", "get", "/review/accounting/", expected=AGREEMENT_PAGE, fmt=None),
     Case("review audit page", "get", "/review/audit/", expected=ADMIN_PAGE, fmt=None),
@@ -200,6 +214,7 @@ def populate(world: World, users: dict[str, Any]) -> None:
     world.review_slot = slot.pk
     world.review_probe = probe.logical_probe_id
     world.review_asset = probe.attachment_ids[0]
+    world.review_original = probe.parent.images.order_by("ordinal").values_list("image_id", flat=True)[0]
     world.review_campaign = services.audit_campaign_create(actor=users[ADM]).pk
 
 

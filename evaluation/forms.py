@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from models_registry.models import ModelConfig
 from probes.models import Release
 
-from .scoring import CONDITIONS
+from .scoring import CONDITION_NAMES, CONDITIONS
 
 
 class RunLaunchForm(forms.Form):
@@ -19,7 +21,9 @@ class RunLaunchForm(forms.Form):
         to_field_name="name",
     )
     conditions = forms.MultipleChoiceField(
-        choices=[(c, c) for c in CONDITIONS], widget=forms.CheckboxSelectMultiple, initial=["raw"]
+        choices=[(c, CONDITION_NAMES[c]) for c in CONDITIONS],
+        widget=forms.CheckboxSelectMultiple,
+        initial=["raw"],
     )
     interface = forms.ChoiceField(
         required=False,
@@ -32,3 +36,18 @@ class RunLaunchForm(forms.Form):
     )
     limit = forms.IntegerField(required=False, min_value=1, help_text="at most this many probes")
     resamples = forms.IntegerField(initial=2000, min_value=2, max_value=10000)
+
+    def plan_arguments(self) -> dict[str, Any]:
+        """What the run planner needs from the fields that validated (all of them once ``is_valid()``): the
+        launch and the request-count preview pass the same arguments, so they plan the same rows."""
+        if self.is_bound:
+            self.errors  # noqa: B018  (runs the validation once, so cleaned_data holds the valid fields)
+            data: dict[str, Any] = self.cleaned_data
+        else:
+            data = {"conditions": self.fields["conditions"].initial, "models": []}
+        return {
+            "model_names": [m.name for m in data.get("models") or []],
+            "conditions": list(data.get("conditions") or []),
+            "release": data.get("release"),
+            "probe_filter": {k: data[k] for k in ("interface", "limit") if data.get(k)},
+        }

@@ -17,10 +17,19 @@ from physalign_site.errors import ApplicationError
 from physalign_site.params import int_list_param
 
 from . import selectors
+from .drilldown import request_drilldown
 from .forms import RunLaunchForm
 from .models import EvalRequest, EvalRun
 from .permissions import can_run_evaluations
-from .runs import build_request, eval_run_cancel, eval_run_create, eval_run_resume, run_items, run_progress
+from .runs import (
+    build_request,
+    eval_run_cancel,
+    eval_run_create,
+    eval_run_preview,
+    eval_run_resume,
+    run_items,
+    run_progress,
+)
 
 
 @login_required
@@ -31,13 +40,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
     error = ""
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        probe_filter = {k: data[k] for k in ("interface", "limit") if data.get(k)}
         try:
             run = eval_run_create(
-                model_names=[m.name for m in data["models"]],
-                conditions=data["conditions"],
-                release=data["release"],
-                probe_filter=probe_filter,
+                **form.plan_arguments(),
                 name=data["name"],
                 actor=request.user,
                 options={"resamples": data["resamples"]},
@@ -50,7 +55,26 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(
         request,
         "evaluation/run_list.html",
-        {"runs": runs, "form": form, "error": error, "nav_section": "runs"},
+        {
+            "runs": runs,
+            "form": form,
+            "error": error,
+            "nav_section": "runs",
+            "preview": eval_run_preview(**form.plan_arguments()),
+        },
+    )
+
+
+@login_required
+@require_GET
+@require(can_run_evaluations)
+def run_preview(request: HttpRequest) -> TemplateResponse:
+    """The launch form's request count for the current selection (htmx): what the launch would create."""
+    form = RunLaunchForm(request.GET)
+    return TemplateResponse(
+        request,
+        "evaluation/run_list.html#run-preview",
+        {"preview": eval_run_preview(**form.plan_arguments())},
     )
 
 
@@ -127,7 +151,7 @@ def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
 @require_GET
 @require(can_run_evaluations)
 def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
-    row = get_object_or_404(EvalRequest.objects.select_related("run", "model", "probe", "score"), pk=pk)
+    row = get_object_or_404(EvalRequest.objects.select_related("run", "model", "probe", "probe__key", "score"), pk=pk)
     other = {
         r.condition: r
         for r in EvalRequest.objects.filter(run=row.run, model=row.model, probe=row.probe).select_related(
@@ -146,6 +170,7 @@ def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
         {
             "row": row,
             "score": getattr(row, "score", None),
+            "drill": request_drilldown(row),
             "others": other,
             "transition": transition,
             "system_message": messages["system"],

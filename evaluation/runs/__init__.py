@@ -9,7 +9,7 @@ content), ``request`` (the exact request of a row), ``execution`` (claiming, cal
 
 from .control import eval_run_cancel, eval_run_dispatch, eval_run_resume
 from .execution import eval_chunk_process
-from .planning import eval_run_create
+from .planning import CONDITION_SCOPE, RunPreview, condition_applies, eval_run_create, eval_run_preview
 from .request import build_request
 from .results import (
     POOL_OF,
@@ -25,6 +25,10 @@ from .tables import DEFAULT_OPTIONS
 __all__ = [
     "DEFAULT_OPTIONS",
     "eval_run_create",
+    "eval_run_preview",
+    "RunPreview",
+    "CONDITION_SCOPE",
+    "condition_applies",
     "eval_run_dispatch",
     "eval_run_cancel",
     "eval_run_resume",

@@ -77,6 +77,82 @@ def _manifest(run: EvalRun, configs: list[ModelConfig], planned: list[PlannedPro
     }
 
 
+# What each condition runs on, in words for the launch form (the rule itself is ``condition_applies``).
+CONDITION_SCOPE = {
+    "raw": "every planned probe",
+    "gold": "paired probes only (pool P: a valid +GT reading packet)",
+    "no_image": "every planned probe",
+    "reordered": "every planned probe",
+}
+
+
+def condition_applies(condition: str, pools: list[str]) -> bool:
+    """+GT (gold) runs only on paired-eligible probes (pool P); every other condition on every planned probe."""
+    return condition != "gold" or "P" in pools
+
+
+def _ordered_conditions(conditions: list[str]) -> list[str]:
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if not conditions or unknown:
+        raise ApplicationError(f"Conditions must be among {list(CONDITIONS)}.", code="conditions_invalid")
+    return [c for c in CONDITIONS if c in conditions]
+
+
+def _active_configs(model_names: list[str]) -> list[ModelConfig]:
+    return list(ModelConfig.objects.filter(name__in=model_names, is_active=True).order_by("name"))
+
+
+def _request_plan(conditions: list[str], planned: list[PlannedProbe]) -> list[tuple[str, PlannedProbe]]:
+    """The (condition, probe) pairs one model is asked: the run creates one row per model and pair."""
+    return [(c, p) for c in conditions for p in planned if condition_applies(c, p.pools)]
+
+
+@dataclass(frozen=True)
+class ConditionPreview:
+    condition: str
+    scope: str
+    probes: int  # planned probes this condition applies to
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class RunPreview:
+    """What a launch would create, before it does: per condition the probes it applies to, and the rows."""
+
+    probes: int
+    models: int
+    conditions: list[ConditionPreview]
+    pairs: int  # (condition, probe) pairs per model
+    total: int  # request rows: models × pairs
+
+
+def eval_run_preview(
+    *,
+    model_names: list[str],
+    conditions: list[str],
+    release: Release | None = None,
+    probe_filter: dict[str, Any] | None = None,
+) -> RunPreview:
+    """The rows ``eval_run_create`` would make for the same arguments, counted by the same planning code.
+    Unknown conditions and inactive models count for nothing (the launch refuses them)."""
+    planned = _planned_probes(release, probe_filter or {})
+    chosen = [c for c in CONDITIONS if c in conditions]
+    per_condition = [
+        ConditionPreview(
+            condition=c,
+            scope=CONDITION_SCOPE[c],
+            probes=sum(1 for p in planned if condition_applies(c, p.pools)),
+            chosen=c in chosen,
+        )
+        for c in CONDITIONS
+    ]
+    pairs = len(_request_plan(chosen, planned))
+    models = len(_active_configs(model_names))
+    return RunPreview(
+        probes=len(planned), models=models, conditions=per_condition, pairs=pairs, total=models * pairs
+    )
+
+
 @transaction.atomic
 def eval_run_create(
     *,
@@ -90,10 +166,8 @@ def eval_run_create(
     start: bool = True,
 ) -> EvalRun:
     """Create the run and every request row (the fixed denominator), then queue the work."""
-    unknown = [c for c in conditions if c not in CONDITIONS]
-    if not conditions or unknown:
-        raise ApplicationError(f"Conditions must be among {list(CONDITIONS)}.", code="conditions_invalid")
-    configs = list(ModelConfig.objects.filter(name__in=model_names, is_active=True).order_by("name"))
+    ordered = _ordered_conditions(conditions)
+    configs = _active_configs(model_names)
     missing = sorted(set(model_names) - {c.name for c in configs})
     if not configs or missing:
         raise ApplicationError(
@@ -105,7 +179,7 @@ def eval_run_create(
     run = EvalRun.objects.create(
         name=name,
         release=release,
-        conditions=[c for c in CONDITIONS if c in conditions],
+        conditions=ordered,
         probe_filter=probe_filter or {},
         options={**DEFAULT_OPTIONS, **(options or {})},
         created_by=actor if getattr(actor, "pk", None) else None,
@@ -114,9 +188,7 @@ def eval_run_create(
     rows = [
         EvalRequest(run=run, model=config, probe=p.probe, condition=condition, pools=p.pools)
         for config in configs
-        for condition in run.conditions
-        for p in planned
-        if condition != "gold" or "P" in p.pools
+        for condition, p in _request_plan(run.conditions, planned)
     ]
     EvalRequest.objects.bulk_create(rows, batch_size=1000)
     run.total = len(rows)

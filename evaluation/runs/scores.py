@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from llm import OutputStatus
 
+from .. import scoring
 from ..models import EvalRequest, ItemScore
 from ..scoring import ModelResponse, score
 from .tables import SCORE_FIELDS
 
 
-def score_of(row: EvalRequest) -> ItemScore:
+def scoring_result(row: EvalRequest) -> scoring.ItemScore:
+    """The pure scorer's result for a stored row: the score and the reasons that decided it."""
     key = row.probe.key.key if hasattr(row.probe, "key") else {}
-    result = score(ModelResponse(row.raw_output, _response_status(row)), key, row.condition)
+    return score(ModelResponse(row.raw_output, _response_status(row)), key, row.condition)
+
+
+def score_of(row: EvalRequest) -> ItemScore:
+    result = scoring_result(row)
     return ItemScore(
         request_id=row.pk,
         status=result.status,

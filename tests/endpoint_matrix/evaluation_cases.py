@@ -1,4 +1,4 @@
-"""Matrix rows for evaluation runs: launch/list, run page, htmx progress, items, drill-down, downloads,
+"""Matrix rows for evaluation runs: launch/list and its request-count preview, run page, htmx progress, items, drill-down, downloads,
 cancel/resume, and the run API. Everything here is admin-only (``can_run_evaluations``): other roles get
 403, anonymous visitors 302 to the login page (pages) or 403 (API).
 
@@ -155,6 +155,15 @@ CASES: list[Case] = [
         expected=PAGES,
         fmt="multipart",
     ),
+    Case(
+        "eval run launch preview",
+        "get",
+        "/runs/preview/?models=matrix-eval&conditions=raw&conditions=gold&resamples=20",
+        headers={"HX-Request": "true"},
+        expected=PAGES,
+        fmt=None,
+    ),
+    Case("eval run launch preview empty", "get", "/runs/preview/", expected=PAGES, fmt=None),
     Case("eval run page", "get", lambda w: f"/runs/{w.eval_run_id}/", expected=PAGES, fmt=None),
     Case("eval run page missing", "get", "/runs/999999/", expected=NOT_FOUND_PAGE, fmt=None),
     Case(

@@ -220,3 +220,133 @@ def test_set_cardinality_exact_set_equality():
     partial = score('{"owner": ["E1"]}', key, "raw")
     assert partial.G == 0 and partial.set_f1 == pytest.approx(2 / 3)
     assert score('{"owner": "E1"}', key, "raw").G == 0
+
+
+# The reasons (issue 15 item 11): each score with the rule that decided it, from the scorer itself --------------
+GOLD_ENTITY = "PE-eae41e91c5291580a371bfa47ae67ad1105996e5abe87686c6c8555f01a202a0"
+OTHER_ENTITY = "PE-f6fd7b3d38fdc500661c992e8a2a4e427e9ae7b15cbacaa6aff4014b98e74926"
+
+
+def _probe_key():
+    return {
+        "candidate_map": {
+            "E1": {"id": OTHER_ENTITY, "kind": "entity"},
+            "E2": {"id": GOLD_ENTITY, "kind": "entity"},
+        },
+        "gold_targets": [{"id": GOLD_ENTITY, "kind": "entity"}],
+        "read_targets": [{"anchor_alias": "R1", "normalizer_id": LABEL, "expected": "6 Ω"}],
+        "response_contract": {"binding_key": "owner", "cardinality": "one", "read_shape": "string"},
+    }
+
+
+def _reasons(output, condition="raw", key=None):
+    s = score(output, key or _probe_key(), condition)
+    return (s.C, s.G, s.J), (s.reasons.C, s.reasons.G, s.reasons.J)
+
+
+def test_reasons_of_a_correct_answer():
+    assert _reasons('{"read": "6Ω", "owner": "E2"}') == (
+        (1, 1, 1),
+        (
+            'C = 1: the parsed reading "6Ω" (normalized "6 Ω") matches the expected "6 Ω" under the label '
+            "normalizer (ocr_label_v2_1)",
+            "G = 1: chose E2 (entity PE-eae41e91), the expected target",
+            "J = 1: C × G = 1 × 1; the reading and the grounding are both correct",
+        ),
+    )
+
+
+def test_reasons_of_a_wrong_grounding():
+    assert _reasons('{"read": "6 Ω", "owner": "E1"}') == (
+        (1, 0, 0),
+        (
+            'C = 1: the parsed reading "6 Ω" matches the expected "6 Ω" under the label normalizer (ocr_label_v2_1)',
+            "G = 0: chose E1 (entity PE-f6fd7b3d), expected E2 (entity PE-eae41e91)",
+            "J = 0: C × G = 1 × 0; the reading is correct but the grounding is wrong",
+        ),
+    )
+
+
+def test_reasons_of_a_wrong_reading():
+    assert _reasons('{"read": "6 V", "owner": "E2"}') == (
+        (0, 1, 0),
+        (
+            'C = 0: the parsed reading "6 V" does not match the expected "6 Ω" under the label normalizer '
+            "(ocr_label_v2_1)",
+            "G = 1: chose E2 (entity PE-eae41e91), the expected target",
+            "J = 0: C × G = 0 × 1; the grounding is correct but the reading is wrong",
+        ),
+    )
+
+
+def test_reasons_of_an_unparseable_output():
+    why = "the output did not parse: it is not a JSON object (it begins “The owner is E2.”)"
+    assert _reasons("The owner is E2.") == (
+        (0, 0, 0),
+        (
+            f"C = 0: {why}; such an output fails every field",
+            f"G = 0: {why}; such an output fails every field",
+            "J = 0: C × G = 0 × 0; neither the reading nor the grounding is correct",
+        ),
+    )
+    assert _reasons('{"owner": "E2", "owner": "E1"}')[1][1] == (
+        "G = 0: the output did not parse: it is not valid JSON (duplicate key 'owner'); "
+        "such an output fails every field"
+    )
+
+
+def test_reasons_of_invalid_fields_and_of_scores_that_do_not_apply():
+    (_, _, _), (c, g, j) = _reasons('{"owner": "e2"}')
+    assert c == 'C = 0: the answer has no "read" field; expected "6 Ω"'
+    assert (
+        g
+        == 'G = 0: "e2" is not a candidate label (the candidates are E1, E2); expected E2 (entity PE-eae41e91)'
+    )
+    assert (
+        _reasons('{"read": "6 Ω"}')[1][1]
+        == 'G = 0: the answer has no "owner" field; expected E2 (entity PE-eae41e91)'
+    )
+    assert _reasons('{"read": "6 Ω", "owner": "E2"}', "gold")[1] == (
+        "not scored: C is scored only under the raw (Base) condition; this request is gold (+GT)",
+        "G = 1: chose E2 (entity PE-eae41e91), the expected target",
+        "not scored: J = C × G exists only where C does",
+    )
+    missing = (
+        "not scored: no response was served (infrastructure missing); it counts as missing, never as wrong"
+    )
+    assert _reasons(None)[1] == (missing, missing, missing)
+    assert _reasons(ModelResponse('{"owner": "E2"}', "refusal"))[1][1] == (
+        "G = 0: the model refused; such an output fails every field"
+    )
+
+
+def test_reasons_never_change_a_score():
+    """The explanation is extra: every score is what it was, and two scores compare equal without it."""
+    for output in ('{"read": "6Ω", "owner": "E2"}', '{"owner": "E1"}', "nope", None):
+        s = score(output, _probe_key(), "raw")
+        plain = type(s)(s.status, s.C, s.G, s.object_valid, s.field_valid, s.canonical, s.set_f1)
+        assert s == plain and s.reasons is not None
+
+
+PARSE_CASES = [
+    '{"owner": "E1"}',
+    '```json\n{"owner": "E1"}\n```',
+    '```json {"owner": "E1"}```',
+    '{"a": 1, "a": 2}',
+    '{"x": NaN}',
+    "[1, 2]",
+    "I think E2",
+    "",
+    "   ",
+    '{"owner": "E1"} trailing',
+    None,
+    5,
+    ["E1"],
+]
+
+
+@pytest.mark.parametrize("text", PARSE_CASES)
+def test_parse_failure_explains_exactly_the_outputs_parse_response_refuses(text):
+    from evaluation.parsing import parse_failure
+
+    assert (parse_failure(text) is None) == (parse_response(text) is not None)

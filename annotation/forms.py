@@ -8,6 +8,7 @@ from django import forms
 from django.conf import settings
 
 from .models import ImportJob, ParentProblem
+from .selectors import WORK_STATES
 
 
 class ProblemFilterForm(forms.Form):
@@ -30,6 +31,7 @@ class ProblemFilterForm(forms.Form):
     language = forms.ChoiceField(required=False, label="Language")
     domain = forms.ChoiceField(required=False, label="Domain")
     status = forms.ChoiceField(required=False, label="Status")
+    work = forms.ChoiceField(required=False, label="Passes 1–4")
 
     def __init__(self, data=None, *, facets: dict[str, list[str]]) -> None:
         super().__init__(data)
@@ -44,6 +46,7 @@ class ProblemFilterForm(forms.Form):
         self.fields["status"].choices = any_choice + [
             (code, statuses.get(code, code)) for code in facets["statuses"]
         ]
+        self.fields["work"].choices = any_choice + [(key, label) for key, (label, _) in WORK_STATES.items()]
 
     def filters(self) -> dict[str, str]:
         """The valid filter values; an invalid value (e.g. a stale bookmark) is ignored, not an error."""
@@ -55,6 +58,7 @@ class ProblemFilterForm(forms.Form):
             "language": cleaned.get("language") or "",
             "domain": cleaned.get("domain") or "",
             "status": cleaned.get("status") or "",
+            "work": cleaned.get("work") or "",
         }
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.lookups import Exact
+from django.utils import timezone
 
 from kit.canonical import bytes_digest, digest, write_json_bytes
 from kit.passes.validator import ImageRef, checked_issues, context_for
@@ -13,7 +16,13 @@ from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion,
 
 
 def parent_list(
-    *, search: str = "", source: str = "", language: str = "", domain: str = "", status: str = ""
+    *,
+    search: str = "",
+    source: str = "",
+    language: str = "",
+    domain: str = "",
+    status: str = "",
+    work: str = "",
 ) -> QuerySet[ParentProblem]:
     qs = ParentProblem.objects.select_related("source").annotate(image_count=Count("images", distinct=True))
     if search:
@@ -32,6 +41,8 @@ def parent_list(
         qs = qs.filter(domain=domain)
     if status:
         qs = qs.filter(status=status)
+    if work in WORK_STATES:
+        qs = qs.filter(work_filter(work))
     return qs.order_by("problem_id")
 
 
@@ -59,6 +70,83 @@ def parent_facets() -> dict[str, list[str]]:
 # --- single objects and pass state (API and services) ----------------------------------------------
 
 ANNOTATION_PASSES = (1, 2, 3, 4)  # the answer-blind passes whose approval admits a parent (Kit §2.3)
+
+
+# --- where annotation work stands (home pages, the problem list's "Work" filter, the pipeline board) ---
+
+STALE_APPROVAL = Q(status=PassDocument.Status.APPROVED) & ~Q(approved_sha256=F("document_sha256"))
+FRESH_APPROVAL = Q(status=PassDocument.Status.APPROVED) & Q(approved_sha256=F("document_sha256"))
+
+# A problem is in a work state when one of its passes 1–4 is (``to_start``: none of them exists yet).
+WORK_STATES: dict[str, tuple[str, Q | None]] = {
+    "to_start": ("To start", None),
+    "in_progress": ("In progress (draft)", Q(status=PassDocument.Status.DRAFT)),
+    "rejected": ("Rejected by the source reviewer", Q(status=PassDocument.Status.REJECTED)),
+    "submitted": ("Submitted, awaiting source review", Q(status=PassDocument.Status.SUBMITTED)),
+    "stale": ("Approval stale (changed after approval)", STALE_APPROVAL),
+    "approved": ("Passes 1–4 approved", FRESH_APPROVAL),
+}
+
+
+def work_filter(work: str) -> Q:
+    """The ``ParentProblem`` condition of a work state (one subquery)."""
+    condition = WORK_STATES[work][1]
+    passes = PassDocument.objects.filter(parent=OuterRef("pk"), pass_no__in=ANNOTATION_PASSES)
+    if condition is None:
+        return ~Exists(passes) & ~Q(status=ParentProblem.Status.EXCLUDED)
+    if work == "approved":  # every one of passes 1–4, freshly approved (what admits a parent to compilation)
+        fresh = passes.filter(condition).values("parent").annotate(n=Count("pk")).values("n")
+        return Q(Exact(Subquery(fresh), len(ANNOTATION_PASSES)))
+    return Q(Exists(passes.filter(condition)))
+
+
+def work_counts() -> dict[str, int]:
+    """Problems per work state, in one query."""
+    counts = ParentProblem.objects.aggregate(
+        **{key: Count("pk", filter=work_filter(key)) for key in WORK_STATES}
+    )
+    return {key: counts[key] for key in WORK_STATES}
+
+
+def rejected_passes(*, limit: int = 20) -> QuerySet[PassDocument]:
+    """Rejected passes 1–4, newest first, with the reviewer's note (the ``review_note``)."""
+    return (
+        PassDocument.objects.filter(status=PassDocument.Status.REJECTED, pass_no__in=ANNOTATION_PASSES)
+        .select_related("parent", "updated_by")
+        .defer("document", "parent__raw_question", "parent__answer", "parent__solution", "parent__meta")
+        .order_by("-updated_at")[:limit]
+    )
+
+
+SOURCE_QUEUE_AGES = {"": 0, "1": 1, "3": 3, "7": 7}  # "older than N days" choices of the source review queue
+
+
+def source_review_queue(
+    *, search: str = "", pass_no: int | None = None, older_than_days: int = 0
+) -> QuerySet[PassDocument]:
+    """Submitted passes 1–4 waiting for a source reviewer, oldest first (the order they should be taken)."""
+    qs = PassDocument.objects.filter(
+        status=PassDocument.Status.SUBMITTED, pass_no__in=ANNOTATION_PASSES
+    ).select_related("parent", "updated_by")
+    if search:
+        qs = qs.filter(parent__problem_id__icontains=search)
+    if pass_no in ANNOTATION_PASSES:
+        qs = qs.filter(pass_no=pass_no)
+    if older_than_days:
+        qs = qs.filter(updated_at__lte=timezone.now() - timedelta(days=older_than_days))
+    return qs.defer(
+        "document", "parent__raw_question", "parent__answer", "parent__solution", "parent__meta"
+    ).order_by("updated_at", "pk")
+
+
+def stale_approvals() -> QuerySet[PassDocument]:
+    """Approved passes whose document changed since: they need a fresh review before the parent compiles."""
+    return (
+        PassDocument.objects.filter(STALE_APPROVAL, pass_no__in=ANNOTATION_PASSES)
+        .select_related("parent", "approved_by")
+        .defer("document", "parent__raw_question", "parent__answer", "parent__solution", "parent__meta")
+        .order_by("updated_at", "pk")
+    )
 
 
 def parent_get(*, problem_id: str) -> ParentProblem | None:

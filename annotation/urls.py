@@ -6,7 +6,8 @@ from .converters import PassNumberConverter  # noqa: F401 (registers <pass_no:â€
 app_name = "annotation"
 
 urlpatterns = [
-    path("", views.problem_list, name="problem_list"),
+    path("problems/", views.problem_list, name="problem_list"),
+    path("source-review/", views.source_queue, name="source_queue"),
     path("problems/<str:problem_id>/", views.problem_detail, name="problem_detail"),
     path("problems/<str:problem_id>/images/<str:image_id>", views.image_file, name="image_file"),
     path("problems/<str:problem_id>/passes/<pass_no:pass_no>/", views.pass_workspace, name="pass_workspace"),

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "review",
     "evaluation",
     "solving",
+    "home",
 ]
 
 MIDDLEWARE = [
@@ -83,6 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "physalign_site.roles.roles_context",
+                "home.nav.nav_menus",
             ],
         },
     },
@@ -123,7 +125,7 @@ AXES_DISABLE_ACCESS_LOG = True  # failures are what we count; Django keeps last_
 AXES_LOCKOUT_CALLABLE = "physalign_site.auth.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "physalign_site.auth.client_ip"
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "annotation:problem_list"
+LOGIN_REDIRECT_URL = "home:home"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"

@@ -37,6 +37,7 @@ urlpatterns = [
     path("api/", include("solving.api.urls")),
     path("api/", include("review.api.urls")),
     path("api/", include("annotation.api.draft_urls")),
+    path("", include("home.urls")),
     path("", include("models_registry.urls")),
     path("", include("evaluation.urls")),
     path("", include("solving.urls")),

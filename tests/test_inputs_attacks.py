@@ -448,8 +448,8 @@ def test_commands_given_a_digit_like_release_say_so(command, db):
 
 def test_problem_list_with_a_digit_like_source_is_a_plain_filter(client, annotator):
     client.force_login(annotator)
-    assert client.get("/?source=²").status_code == 200
-    assert client.get("/?source=" + "9" * 40).status_code == 200
+    assert client.get("/problems/?source=²").status_code == 200
+    assert client.get("/problems/?source=" + "9" * 40).status_code == 200
 
 
 def test_a_selector_naming_a_huge_number_is_no_choice():

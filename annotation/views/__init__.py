@@ -5,6 +5,7 @@
 from .imports import import_detail, import_list
 from .passes import pass_history, pass_revert, pass_review, pass_workspace
 from .problems import image_file, problem_detail, problem_list
+from .source_queue import source_queue
 
 __all__ = [
     "problem_list",
@@ -16,4 +17,5 @@ __all__ = [
     "pass_review",
     "pass_history",
     "pass_revert",
+    "source_queue",
 ]

@@ -11,6 +11,7 @@ from django.db.models import Prefetch
 from django.http import FileResponse, Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import push_url
 
@@ -19,6 +20,8 @@ from physalign_site.access import require
 from ..forms import ProblemFilterForm
 from ..models import ParentProblem, PassDocument, ProblemImage
 from ..permissions import (
+    can_edit_pass,
+    can_open_pass_review,
     can_view_private_fields,
     can_view_problems,
 )
@@ -35,6 +38,16 @@ class PassCell:
     pass_no: int
     state: str  # missing | draft | submitted | approved | stale | rejected
     label: str
+    url: str = ""  # the page this user opens for the pass ("" when their role opens none)
+
+
+def pass_page_url(user: object, problem_id: str, pass_no: int) -> str:
+    """Where a pass leads this user: editors to the workspace, source reviewers to the review page."""
+    if can_edit_pass(user, pass_no):
+        return reverse("annotation:pass_workspace", args=[problem_id, pass_no])
+    if can_open_pass_review(user, pass_no):
+        return reverse("annotation:pass_review", args=[problem_id, pass_no])
+    return ""
 
 
 @dataclass
@@ -47,21 +60,29 @@ class ProblemRow:
         return sum(1 for cell in self.passes if cell.state == "approved")
 
 
-def pass_cell(pass_no: int, document: PassDocument | None) -> PassCell:
+def pass_cell(pass_no: int, document: PassDocument | None, url: str = "") -> PassCell:
     if document is None:
-        return PassCell(pass_no, "missing", f"Pass {pass_no}: not started")
+        return PassCell(pass_no, "missing", f"Pass {pass_no}: not started", url)
     if document.status == PassDocument.Status.APPROVED:
         if document.approval_is_fresh:
-            return PassCell(pass_no, "approved", f"Pass {pass_no}: approved")
-        return PassCell(pass_no, "stale", f"Pass {pass_no}: approval stale (document changed)")
-    return PassCell(pass_no, document.status, f"Pass {pass_no}: {document.get_status_display().lower()}")
+            return PassCell(pass_no, "approved", f"Pass {pass_no}: approved", url)
+        return PassCell(pass_no, "stale", f"Pass {pass_no}: approval stale (document changed)", url)
+    return PassCell(pass_no, document.status, f"Pass {pass_no}: {document.get_status_display().lower()}", url)
 
 
-def _problem_rows(problems: list[ParentProblem]) -> list[ProblemRow]:
+def _problem_rows(user: object, problems: list[ParentProblem]) -> list[ProblemRow]:
     rows = []
     for problem in problems:
         by_pass = {document.pass_no: document for document in problem.passes.all()}
-        rows.append(ProblemRow(problem, [pass_cell(n, by_pass.get(n)) for n in ANNOTATION_PASSES]))
+        cells = []
+        for n in ANNOTATION_PASSES:
+            document = by_pass.get(n)
+            # a reviewer has nothing to open on a pass not written yet; an editor starts it
+            url = pass_page_url(user, problem.problem_id, n)
+            if document is None and not can_edit_pass(user, n):
+                url = ""
+            cells.append(pass_cell(n, document, url))
+        rows.append(ProblemRow(problem, cells))
     return rows
 
 
@@ -95,13 +116,14 @@ def problem_list(request: HttpRequest) -> TemplateResponse:
             ("language", filters["language"]),
             ("domain", filters["domain"]),
             ("status", filters["status"]),
+            ("work", filters["work"]),
         )
         if value
     }
     context = {
         "form": form,
         "page": page,
-        "rows": _problem_rows(list(page.object_list)),
+        "rows": _problem_rows(request.user, list(page.object_list)),
         "active_filters": active,
         "filter_query": urlencode(active),
         "nav_section": "problems",
@@ -121,7 +143,16 @@ def problem_list(request: HttpRequest) -> TemplateResponse:
 def problem_detail(request: HttpRequest, problem_id: str) -> TemplateResponse:
     problem = get_object_or_404(parent_detail_queryset(), problem_id=problem_id)
     by_pass = {document.pass_no: document for document in problem.passes.all()}
-    passes = [(n, by_pass.get(n)) for n in ALL_PASSES]
+    passes = [
+        (
+            n,
+            by_pass.get(n),
+            pass_page_url(request.user, problem.problem_id, n)
+            if n in by_pass or can_edit_pass(request.user, n)
+            else "",
+        )
+        for n in ALL_PASSES
+    ]
     # Private fields leave the server only inside this dict, and only for admins (paper §3.2).
     private = (
         {"answer": problem.answer, "solution": problem.solution}

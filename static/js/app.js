@@ -30,4 +30,24 @@
     var target = event.detail && event.detail.target;
     if (target) { target.removeAttribute("aria-busy"); }
   });
+
+  // Main menu groups (<details>): one open at a time; Escape or a click elsewhere closes it.
+  function menus() { return document.querySelectorAll(".navmenu__details"); }
+  document.addEventListener("toggle", function (event) {
+    var opened = event.target;
+    if (!opened.classList || !opened.classList.contains("navmenu__details") || !opened.open) { return; }
+    menus().forEach(function (other) { if (other !== opened) { other.open = false; } });
+  }, true);
+  document.addEventListener("click", function (event) {
+    menus().forEach(function (menu) { if (menu.open && !menu.contains(event.target)) { menu.open = false; } });
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") { return; }
+    menus().forEach(function (menu) {
+      if (menu.open) {
+        menu.open = false;
+        menu.querySelector("summary").focus();
+      }
+    });
+  });
 })();

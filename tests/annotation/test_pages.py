@@ -128,7 +128,7 @@ def test_login_page_renders_and_logs_in(client, annotator):
     assert 'name="username"' in page.content.decode()
     response = client.post(reverse("login"), {"username": "user_annotator", "password": "pw-user_annotator"})
     assert response.status_code == 302
-    assert response["Location"] == reverse("annotation:problem_list")
+    assert response["Location"] == reverse("home:home")
 
 
 @pytest.mark.django_db
@@ -155,7 +155,10 @@ def test_navigation_follows_roles(client, role_users):
     client.force_login(role_users["admin"])
     body = client.get(reverse("annotation:problem_list")).content.decode()
     assert reverse("annotation:import_list") in body
-    assert 'href="/admin/"' in body
+    assert 'href="/admin/"' not in body  # the Django admin site needs staff status too
+    role_users["admin"].is_staff = True
+    role_users["admin"].save(update_fields=["is_staff"])
+    assert 'href="/admin/"' in client.get(reverse("annotation:problem_list")).content.decode()
 
 
 @pytest.mark.django_db
@@ -245,9 +248,9 @@ def test_htmx_response_pushes_a_canonical_url(client, annotator, problem):
     response = client.get(
         url, {"q": "", "source": "", "domain": "mechanics", "status": ""}, headers={"HX-Request": "true"}
     )
-    assert response["HX-Push-Url"] == "/?domain=mechanics"
+    assert response["HX-Push-Url"] == "/problems/?domain=mechanics"
     response = client.get(url, {"q": "", "domain": ""}, headers={"HX-Request": "true"})
-    assert response["HX-Push-Url"] == "/"
+    assert response["HX-Push-Url"] == "/problems/"
 
 
 @pytest.mark.django_db

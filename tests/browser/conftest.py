@@ -125,6 +125,13 @@ def wait_for_js(page, expression: str, *, timeout_s: float = 30.0) -> None:
         page.wait_for_timeout(100)
 
 
+def menu(page, group: str, item: str) -> None:
+    """Open a main-menu group and click one of its items, as a user would (clicks only)."""
+    nav = page.get_by_role("navigation", name="Main")
+    nav.locator("summary", has_text=group).click()
+    nav.get_by_role("link", name=item, exact=True).click()
+
+
 def screenshot(page, name: str) -> None:
     global _shots_dir
     if _shots_dir is None:

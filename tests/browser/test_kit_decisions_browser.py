@@ -11,7 +11,7 @@ import pytest
 from probes.compiler import compile_parent
 from probes.models import Probe
 from probes.services import compile_run_create, compile_run_execute
-from tests.browser.conftest import assert_no_csp_violations, screenshot
+from tests.browser.conftest import assert_no_csp_violations, menu, screenshot
 from tests.browser.test_pages_browser import login
 from tests.probes import kit_demo as demo
 from tests.probes.conftest import make_demo_parent
@@ -37,7 +37,7 @@ def test_admin_imports_kit_decisions_by_clicking(
     decisions.write_text(json.dumps(legacy_file(catalog, [decision(items[demo.T03_IMAGE])])), "utf-8")
 
     login(page, live_server, "boss")
-    page.get_by_role("link", name="Signoff").first.click()
+    menu(page, "Review", "Signoff")
     page.get_by_role("link", name="Import Kit review decisions").click()
     page.wait_for_selector("#kit-draft-form")
     assert page.locator("#upload-decisions").is_disabled()  # decisions need a draft to bind to

@@ -56,7 +56,7 @@ def expect_count(page, count: int) -> None:
     expect(page.locator("#results-heading")).to_have_text(re.compile(rf"^\s*{count} {noun}\b"))
 
 
-def login(page, live_server, username: str, next_path: str = "/") -> None:
+def login(page, live_server, username: str, next_path: str = "/problems/") -> None:
     page.goto(f"{live_server.url}/accounts/login/?next={next_path}")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
@@ -65,8 +65,8 @@ def login(page, live_server, username: str, next_path: str = "/") -> None:
 
 
 def test_anonymous_visit_redirects_to_login(page, live_server):
-    page.goto(live_server.url + "/")
-    assert page.url == f"{live_server.url}/accounts/login/?next=/"
+    page.goto(live_server.url + "/problems/")
+    assert page.url == f"{live_server.url}/accounts/login/?next=/problems/"
     assert page.get_by_role("heading", name="Log in").is_visible()
     assert_no_csp_violations(page)
     screenshot(page, "01-login")
@@ -84,13 +84,13 @@ def test_login_list_filter_with_htmx_and_open_problem(page, live_server, catalog
     # A marker on window survives an htmx swap but not a full page load.
     page.evaluate("window.__noReload = true")
     page.get_by_label("Domain").select_option("optics")
-    page.wait_for_url(f"{live_server.url}/?domain=optics")
+    page.wait_for_url(f"{live_server.url}/problems/?domain=optics")
     expect_count(page, 3)
     assert page.evaluate("window.__noReload") is True
     assert sorted(table.locator("tbody th a").all_inner_texts()) == ["pr_0001", "pr_0005", "pr_0009"]
 
     page.get_by_label("Search").fill("0005")
-    page.wait_for_url(f"{live_server.url}/?q=0005&domain=optics")
+    page.wait_for_url(f"{live_server.url}/problems/?q=0005&domain=optics")
     expect_count(page, 1)
     assert page.evaluate("window.__noReload") is True
     screenshot(page, "03-problem-list-filtered")
@@ -98,7 +98,7 @@ def test_login_list_filter_with_htmx_and_open_problem(page, live_server, catalog
     # Back restores the previous filter state (htmx keeps no history cache: it reloads from the server,
     # so no page content, e.g. an admin's private panel, is ever written to localStorage).
     page.go_back()
-    page.wait_for_url(f"{live_server.url}/?domain=optics")
+    page.wait_for_url(f"{live_server.url}/problems/?domain=optics")
     expect_count(page, 3)
 
     page.get_by_role("link", name="pr_0005").click()
@@ -118,7 +118,7 @@ def test_filter_form_works_without_javascript(browser, live_server, catalogue, m
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     try:
-        page.goto(f"{live_server.url}/accounts/login/?next=/")
+        page.goto(f"{live_server.url}/accounts/login/?next=/problems/")
         page.get_by_label("Username").fill("nojs")
         page.get_by_label("Password").fill(PASSWORD)
         page.get_by_role("button", name="Log in").click()
@@ -134,7 +134,7 @@ def test_filter_form_works_without_javascript(browser, live_server, catalogue, m
 def test_keyboard_reaches_skip_link_and_search(page, live_server, catalogue, make_browser_user):
     make_browser_user("kbd", "probe_reviewer")
     login(page, live_server, "kbd")
-    page.goto(live_server.url + "/")
+    page.goto(live_server.url + "/problems/")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent.trim()") == "Skip to content"
     assert page.locator(".skip-link").is_visible()
@@ -171,7 +171,7 @@ def test_admin_sees_private_panel(page, live_server, catalogue, make_browser_use
     login(page, live_server, "boss", next_path="/problems/sp_0002/")
     assert page.get_by_role("heading", name="Private (admin only)").is_visible()
     assert page.get_by_text(SECRET_ANSWER).is_visible()
-    assert page.get_by_role("link", name="Admin").is_visible()
+    assert page.get_by_role("navigation", name="Main").locator("summary", has_text="Evaluation").is_visible()
     wait_for_js(page, "document.querySelector('.diagram img').naturalWidth > 0")
     assert_no_csp_violations(page)
     screenshot(page, "06-problem-detail-admin")
@@ -247,12 +247,15 @@ def test_import_page_polls_until_the_report_arrives(page, live_server, make_brow
 def test_role_less_user_sees_friendly_403(page, live_server, page_problems, make_browser_user):
     make_browser_user("nobody")
     page_problems.allowed = ("status of 403",)
-    login_page = f"{live_server.url}/accounts/login/?next=/"
+    login_page = f"{live_server.url}/accounts/login/?next=/problems/"
     page.goto(login_page)
     page.get_by_label("Username").fill("nobody")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
     page.get_by_role("heading", name="You don't have access to this page").wait_for()
+    # their home page says why there is nothing to do, and who can help
+    page.goto(live_server.url + "/")
+    assert page.get_by_text("Your account has no role yet").is_visible()
     assert_no_csp_violations(page)
     screenshot(page, "10-forbidden")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from probes.models import Probe
 from probes.services import compile_run_create, compile_run_execute
 from review.models import CONFIRMATION_KEYS, BlindAnswer, ReviewDecision
-from tests.browser.conftest import assert_no_csp_violations, screenshot
+from tests.browser.conftest import assert_no_csp_violations, menu, screenshot
 from tests.browser.test_pages_browser import login
 from tests.probes.conftest import make_demo_parent
 
@@ -99,7 +99,7 @@ def test_admin_chooses_the_kit_order_and_a_reviewer_sees_sibling_text_withheld(
     compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
 
     login(page, live_server, "root", "/")
-    page.get_by_role("link", name="Review queue").click()
+    menu(page, "Review", "Probe review queue")
     page.wait_for_selector("[data-testid='blind-order-development']")
     assert page.locator("[data-testid='blind-order-development']").text_content() == "strict blind order"
     page.get_by_label("Blind order").select_option("kit")

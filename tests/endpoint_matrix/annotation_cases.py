@@ -48,12 +48,15 @@ CASES: list[Case] = [
         expected=statuses(400),
     ),
     # --- HTML pages ---
+    # every signed-in user has a home page (one without a role is told to ask an admin for one)
+    Case("home", "get", "/", expected=statuses(200, anonymous=302)),
     Case(
-        "home",
+        "problem list",
         "get",
-        "/",
+        "/problems/",
         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403},
     ),
+    Case("source review queue", "get", "/source-review/", expected=only({SRC: 200, ADM: 200, ANON: 302})),
     Case("login page", "get", "/accounts/login/", expected=statuses(302, anonymous=200)),
     Case(
         "problem page",

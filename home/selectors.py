@@ -1,0 +1,266 @@
+"""What each role's home page counts. Reads only: opening a home page never writes.
+
+Every figure is one aggregate query (or a few), so the page costs the same at 40 parents as at 986.
+The pipeline board follows a parent through the stages of DESIGN §1: imported → Passes 1–4 approved →
+compiled → reviewed → signed off (audited) → released → evaluated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import Count, Exists, OuterRef, Q
+from django.urls import reverse
+
+from annotation.models import ParentProblem
+from annotation.selectors import (
+    WORK_STATES,
+    rejected_passes,
+    source_review_queue,
+    stale_approvals,
+    work_counts,
+    work_filter,
+)
+from evaluation.models import EvalRequest, EvalRun
+from probes.models import CompileIssue, CompileRun, Probe, Release, ReleaseItem
+from review.models import ReviewSlot, Role, Signoff
+from review.selectors import DEVELOPMENT, live_probes, my_slots
+
+
+def _url(name: str, *args: Any, **query: str) -> str:
+    url = reverse(name, args=args)
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number on a home page, what it counts, and the list behind it."""
+
+    value: int
+    label: str
+    url: str = ""
+
+
+# --- annotator ---------------------------------------------------------------------------------------
+
+
+def annotator_home() -> dict[str, Any]:
+    counts = work_counts()
+    problems = "annotation:problem_list"
+    return {
+        "figures": [
+            Figure(counts[key], WORK_STATES[key][0], _url(problems, work=key)) for key in WORK_STATES
+        ],
+        "rejected": list(rejected_passes(limit=10)),
+    }
+
+
+# --- source reviewer ---------------------------------------------------------------------------------
+
+
+def source_reviewer_home() -> dict[str, Any]:
+    queue = source_review_queue()
+    return {
+        "waiting": queue.count(),
+        "oldest": list(queue[:8]),
+        "stale": stale_approvals().count(),
+    }
+
+
+# --- probe reviewer and adjudicator ------------------------------------------------------------------
+
+
+def reviewer_home(user: Any) -> dict[str, Any]:
+    """The reviewer's open slots and what waits in the development queue, per role.
+
+    Slots of development parents are created when someone opens the queue, so parents with live probes and
+    no slot yet count as waiting too (two each: primary and secondary).
+    """
+    slots = my_slots(user)
+    unclaimed = dict(
+        ReviewSlot.objects.filter(context=DEVELOPMENT, reviewer__isnull=True)
+        .values_list("role")
+        .annotate(n=Count("pk"))
+        .values_list("role", "n")
+    )
+    dev_parents = live_probes().filter(split=Probe.Split.DEVELOPMENT).values("parent_id").distinct()
+    without = dict(
+        ParentProblem.objects.filter(pk__in=dev_parents).aggregate(
+            **{
+                role: Count(
+                    "pk",
+                    filter=~Exists(
+                        ReviewSlot.objects.filter(parent=OuterRef("pk"), context=DEVELOPMENT, role=role)
+                    ),
+                )
+                for role in (Role.PRIMARY, Role.SECONDARY)
+            }
+        )
+    )
+    waiting = {role: unclaimed.get(role, 0) + without.get(role, 0) for role in Role.values}
+    return {
+        "open_slots": [row for row in slots if row["remaining"]],
+        "done_slots": sum(1 for row in slots if not row["remaining"]),
+        "waiting": waiting,
+    }
+
+
+# --- admin: the pipeline board -----------------------------------------------------------------------
+
+
+@dataclass
+class Stage:
+    key: str
+    title: str
+    parents: Figure
+    probes: Figure | None = None
+    blockers: list[Figure] = field(default_factory=list)  # what keeps parents from the next stage
+    done: str = ""  # shown when nothing blocks
+
+
+def pipeline_board() -> list[Stage]:
+    problems = "annotation:problem_list"
+    parent_counts = ParentProblem.objects.aggregate(
+        total=Count("pk"), excluded=Count("pk", filter=Q(status=ParentProblem.Status.EXCLUDED))
+    )
+    work = work_counts()
+    live = live_probes()
+    pending = Q(state=Probe.State.PENDING_REVIEW)
+    probe_counts = live.aggregate(
+        total=Count("pk"),
+        pending=Count("pk", filter=pending),
+        approved=Count("pk", filter=Q(state=Probe.State.APPROVED)),
+        rejected=Count("pk", filter=Q(state=Probe.State.REJECTED)),
+        parents=Count("parent", distinct=True),
+        parents_pending=Count("parent", distinct=True, filter=pending),
+    )
+    not_compiled = (
+        ParentProblem.objects.filter(work_filter("approved"))
+        .exclude(Exists(live.filter(parent=OuterRef("pk"))))
+        .count()
+    )
+    run = CompileRun.objects.filter(status=CompileRun.Status.SUCCEEDED).order_by("-pk").first()
+    blocked = CompileIssue.objects.filter(run=run).exclude(task_id="parent").count() if run else 0
+    unclaimed = ReviewSlot.objects.filter(reviewer__isnull=True).count()
+
+    signoffs = list(Signoff.objects.values_list("problem_ids", "release_id"))
+    signed_parents = {pid for ids, _ in signoffs for pid in (ids or [])}
+    signed_probes = live.filter(parent__problem_id__in=signed_parents).count() if signed_parents else 0
+    not_exported = sum(1 for _, release in signoffs if release is None)
+    reviewed_parents = probe_counts["parents"] - probe_counts["parents_pending"]
+
+    released = ReleaseItem.objects.filter(release__origin=Release.Origin.EXPORTED).aggregate(
+        parents=Count("problem_id", distinct=True), probes=Count("logical_probe_id", distinct=True)
+    )
+    releases = Release.objects.filter(origin=Release.Origin.EXPORTED).count()
+    unevaluated = (
+        Release.objects.filter(origin=Release.Origin.EXPORTED)
+        .exclude(Exists(EvalRun.objects.filter(release=OuterRef("pk"), status=EvalRun.Status.COMPLETED)))
+        .count()
+    )
+    evaluated = EvalRequest.objects.filter(run__status=EvalRun.Status.COMPLETED).aggregate(
+        probes=Count("probe", distinct=True), parents=Count("probe__parent", distinct=True)
+    )
+    runs = EvalRun.objects.filter(status=EvalRun.Status.COMPLETED).count()
+    active_runs = EvalRun.objects.filter(
+        status__in=[EvalRun.Status.QUEUED, EvalRun.Status.RUNNING, EvalRun.Status.SCORING]
+    ).count()
+
+    def blockers(*figures: Figure) -> list[Figure]:
+        return [f for f in figures if f.value]
+
+    return [
+        Stage(
+            "imported",
+            "Imported",
+            Figure(parent_counts["total"], "parents", _url(problems)),
+            blockers=blockers(
+                Figure(work["to_start"], "to start", _url(problems, work="to_start")),
+                Figure(work["in_progress"], "with a pass in draft", _url(problems, work="in_progress")),
+                Figure(work["submitted"], "awaiting source review", _url("annotation:source_queue")),
+                Figure(work["rejected"], "with a rejected pass", _url(problems, work="rejected")),
+                Figure(work["stale"], "with a stale approval", _url("annotation:source_queue")),
+                Figure(parent_counts["excluded"], "excluded", _url(problems, status="excluded")),
+            ),
+            done="Every imported parent has passes 1–4 approved.",
+        ),
+        Stage(
+            "annotated",
+            "Passes 1–4 approved",
+            Figure(work["approved"], "parents", _url(problems, work="approved")),
+            blockers=blockers(
+                Figure(not_compiled, "approved, not compiled yet", _url("probes:run_list")),
+            ),
+            done="Every approved parent is compiled.",
+        ),
+        Stage(
+            "compiled",
+            "Compiled",
+            Figure(probe_counts["parents"], "parents", _url("probes:probe_list")),
+            Figure(probe_counts["total"], "probes", _url("probes:probe_list")),
+            blockers=blockers(
+                Figure(
+                    probe_counts["pending"],
+                    "probes awaiting review",
+                    _url("probes:probe_list", state="pending_review"),
+                ),
+                Figure(unclaimed, "review slots unclaimed", _url("review:queue")),
+                Figure(
+                    blocked,
+                    "probe groups blocked at compilation",
+                    _url("probes:run_detail", run.pk) if run else "",
+                ),
+            ),
+            done="Every compiled probe has a review decision.",
+        ),
+        Stage(
+            "reviewed",
+            "Reviewed",
+            Figure(reviewed_parents, "parents", _url("review:agreement")),
+            Figure(
+                probe_counts["approved"] + probe_counts["rejected"],
+                "probes",
+                _url("probes:probe_list", state="approved"),
+            ),
+            blockers=blockers(
+                Figure(
+                    probe_counts["rejected"], "probes rejected", _url("probes:probe_list", state="rejected")
+                ),
+                Figure(
+                    max(reviewed_parents - len(signed_parents), 0),
+                    "reviewed parents not signed off",
+                    _url("review:signoff"),
+                ),
+            ),
+            done="Every reviewed parent is signed off.",
+        ),
+        Stage(
+            "signed_off",
+            "Audited and signed off",
+            Figure(len(signed_parents), "parents", _url("review:signoff")),
+            Figure(signed_probes, "probes", _url("review:audit_list")),
+            blockers=blockers(Figure(not_exported, "signoffs not exported yet", _url("review:signoff"))),
+            done="Every signoff is exported as a release.",
+        ),
+        Stage(
+            "released",
+            "Released",
+            Figure(released["parents"], "parents", _url("probes:release_list")),
+            Figure(released["probes"], "probes", _url("probes:release_list")),
+            blockers=blockers(
+                Figure(unevaluated, "releases without a completed evaluation", _url("evaluation:run_list")),
+                Figure(active_runs, "evaluation runs in progress", _url("evaluation:run_list")),
+            ),
+            done=f"Every release has been evaluated ({releases} release{'s' if releases != 1 else ''}).",
+        ),
+        Stage(
+            "evaluated",
+            "Evaluated",
+            Figure(evaluated["parents"], "parents", _url("evaluation:run_list")),
+            Figure(evaluated["probes"], "probes", _url("evaluation:run_list")),
+            blockers=[],
+            done=f"{runs} completed evaluation run{'s' if runs != 1 else ''}.",
+        ),
+    ]

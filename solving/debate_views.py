@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
 
-from models_registry.models import ModelConfig
+from annotation.models import Source
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_list_param
@@ -33,6 +33,7 @@ from .debate_runs import (
 from .debate_runs import (
     debate_run_list as debate_runs_query,
 )
+from .launch_choices import problem_sources, solver_models, source_label, source_parent_ids
 from .models import DebateTurn, SolveResponse, SolveRun
 from .permissions import can_run_solving
 
@@ -41,8 +42,13 @@ _FRONTEND_DEFAULTS = FrontendSwitches()
 
 
 def _model_choices(blank: str) -> list[tuple[str, str]]:
-    names = ModelConfig.objects.filter(is_active=True).order_by("name").values_list("name", "provider")
+    names = solver_models().values_list("name", "provider")
     return [("", blank), *[(name, f"{name} ({provider})") for name, provider in names]]
+
+
+class SourceChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return source_label(obj)
 
 
 class DebateLaunchForm(forms.Form):
@@ -54,7 +60,15 @@ class DebateLaunchForm(forms.Form):
         queryset=Release.objects.all(),
         required=False,
         to_field_name="release_id",
-        empty_label="No release: list the parents below",
+        empty_label="—",
+        help_text="Every parent problem of this release.",
+    )
+    source = SourceChoiceField(
+        queryset=Source.objects.none(),
+        required=False,
+        empty_label="—",
+        label="Problem source",
+        help_text="Every parent problem of this source.",
     )
     parents = forms.CharField(
         required=False,
@@ -110,6 +124,16 @@ class DebateLaunchForm(forms.Form):
         super().__init__(*args, **kwargs)
         for field in ("solver_1", "solver_2", "solver_3", "pruner", "selector", "extractor", "frontend"):
             self.fields[field].choices = _model_choices("—")
+        self.fields["source"].queryset = problem_sources()
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        given = [data.get("release"), data.get("source"), (data.get("parents") or "").strip()]
+        if sum(bool(x) for x in given) > 1:
+            raise forms.ValidationError(
+                "Choose a release, a problem source or list parent problem ids, only one of the three."
+            )
+        return data
 
     def launch_kwargs(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -140,6 +164,8 @@ class DebateLaunchForm(forms.Form):
         }
         settings.update({k: v for k, v in defaults.items() if settings.get(k) in (None, "")})
         parents = [p for p in re.split(r"[\s,]+", data.get("parents") or "") if p]
+        if data.get("source"):
+            parents = source_parent_ids(data["source"])
         return {
             "solver_names": solvers,
             "pruner": data["pruner"] or None,

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from annotation.models import Source
 from models_registry.models import ModelConfig
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
@@ -24,6 +25,7 @@ from probes.models import Release
 
 from . import selectors
 from .grading import solve_response_grade
+from .launch_choices import problem_sources, solver_models, source_label, source_parent_ids
 from .models import SolveResponse, SolveRun
 from .permissions import can_run_solving
 from .runs import build_solve_request, solve_run_cancel, solve_run_create, solve_run_resume
@@ -31,13 +33,29 @@ from .scoring import EXPERT_TYPES
 from .summary import solve_run_summary
 
 
+class SourceChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return source_label(obj)
+
+
 class SolveLaunchForm(forms.Form):
-    model = forms.ModelChoiceField(queryset=ModelConfig.objects.filter(is_active=True), empty_label=None)
+    model = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.none(),
+        empty_label=None,
+        help_text="Active models that can solve a problem (the OCR probe baseline cannot).",
+    )
     release = forms.ModelChoiceField(
         queryset=Release.objects.all(),
         required=False,
         empty_label="— none —",
         help_text="Solve every parent problem of this release…",
+    )
+    source = SourceChoiceField(
+        queryset=Source.objects.none(),
+        required=False,
+        empty_label="— none —",
+        label="Problem source",
+        help_text="…or every parent problem of this source…",
     )
     parents = forms.CharField(
         required=False,
@@ -46,14 +64,19 @@ class SolveLaunchForm(forms.Form):
     )
     name = forms.CharField(required=False, max_length=200)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["model"].queryset = solver_models()
+        self.fields["source"].queryset = problem_sources()
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         ids = [p for p in re.split(r"[\s,;]+", data.get("parents") or "") if p]
-        if bool(data.get("release")) == bool(ids):
+        if sum(bool(x) for x in (data.get("release"), data.get("source"), ids)) != 1:
             raise forms.ValidationError(
-                "Choose a release or list parent problem ids (exactly one of the two)."
+                "Choose a release, a problem source or list parent problem ids (exactly one of the three)."
             )
-        data["parent_ids"] = ids
+        data["parent_ids"] = source_parent_ids(data["source"]) if data.get("source") else ids
         return data
 
 

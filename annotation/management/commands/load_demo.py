@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.demo.generator import generate_workspace
+from annotation.demo.solving_problems import SOURCE_NAME, solving_demo_problems_ensure
 from annotation.importers import import_kit_workspace, import_problems_manifest
 from physalign_site.demo_users import demo_users_ensure
 
@@ -16,7 +17,8 @@ REAL_MANIFEST = Path(settings.BASE_DIR) / "demo_data" / "real_physics" / "manife
 class Command(BaseCommand):
     help = (
         "Load demo data: the 26 OpenStax problems in demo_data/real_physics and generated diagram "
-        "problems with complete, approved Pass 1-4 documents, plus one demo login per role. "
+        "problems with complete, approved Pass 1-4 documents, 20 text-only choice and fill-in problems for "
+        "solving and debate runs (scored by script), the offline demo models, plus one demo login per role. "
         "Safe to run again: unchanged problems are left alone."
     )
 
@@ -37,6 +39,10 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo models: {', '.join(demo_models_ensure())}")
         report = import_problems_manifest(manifest_path=REAL_MANIFEST)
         self._report("OpenStax problems", report)
+        solving = solving_demo_problems_ensure()
+        self.stdout.write(
+            self.style.SUCCESS(f"Solving demo problems ({SOURCE_NAME}): {len(solving)} choice and fill-in")
+        )
 
         if count:
             workspace = Path(settings.VAR_DIR) / "demo_workspace"

@@ -24,7 +24,15 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-SOURCE_NAME = "PhysAlign debate demo"
+from annotation.demo.solving_problems import (
+    SOURCE_NAME,
+    DemoProblem,
+    demo_problems,
+    solving_demo_problems_ensure,
+)
+
+__all__ = ["SOURCE_NAME", "DemoProblem", "build_scripts", "debate_demo_load", "demo_problems"]
+
 SOLVERS = ("scripted-solver-a", "scripted-solver-b", "scripted-solver-c")
 PRUNER = "scripted-pruner"
 SELECTOR = "scripted-selector"
@@ -48,56 +56,6 @@ PATTERNS: tuple[tuple[bool, bool, bool, str], ...] = (
     *[(False, False, False, "same")] * 2,
     *[(False, False, False, "")] * 3,
 )
-
-
-@dataclass(frozen=True)
-class DemoProblem:
-    problem_id: str
-    stem: str
-    query: str
-    options: list[dict[str, str]]
-    answer: str
-    answer_type: str
-
-
-def demo_problems(count: int = 20) -> list[DemoProblem]:
-    """Deterministic text-only physics problems: even ones fill-in (value with unit), odd ones choice."""
-    problems = []
-    for i in range(count):
-        mass, accel = 1.0 + 0.5 * i, 2.0 + 0.25 * i
-        if i % 2 == 0:
-            force = mass * accel
-            problems.append(
-                DemoProblem(
-                    problem_id=f"debate_demo_{i:02d}",
-                    stem=f"A block of mass {mass:.1f} kg on a frictionless table is pushed so that it accelerates at "
-                    f"{accel:.2f} m/s^2.",
-                    query="What is the magnitude of the net horizontal force on the block?",
-                    options=[],
-                    answer=f"{force:.3g} N",
-                    answer_type="fill",
-                )
-            )
-        else:
-            height = 5.0 + i
-            speed = (2 * 9.8 * height) ** 0.5
-            values = [speed, speed / 2, speed * 2, speed * 1.5]
-            order = [(i + k) % 4 for k in range(4)]
-            letters = "ABCD"
-            options = [{"id": letters[n], "text": f"{values[j]:.1f} m/s"} for n, j in enumerate(order)]
-            correct = letters[order.index(0)]
-            problems.append(
-                DemoProblem(
-                    problem_id=f"debate_demo_{i:02d}",
-                    stem=f"A stone is dropped from rest from a height of {height:.1f} m. Ignore air resistance and take "
-                    "g = 9.8 m/s^2.",
-                    query="With what speed does it reach the ground?",
-                    options=options,
-                    answer=correct,
-                    answer_type="choice",
-                )
-            )
-    return problems
 
 
 def _wrong(answer: str, answer_type: str, options: list[dict[str, str]], k: int) -> str:
@@ -187,34 +145,12 @@ class DemoResult:
 
 def debate_demo_load(*, count: int = 20, launch: bool = True, actor: Any = None) -> DemoResult:
     """Create (or refresh) the demo problems and scripted models; optionally launch the four runs."""
-    from annotation.models import ParentProblem, Source
     from models_registry.models import ModelConfig
     from solving.debate_runs import debate_run_create
     from solving.runs import solve_run_create
 
     with transaction.atomic():
-        source, _ = Source.objects.get_or_create(
-            name=SOURCE_NAME, defaults={"license": "CC0 (generated demo)"}
-        )
-        parents = []
-        for problem in demo_problems(count):
-            parent, _ = ParentProblem.objects.update_or_create(
-                problem_id=problem.problem_id,
-                defaults={
-                    "source": source,
-                    "source_split": "demo",
-                    "source_sample_id": problem.problem_id,
-                    "language": "en",
-                    "stem": problem.stem,
-                    "query": problem.query,
-                    "raw_question": f"{problem.stem} {problem.query}",
-                    "options": problem.options,
-                    "answer": problem.answer,
-                    "answer_type": problem.answer_type,
-                    "domain": "mechanics",
-                },
-            )
-            parents.append(parent)
+        parents = solving_demo_problems_ensure(count=count)
         for name, extra in build_scripts(parents).items():
             price_in, price_out = PRICES[name]
             ModelConfig.objects.update_or_create(

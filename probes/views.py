@@ -17,6 +17,7 @@ from physalign_site.params import int_param
 from .attachments import attachment_of
 from .models import CompileRun, Probe, Release
 from .permissions import can_manage_probes, can_view_private_mapping
+from .run_labels import count_rows, run_state, timing_rows
 from .selectors import issues_by_code, probe_list
 from .services import compile_run_create
 
@@ -39,7 +40,10 @@ def run_list(request: HttpRequest) -> HttpResponse:
             return redirect("probes:run_list")
         return redirect("probes:run_detail", run.pk)
     runs = Paginator(CompileRun.objects.all(), 25).get_page(request.GET.get("page"))
-    return TemplateResponse(request, "probes/run_list.html", {"page": runs, "nav_section": "compile"})
+    rows = [(run, run_state(run)) for run in runs]
+    return TemplateResponse(
+        request, "probes/run_list.html", {"page": runs, "rows": rows, "nav_section": "compile"}
+    )
 
 
 @login_required
@@ -51,6 +55,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {
         "run": run,
         "running": running,
+        "state": run_state(run),
+        "count_rows": count_rows(run.counts),
+        "timing_rows": timing_rows(run.timings),
         "groups": [] if running else issues_by_code(run),
         "nav_section": "compile",
     }

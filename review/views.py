@@ -21,6 +21,7 @@ from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from probes.attachments import attachment_of
 from probes.models import Probe
+from probes.release_words import release_export_message
 
 from . import services
 from .forms import (
@@ -374,7 +375,7 @@ def signoff(request: HttpRequest) -> HttpResponse:
                 stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
                 output = Path(settings.MEDIA_ROOT) / "releases" / f"signoff-{item.pk}-{stamp}"
                 release = services.signoff_export(signoff=item, output=output, actor=request.user)
-                messages.success(request, f"Release {release.release_id[:20]}… exported ({release.counts}).")
+                messages.success(request, release_export_message(release))
             else:
                 assessment = AuditAssessment.objects.filter(pk=data["assessment"]).first()
                 services.signoff_create(

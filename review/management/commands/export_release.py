@@ -14,6 +14,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from physalign_site.errors import ApplicationError
+from probes.release_words import release_export_sentence
 from probes.releases import release_export
 from review.models import Signoff
 from review.services import signoff_export
@@ -66,4 +67,4 @@ class Command(BaseCommand):
             raise CommandError(f"{error.code}: {error.message}") from error
         for problem_id, reason in sorted(getattr(release, "left_out", {}).items()):
             self.stderr.write(f"left out {problem_id}: {reason}")
-        self.stdout.write(f"{release.release_id} {release.artifact_mode} {release.counts}")
+        self.stdout.write(release_export_sentence(release))

@@ -113,6 +113,7 @@ class ConditionPreview:
     scope: str
     probes: int  # planned probes this condition applies to
     chosen: bool
+    requests: int  # rows it adds: probes × models when chosen, else 0
 
 
 @dataclass(frozen=True)
@@ -137,17 +138,19 @@ def eval_run_preview(
     Unknown conditions and inactive models count for nothing (the launch refuses them)."""
     planned = _planned_probes(release, probe_filter or {})
     chosen = [c for c in CONDITIONS if c in conditions]
+    models = len(_active_configs(model_names))
+    applies = {c: sum(1 for p in planned if condition_applies(c, p.pools)) for c in CONDITIONS}
     per_condition = [
         ConditionPreview(
             condition=c,
             scope=CONDITION_SCOPE[c],
-            probes=sum(1 for p in planned if condition_applies(c, p.pools)),
+            probes=applies[c],
             chosen=c in chosen,
+            requests=applies[c] * models if c in chosen else 0,
         )
         for c in CONDITIONS
     ]
     pairs = len(_request_plan(chosen, planned))
-    models = len(_active_configs(model_names))
     return RunPreview(
         probes=len(planned), models=models, conditions=per_condition, pairs=pairs, total=models * pairs
     )

@@ -232,6 +232,8 @@ def test_the_preview_counts_exactly_the_rows_the_launch_creates(
         "reordered": len(planned),
     }
 
+    assert sum(c.requests for c in preview.context["preview"].conditions) == shown
+
     launched = client.post(
         reverse("evaluation:run_list"), {**params, "name": f"launch {choice}"}, follow=False
     )

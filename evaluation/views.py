@@ -151,7 +151,9 @@ def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
 @require_GET
 @require(can_run_evaluations)
 def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
-    row = get_object_or_404(EvalRequest.objects.select_related("run", "model", "probe", "probe__key", "score"), pk=pk)
+    row = get_object_or_404(
+        EvalRequest.objects.select_related("run", "model", "probe", "probe__key", "score"), pk=pk
+    )
     other = {
         r.condition: r
         for r in EvalRequest.objects.filter(run=row.run, model=row.model, probe=row.probe).select_related(

@@ -149,7 +149,7 @@ def test_conflict_between_two_contexts(browser, page, live_server, problem, page
     expect(page.locator("#ws-conflict")).to_be_visible(timeout=10_000)
     expect(page.locator("#ws-conflict-text")).to_contain_text("Version 2")
     screenshot(page, "h3-conflict")
-    page.locator("#ws-conflict-overwrite").click()
+    page.locator("#ws-conflict-keep").click()
     wait_saved(page)
     assert [n["text"] for n in stored(parent, 1).document["visual_nodes"]] == ["G"]
     other.close()

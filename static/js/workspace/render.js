@@ -62,7 +62,8 @@ export function renderHint(ctx) {
   const { state, payload } = ctx;
   const hint = HINTS[ctx.pass];
   // The workspace page shows a rejection's note itself, at the top (#ws-review-note); the review page has none.
-  const note = payload.state.review_note && !$("ws-review-note") ? ` Reviewer note: ${payload.state.review_note}` : "";
+  // A submitted document's note is the previous round's: not repeated while it waits for review.
+  const note = payload.state.review_note && !$("ws-review-note") && state.status !== "submitted" ? ` Reviewer note: ${payload.state.review_note}` : "";
   $("ws-hint").textContent = ctx.editable ? hint : `Read only (${state.status}).${note}`;
   $("ws-help-pass").textContent = hint;
 }

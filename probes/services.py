@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -25,7 +26,16 @@ from probes.compiler import (
 from probes.compiler.membership import MemberInput, assign_splits
 from probes.compiler.prompts import DEFAULT_PROMPT_SET
 
-from .models import CompileIssue, CompileRun, Membership, Probe, ProbeKey, PromptTemplateSet, RenderedView
+from .models import (
+    CompileIssue,
+    CompileRun,
+    Membership,
+    Probe,
+    ProbeKey,
+    PromptTemplateSet,
+    Release,
+    RenderedView,
+)
 from .selectors import compilable_parents, parent_source_for
 
 ProgressCallback = Callable[[int, int], None]
@@ -405,3 +415,30 @@ def _member_input(probes: list[Probe]) -> MemberInput:
         content_group_hint=probes[0].content_group_hint,
         tags=frozenset(tags),
     )
+
+
+def release_zip_queue(*, release: Release, actor: Any) -> Release:
+    """Queue the public zip of a release (built by a worker, progress in ``zip_progress``).
+
+    A zip being built is left alone; a ready one whose file is gone is built again. The page and the API both
+    call this, so a download is built the same way whoever asks.
+    """
+    from .tasks import (
+        release_zip_task,  # the tasks module imports the releases module, which imports this one
+    )
+
+    with transaction.atomic():
+        release = Release.objects.select_for_update().get(pk=release.pk)
+        if release.zip_status in ("queued", "running"):
+            return release
+        Release.objects.filter(pk=release.pk).update(zip_status="queued", zip_progress=0)
+        event_record(actor=actor, verb="release.zip_queued", obj=release)
+        transaction.on_commit(partial(release_zip_task.delay, release_pk=release.pk))
+    release.refresh_from_db()
+    return release
+
+
+def release_zip_file(release: Release) -> Path | None:
+    """The built public zip of a release, or None while it is not built (or its file went missing)."""
+    path = Path(release.zip_path) if release.zip_path else None
+    return path if release.zip_status == "ready" and path is not None and path.is_file() else None

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import release_views, views
 
 app_name = "probes"
 
@@ -15,4 +15,7 @@ urlpatterns = [
         name="probe_attachment",
     ),
     path("releases/", views.release_list, name="release_list"),
+    path("releases/<str:release_id>/", release_views.release_detail, name="release_detail"),
+    path("releases/<str:release_id>/zip/", release_views.release_zip, name="release_zip"),
+    path("releases/<str:release_id>/download/", release_views.release_download, name="release_download"),
 ]

@@ -3,11 +3,8 @@ private mappings only with the scorer permission), release zip downloads built b
 
 from __future__ import annotations
 
-from functools import partial
-from pathlib import Path
 from typing import Any
 
-from django.db import transaction
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -20,10 +17,9 @@ from rest_framework.views import APIView
 from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, role_permission
 from probes.models import CompileRun, Probe, Release
 from probes.permissions import can_manage_probes, can_read_public_release, can_view_private_mapping
-from probes.services import compile_run_create
+from probes.services import compile_run_create, release_zip_file, release_zip_queue
 
 from ..selectors import probe_list
-from ..tasks import release_zip_task
 
 
 class _Pages(PageNumberPagination):
@@ -311,10 +307,9 @@ class ReleaseZipApi(APIView):
 
     @extend_schema(operation_id="releases_zip_build", request=None, responses={202: ReleaseOutput})
     def post(self, request, release_id: str):
-        release = get_object_or_404(Release, release_id=release_id)
-        Release.objects.filter(pk=release.pk).update(zip_status="queued", zip_progress=0)
-        transaction.on_commit(partial(release_zip_task.delay, release_pk=release.pk))
-        release.refresh_from_db()
+        release = release_zip_queue(
+            release=get_object_or_404(Release, release_id=release_id), actor=request.user
+        )
         return Response(ReleaseOutput(release).data, status=202)
 
     @extend_schema(
@@ -328,8 +323,7 @@ class ReleaseZipApi(APIView):
     )
     def get(self, request, release_id: str):
         release = get_object_or_404(Release, release_id=release_id)
-        if release.zip_status != "ready" or not Path(release.zip_path).is_file():
+        path = release_zip_file(release)
+        if path is None:
             raise Http404("The zip is not built yet.")
-        return FileResponse(
-            open(release.zip_path, "rb"), as_attachment=True, filename=f"{release.release_id}.public.zip"
-        )
+        return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{release.release_id}.public.zip")

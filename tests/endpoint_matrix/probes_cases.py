@@ -66,6 +66,21 @@ CASES: list[Case] = [
         lambda w: f"/api/releases/{w.release_id}/private/",
         expected=ADMIN_API,
     ),
+    Case("release page", "get", lambda w: f"/releases/{w.release_id}/", expected=ADMIN_PAGES, fmt=None),
+    Case(
+        "release page download before the zip is built",
+        "get",
+        lambda w: f"/releases/{w.release_id}/download/",
+        expected={**only({ADM: 404}), ANON: 302},
+        fmt=None,
+    ),
+    Case(
+        "release page prepares the zip",
+        "post",
+        lambda w: f"/releases/{w.release_id}/zip/",
+        expected={**only({ADM: 302}), ANON: 302},
+        fmt=None,
+    ),
     Case(
         "release zip not built",
         "get",

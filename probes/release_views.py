@@ -1,0 +1,87 @@
+"""Release pages: each release with its files, and its public zip built on demand and downloaded."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET, require_POST
+
+from physalign_site.access import require
+
+from .models import Release
+from .permissions import can_manage_probes
+from .services import release_zip_file, release_zip_queue
+
+SHOWN_ONE_BY_ONE = 2  # files this deep (e.g. public/manifest.json) are listed; deeper ones by folder
+
+
+def release_files(release: Release) -> list[dict[str, object]]:
+    """The release folder as rows: top files one by one, deeper files summed per folder (thousands of views)."""
+    root = Path(release.path)
+    if not root.is_dir():
+        return []
+    folders: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    rows: list[dict[str, object]] = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file():
+            continue
+        parts = path.relative_to(root).parts
+        size = path.stat().st_size
+        if len(parts) <= SHOWN_ONE_BY_ONE:
+            rows.append({"name": "/".join(parts), "files": 1, "bytes": size, "folder": False})
+        else:
+            folder = folders["/".join(parts[:SHOWN_ONE_BY_ONE]) + "/"]
+            folder[0] += 1
+            folder[1] += size
+    rows += [{"name": name, "files": n, "bytes": size, "folder": True} for name, (n, size) in folders.items()]
+    for row in rows:
+        row["public"] = str(row["name"]).startswith("public/")
+    return sorted(rows, key=lambda row: (not row["public"], str(row["name"])))
+
+
+def _release(release_id: str) -> Release:
+    return get_object_or_404(Release, release_id=release_id)
+
+
+@login_required
+@require_GET
+@require(can_manage_probes)
+def release_detail(request: HttpRequest, release_id: str) -> HttpResponse:
+    release = _release(release_id)
+    context = {
+        "release": release,
+        "files": release_files(release),
+        "zip_ready": release_zip_file(release) is not None,
+        "nav_section": "releases",
+    }
+    template = (
+        "probes/_release_zip.html" if request.headers.get("HX-Request") else "probes/release_detail.html"
+    )
+    return TemplateResponse(request, template, context)
+
+
+@login_required
+@require_POST
+@require(can_manage_probes)
+def release_zip(request: HttpRequest, release_id: str) -> HttpResponse:
+    """Prepare the public zip (a worker builds it; the page shows its progress, then the download)."""
+    release = release_zip_queue(release=_release(release_id), actor=request.user)
+    messages.info(request, "Preparing the download. It appears here when the zip is ready.")
+    return redirect("probes:release_detail", release_id=release.release_id)
+
+
+@login_required
+@require_GET
+@require(can_manage_probes)
+def release_download(request: HttpRequest, release_id: str) -> FileResponse:
+    release = _release(release_id)
+    path = release_zip_file(release)
+    if path is None:
+        raise Http404("The zip is not built yet: prepare the download on the release page first.")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{release.release_id}.public.zip")

@@ -152,6 +152,7 @@ def test_a_reviewer_reads_an_attachment_in_the_zoomable_viewer(
     if not page.locator("#decision-form").count():
         page.get_by_role("link", name="Next target").click()
     page.wait_for_selector("#decision-form")
+    screenshot(page, "review-target-originals")
     original = ProblemImage.objects.get(parent__problem_id="SYNTHETIC_TEST_ONLY", image_id="img_0")
     page.get_by_role("link", name="Open original image img_0 in the zoomable viewer").focus()
     page.keyboard.press("Enter")

@@ -171,7 +171,7 @@ def pipeline_board() -> list[Stage]:
     def blockers(*figures: Figure) -> list[Figure]:
         return [f for f in figures if f.value]
 
-    return [
+    stages = [
         Stage(
             "imported",
             "Imported",
@@ -264,3 +264,7 @@ def pipeline_board() -> list[Stage]:
             done=f"{runs} completed evaluation run{'s' if runs != 1 else ''}.",
         ),
     ]
+    for stage in stages:
+        if not stage.parents.value and not stage.blockers:
+            stage.done = "Nothing has reached this stage yet."
+    return stages

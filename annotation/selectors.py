@@ -10,7 +10,7 @@ from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from kit.canonical import bytes_digest, digest, write_json_bytes
-from kit.passes.validator import ImageRef, checked_issues, context_for
+from kit.passes.validator import ImageRef, checked_workspace_issues, context_for
 
 from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
 
@@ -168,7 +168,8 @@ def parent_passes_approved(*, parent: ParentProblem) -> bool:
 
 
 def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any) -> list[dict[str, str]]:
-    """Issues of the pure pass validator as ``{code, path, message}`` dicts.
+    """Issues of the pure pass validator as ``{code, path, message}`` dicts: the Kit's checks plus the
+    workspace's stricter ones (a document made or stored in this app; Kit files are judged by the Kit's alone).
 
     The validator receives the parent's public context and the stored documents of earlier passes.
     """
@@ -187,7 +188,7 @@ def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any
         images=images,
         earlier=earlier,
     )
-    return checked_issues(pass_no, document, context)
+    return checked_workspace_issues(pass_no, document, context)
 
 
 def source_list() -> QuerySet[Source]:

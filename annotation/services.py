@@ -16,9 +16,7 @@ from kit.canonical import digest
 from kit.passes.validator import (
     FORBIDDEN_KEY,
     PROBLEM_ID_MISMATCH,
-    context_for,
     forbidden_key_issues,
-    workspace_checks,
 )
 from physalign_site.errors import ApplicationError, ConflictError
 
@@ -62,23 +60,6 @@ def _merge_issues(*groups: list[dict[str, str]]) -> list[dict[str, str]]:
 def _own_forbidden(pass_no: int, document: Any) -> list[dict[str, str]]:
     # Our own scan guards passes 1–4 even without the validator; Pass 5 legitimately has final_answer.
     return forbidden_key_issues(pass_no, document) if pass_no in ANNOTATION_PASSES else []
-
-
-def _workspace_issues(parent: ParentProblem, pass_no: int, document: Any) -> list[dict[str, str]]:
-    """The workspace's checks, stricter than the Kit (what its hints promise); they block submitting a
-    document made here, never importing a Kit file."""
-    earlier = dict(
-        PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).values_list("pass_no", "document")
-    )
-    context = context_for(
-        pass_no,
-        problem_id=parent.problem_id,
-        stem=parent.stem,
-        query=parent.query,
-        images=(),
-        earlier=earlier,
-    )
-    return [issue.as_dict() for issue in workspace_checks(pass_no, document, context)]
 
 
 def _hard_refusals(
@@ -272,7 +253,6 @@ def pass_document_submit(*, doc: PassDocument, actor: Any) -> PassDocument:
     issues = _merge_issues(
         pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document),
         _own_forbidden(doc.pass_no, doc.document),
-        _workspace_issues(doc.parent, doc.pass_no, doc.document),
     )
     if issues:
         raise ApplicationError(

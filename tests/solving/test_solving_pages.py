@@ -43,7 +43,7 @@ def test_launch_form_refuses_both_or_neither_source(admin_client):
     make_parents()
     model = scripted("solver", SCRIPT)
     response = admin_client.post(reverse("solving:solve_run_list"), {"model": model.pk, "parents": ""})
-    assert response.status_code == 400 and "exactly one of the two" in response.content.decode()
+    assert response.status_code == 400 and "exactly one of the three" in response.content.decode()
     response = admin_client.post(reverse("solving:solve_run_list"), {"model": model.pk, "parents": "NOPE"})
     assert response.status_code == 400 and "Unknown parent problems" in response.content.decode()
     assert SolveRun.objects.count() == 0

@@ -23,6 +23,12 @@ asks for ``\\boxed{}``, the reply is ``<reasoning>… \\boxed{X}.</reasoning>`` 
 with a seeded final answer X: a random option letter when the prompt lists options (lines ``A. …``, ``(A) …``
 or ``A) …``), else a seeded number with a unit. Prompts without an ``[Output format]`` section and
 without ``\\boxed`` keep the old reply ``{"answer": "simulated"}``.
+
+Skill profiles (``extra["profile"]``, see ``SkillProfile``): a profiled model answers probe prompts from
+what the request shows (the +GT packet, the marked text, Tesseract OCR of the anchor box, the candidate
+overlapping the anchors most or the Kit nearest-region rule), solving prompts with a small solver over
+the statement, and the debate's pruner/selector prompts by comparing with that solver; then it applies the
+profile's seeded noise. Without a profile every reply above is unchanged.
 """
 
 from __future__ import annotations

@@ -41,12 +41,11 @@ def release_export_sentence(release: Any) -> str:
 
 
 def release_export_message(release: Any) -> SafeString:
-    """HTML for a flash message: the release id links to the releases page."""
+    """HTML for a flash message: the release id links to the release's page."""
     short = release.release_id if len(release.release_id) <= 24 else release.release_id[:20] + "…"
     return format_html(
-        'Release <a href="{}#{}" title="{}"><code>{}</code></a> exported ({}, {}): {}.',
-        reverse("probes:release_list"),
-        release.release_id,
+        'Release <a href="{}" title="{}"><code>{}</code></a> exported ({}, {}): {}.',
+        reverse("probes:release_detail", args=[release.release_id]),
         release.release_id,
         short,
         release.split,

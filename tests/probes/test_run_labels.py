@@ -78,5 +78,5 @@ def test_release_export_sentence_and_message():
         "(grounding) and 1 probe from 1 parent problem in pool L (joint reading)."
     )
     html = str(release_export_message(release))
-    assert html.startswith('Release <a href="/releases/#NREL-aaaa')
+    assert html.startswith(f'Release <a href="/releases/NREL-{"a" * 64}/"')
     assert "{" not in html and "'probes'" not in html

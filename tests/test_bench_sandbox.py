@@ -84,7 +84,9 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
     _manage(env, "load_demo")
     before = _snapshot(env)
     media_before = _files(var_dir / "media")
-    assert len(before["parents"]) == 26 + 40 + 20 and len(before["passes"]) >= 160 and len(before["users"]) >= 6
+    assert (
+        len(before["parents"]) == 26 + 40 + 20 and len(before["passes"]) >= 160 and len(before["users"]) >= 6
+    )
     user_redis = redis.Redis.from_url(f"{REDIS}/{USER_REDIS_DB}")
     user_redis.flushdb()
     user_redis.set("users-own-key", "keep me")

@@ -38,4 +38,6 @@ def test_load_demo_loads_real_and_generated_problems_and_is_idempotent(settings,
     call_command("load_demo", "--count", "8", "--seed", "7", stdout=out)
     assert "26 unchanged" in out.getvalue() and "8 unchanged" in out.getvalue()
     assert dict(PassDocument.objects.values_list("pk", "version")) == versions
-    assert ParentProblem.objects.count() == 26 + 8 + 20  # OpenStax, generated, the solving demo's text problems
+    assert (
+        ParentProblem.objects.count() == 26 + 8 + 20
+    )  # OpenStax, generated, the solving demo's text problems

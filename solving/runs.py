@@ -34,6 +34,7 @@ from kit.canonical import digest
 from llm import ImageInput, LLMRequest, OutputStatus
 from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
+from physalign_site.db import analyze_after_commit
 from physalign_site.errors import ApplicationError
 from probes.models import Release
 from run_engine.engine import MAX_CLAIMS, RowTable, RunTable, rows_claim, run_cancel, run_dispatch, run_resume
@@ -238,6 +239,7 @@ def solve_run_create(
             for p in parents
         ]
     )
+    analyze_after_commit(SolveResponse, rows=len(parents))
     run.manifest = _manifest(run, parents)
     run.save(update_fields=["manifest"])
     event_record(

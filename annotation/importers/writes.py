@@ -11,9 +11,10 @@ from django.db import transaction
 
 from audit.services import event_record
 from kit.canonical import bytes_digest, text_digest
+from physalign_site.db import analyze_after_commit
 from physalign_site.errors import ApplicationError
 
-from ..models import ImportJob, ParentProblem, ProblemImage, Source
+from ..models import ImportJob, ParentProblem, PassDocument, ProblemImage, Source
 from .authority import ImportAuthority
 from .kit_passes import passes_write
 from .kit_rows import refresh_kit_parent_status
@@ -258,6 +259,7 @@ def write_or_refuse(
     else:
         try:
             _run_writes(prepared_rows, actor=actor, job=job, write_passes=write_passes)
+            analyze_after_commit(ParentProblem, ProblemImage, PassDocument, rows=len(prepared_rows))
         except ApplicationError as exc:  # e.g. a file changed between the check and the write
             report.error(exc.code.upper(), exc.message)
             report.mark_failed()

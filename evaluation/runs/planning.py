@@ -12,6 +12,7 @@ from audit.services import event_record
 from kit.canonical import digest
 from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for
+from physalign_site.db import analyze_after_commit
 from physalign_site.errors import ApplicationError
 from probes.models import Probe, Release
 from run_engine.engine import (
@@ -194,6 +195,7 @@ def eval_run_create(
         for condition, p in _request_plan(run.conditions, planned)
     ]
     EvalRequest.objects.bulk_create(rows, batch_size=1000)
+    analyze_after_commit(EvalRequest, rows=len(rows))
     run.total = len(rows)
     run.manifest = _manifest(run, configs, planned)
     run.save(update_fields=["total", "manifest"])

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 
 CONDITIONS = ("raw", "gold", "no_image", "reordered")
 STATUSES = ("completed", "unparseable", "refusal", "truncated", "infra_missing")
@@ -68,15 +69,30 @@ class ItemFileError(ValueError):
 
 
 def read_items(path: str) -> list[dict[str, Any]]:
+    """One record per non-blank line. orjson parses each line (≈ 5× faster than ``json``: 76k items
+    in ~0.15 s, issue 16 item 5); a line orjson refuses is read again exactly as before (decoded as
+    UTF-8, skipped when blank, ``json.loads``), so what ``json`` accepts beyond strict JSON (NaN, big
+    integers, lone surrogates) and every error message stay as they were. ``bytes.splitlines`` splits
+    at ``\n``, ``\r`` and ``\r\n`` only, like text-mode iteration with universal newlines."""
+    with open(path, "rb") as handle:
+        data = handle.read()
     items = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                items.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ItemFileError(f"line {number}: not JSON ({exc.msg})") from exc
+    loads = orjson.loads
+    for number, raw in enumerate(data.splitlines(), 1):
+        if not raw.strip():  # ASCII whitespace only; other Unicode blanks go through the fallback
+            continue
+        try:
+            items.append(loads(raw))
+            continue
+        except orjson.JSONDecodeError:
+            pass
+        line = raw.decode("utf-8")
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ItemFileError(f"line {number}: not JSON ({exc.msg})") from exc
     return items
 
 

@@ -32,10 +32,12 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal, cast
 
-import sympy
-
 if TYPE_CHECKING:
+    # sympy is imported inside the functions that need it at run time (render, _parse_latex_cached,
+    # _expression_equals_number): it costs ~0.5 s and the URL conf imports this module (debate views →
+    # scoring), so every manage.py command and web start paid for it (issue 16 item 5).
     import pint
+    import sympy
 
 Kind = Literal["empty", "choice", "quantity", "expression", "multi", "text"]
 
@@ -225,6 +227,8 @@ def render(canonical: Canonical) -> str:
     if canonical.kind == "quantity":
         return _render_quantity(cast(Quantity, canonical.quantity))
     if canonical.kind == "expression":
+        import sympy  # lazily: see the TYPE_CHECKING imports at the top
+
         latex: str = sympy.latex(canonical.expression)
         return latex
     if canonical.kind == "multi":
@@ -706,6 +710,7 @@ def _exponent_after(text: str, start: int) -> str:
 
 @lru_cache(maxsize=4096)
 def _parse_latex_cached(latex: str) -> sympy.Expr | None:
+    import sympy  # lazily: see the TYPE_CHECKING imports at the top
     from sympy.parsing.latex import parse_latex
 
     try:
@@ -749,6 +754,8 @@ def _expression_equals_number(expression: Canonical, number: Canonical) -> bool:
     quantity = cast(Quantity, number.quantity)  # the quantity side of an expression/quantity pair
     if quantity.dimensions or quantity.is_vector:
         return False
+    import sympy  # lazily: see the TYPE_CHECKING imports at the top
+
     return _expressions_equal(expression.expression, sympy.Float(quantity.components[0][1]))
 
 

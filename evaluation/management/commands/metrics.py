@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 
@@ -12,6 +13,10 @@ from evaluation.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, ItemFileError, c
 
 class Command(BaseCommand):
     help = "manage.py metrics --items ITEMS.jsonl --output OUT.json [--resamples 2000] [--seed 2027]"
+    # No database, no URLs, no templates: the system checks would import the whole URL conf (every
+    # view and what it imports) for nothing, 1.3–2 s of a 4.4 s run at 76k items (issue 16 item 5).
+    # Keep this module's imports to evaluation.metrics (pure numpy) so loading it pulls no view either.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("--items", required=True)
@@ -21,11 +26,18 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         started = time.perf_counter()
+        # The 76k item dicts make no reference cycles; without the collector walking them (and every
+        # module Django loaded) again and again while they are built, reading takes ~35 % less time.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             items = read_items(options["items"])
             result = compute_metrics(items, resamples=options["resamples"], seed=options["seed"])
         except (OSError, ItemFileError) as exc:
             raise CommandError(str(exc)) from exc
+        finally:
+            if collecting:
+                gc.enable()
         with open(options["output"], "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=1, sort_keys=True, ensure_ascii=False)
             handle.write("\n")

@@ -51,6 +51,18 @@ CASES: list[Case] = [
         expected={**only({ADM: 400})},
     ),
     Case("probes api", "get", "/api/probes/", expected=ADMIN_API),
+    Case(
+        "probes api chosen fields",
+        "get",
+        "/api/probes/?fields=logical_probe_id,raw_messages",
+        expected=ADMIN_API,
+    ),
+    Case(
+        "probes api unknown field",
+        "get",
+        "/api/probes/?fields=interface,private",
+        expected={**only({ADM: 400})},
+    ),
     Case("probe api", "get", lambda w: f"/api/probes/{kit_demo.T02}/", expected=ADMIN_API),
     Case("releases api", "get", "/api/releases/", expected=API_CLIENTS),
     Case("release api", "get", lambda w: f"/api/releases/{w.release_id}/", expected=API_CLIENTS),
@@ -59,6 +71,18 @@ CASES: list[Case] = [
         "get",
         lambda w: f"/api/releases/{w.release_id}/probes/?condition=gold",
         expected=API_CLIENTS,
+    ),
+    Case(
+        "release public probes, a cursor page",
+        "get",
+        lambda w: f"/api/releases/{w.release_id}/probes/?page_size=1&cursor=cD1QQVEt",
+        expected=API_CLIENTS,
+    ),
+    Case(
+        "release public probes, a bad cursor",
+        "get",
+        lambda w: f"/api/releases/{w.release_id}/probes/?cursor=not-a-cursor",
+        expected=statuses(404, anonymous=403),
     ),
     Case(
         "release private mappings",

@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.db.models import F
+
 from probes.models import CompileIssue, CompileRun, Probe
 
 from . import agreement
 from .models import AuditAssessment, AuditPlan, BlindAnswer, ReviewDecision
-from .selectors import live_probes, probe_outcome
+from .selectors import live_probes, probe_outcomes
 
 
 def _blind_label(blind: BlindAnswer) -> str:
@@ -26,12 +29,19 @@ def _blind_label(blind: BlindAnswer) -> str:
     return " ".join(parts)
 
 
+def _columns(*own: str) -> tuple[str, ...]:
+    """A row's own columns plus what the report reads of its probe and reviewer (never the probe's JSON)."""
+    username = get_user_model().USERNAME_FIELD
+    return (*own, "probe__logical_probe_id", "probe__review_target_root", f"reviewer__{username}")
+
+
 def agreement_report(*, context: str = "development") -> dict[str, Any]:
     """Per-probe agreement, Cohen's κ per reviewer pair, Fleiss' κ, on blind answers and on decisions (fresh
     roots only), and each reviewer's blind accuracy against the target (a human baseline)."""
     blinds = (
         BlindAnswer.objects.filter(slot__context=context)
         .select_related("probe", "reviewer")
+        .only(*_columns("cannot_answer", "answer", "matches_target", "review_target_root"))
         .order_by("probe__logical_probe_id")
     )
     blind_ratings: dict[str, dict[str, str]] = defaultdict(dict)
@@ -44,7 +54,11 @@ def agreement_report(*, context: str = "development") -> dict[str, Any]:
         accuracy[who][0] += int(bool(blind.matches_target))
         accuracy[who][1] += 1
     decision_ratings: dict[str, dict[str, str]] = defaultdict(dict)
-    for decision in ReviewDecision.objects.filter(slot__context=context).select_related("probe", "reviewer"):
+    for decision in (
+        ReviewDecision.objects.filter(slot__context=context)
+        .select_related("probe", "reviewer")
+        .only(*_columns("status", "severity", "review_target_root"))
+    ):
         if decision.review_target_root == decision.probe.review_target_root:
             decision_ratings[decision.probe.logical_probe_id][decision.reviewer.get_username()] = (
                 f"{decision.status}/{decision.severity}"
@@ -108,20 +122,30 @@ def agreement_json(report: dict[str, Any]) -> dict[str, Any]:
 
 def accounting_tables() -> dict[str, Any]:
     """Table 4 (candidate states, admission, re-review) and Table 5 (audit allocation and disposition)."""
-    probes = list(live_probes().select_related("parent", "parent__source"))
-    states = Counter(p.state for p in probes)
-    run = CompileRun.objects.filter(status=CompileRun.Status.SUCCEEDED).first()
-    blocked = CompileIssue.objects.filter(run=run).exclude(task_id="parent").count() if run else 0
-    latest = AuditAssessment.objects.select_related("plan").first()
-    excluded_parents = set(latest.result.get("confirmed_excluded_parents", [])) if latest else set()
-    approved = [p for p in probes if p.state == Probe.State.APPROVED]
-    withheld = [p for p in approved if p.parent.problem_id in excluded_parents]
-    stale_ids = {
-        d.probe_id
-        for d in ReviewDecision.objects.select_related("probe")
-        if d.review_target_root != d.probe.review_target_root
-    }
-    rereviewed = [p for p in probes if p.pk in stale_ids]
+    # Only the columns the tables count, never the probes' JSON: (pk, state, id, root, parent, source).
+    probes = list(
+        live_probes().values_list(
+            "pk",
+            "state",
+            "logical_probe_id",
+            "review_target_root",
+            "parent__problem_id",
+            "parent__source__name",
+        )
+    )
+    states = Counter(p[1] for p in probes)
+    run = CompileRun.objects.filter(status=CompileRun.Status.SUCCEEDED).values_list("pk", flat=True).first()
+    blocked = CompileIssue.objects.filter(run_id=run).exclude(task_id="parent").count() if run else 0
+    latest = AuditAssessment.objects.values_list("result", flat=True).first()
+    excluded_parents = set(latest.get("confirmed_excluded_parents", [])) if latest is not None else set()
+    approved = [p for p in probes if p[1] == Probe.State.APPROVED]
+    withheld = [p for p in approved if p[4] in excluded_parents]
+    stale_ids = set(
+        ReviewDecision.objects.exclude(review_target_root=F("probe__review_target_root"))
+        .values_list("probe_id", flat=True)
+        .order_by()
+    )
+    rereviewed = [p for p in probes if p[0] in stale_ids]
     table4 = {
         "screening": [
             ("Approved by human review", states.get(Probe.State.APPROVED, 0)),
@@ -139,34 +163,35 @@ def accounting_tables() -> dict[str, Any]:
         ],
         "rereview": [
             ("Recompiled probes re-reviewed by humans", len(rereviewed)),
-            ("Approved after re-review", sum(p.state == Probe.State.APPROVED for p in rereviewed)),
-            ("Rejected after re-review", sum(p.state == Probe.State.REJECTED for p in rereviewed)),
-            ("Still awaiting re-review", sum(p.state == Probe.State.PENDING_REVIEW for p in rereviewed)),
+            ("Approved after re-review", sum(p[1] == Probe.State.APPROVED for p in rereviewed)),
+            ("Rejected after re-review", sum(p[1] == Probe.State.REJECTED for p in rereviewed)),
+            ("Still awaiting re-review", sum(p[1] == Probe.State.PENDING_REVIEW for p in rereviewed)),
         ],
     }
     plan = AuditPlan.objects.order_by("-pk").first()
     table5: dict[str, Any] = {"plan": plan, "allocation": [], "disposition": []}
     if plan is not None:
-        candidates = [p for p in probes if p.parent.problem_id in set(plan.candidates)]
+        candidate_ids = set(plan.candidates)
+        candidates = [p for p in probes if p[4] in candidate_ids]
         audited = {q for q in plan.target_roots}
         groups: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for probe in candidates:
-            groups[probe.parent.source.name][0] += 1
-            groups[probe.parent.source.name][1] += int(probe.logical_probe_id in audited)
+        for _, _, qid, _, _, source in candidates:
+            groups[source][0] += 1
+            groups[source][1] += int(qid in audited)
         total = [sum(v[0] for v in groups.values()), sum(v[1] for v in groups.values())]
         table5["allocation"] = [
             (name, n, a, 100 * a / n if n else 0.0) for name, (n, a) in sorted(groups.items())
         ]
         table5["allocation_total"] = (total[0], total[1], 100 * total[1] / total[0] if total[0] else 0.0)
         rejected_before = set(
-            ReviewDecision.objects.filter(status="rejected").values_list("probe_id", flat=True)
+            ReviewDecision.objects.filter(status="rejected").values_list("probe_id", flat=True).order_by()
         )
+        outcomes = probe_outcomes({p[0]: p[3] for p in probes if p[2] in audited}, plan.context)
         disposition: Counter[str] = Counter()
-        for probe in (p for p in probes if p.logical_probe_id in audited):
-            outcome = probe_outcome(probe, plan.context).state
-            if outcome == "approved":
-                disposition["after" if probe.pk in rejected_before else "first"] += 1
-            elif outcome == "pending":
+        for pk, outcome in outcomes.items():
+            if outcome.state == "approved":
+                disposition["after" if pk in rejected_before else "first"] += 1
+            elif outcome.state == "pending":
                 disposition["pending"] += 1
             else:
                 disposition["excluded"] += 1

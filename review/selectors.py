@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, Exists, F, OuterRef, QuerySet
 
+from annotation.models import ParentProblem
 from probes.models import Probe
 
 from . import audit_stats, redaction
 from .models import (
+    AuditAssessment,
     AuditPlan,
     BlindAnswer,
     BlindOrder,
@@ -63,7 +65,13 @@ def probe_outcome(probe: Probe, context: str, *, ignore_resolution: bool = False
     with all confirmations and the same packet decision; matching rejections stand; anything else goes to an
     adjudicator. Audit: the kit's rule, a (status, severity) disagreement or ``unresolved`` is adjudicated.
     """
-    decisions = probe_decisions(probe, context)
+    return outcome_of(probe_decisions(probe, context), context, ignore_resolution=ignore_resolution)
+
+
+def outcome_of(
+    decisions: dict[str, ReviewDecision], context: str, *, ignore_resolution: bool = False
+) -> Outcome:
+    """:func:`probe_outcome` on one probe's fresh decisions of ``context``, by role (already fetched)."""
     resolution = decisions.get(Role.ADJUDICATOR)
     if resolution is not None and not ignore_resolution:
         return _final(resolution)
@@ -88,6 +96,36 @@ def probe_outcome(probe: Probe, context: str, *, ignore_resolution: bool = False
     if a.status == b.status == "rejected" and a.severity == b.severity and a.severity != "unresolved":
         return _final(a)
     return Outcome("adjudication")
+
+
+def fresh_decisions(
+    roots: dict[int, str], contexts: set[str]
+) -> dict[tuple[str, int], dict[str, ReviewDecision]]:
+    """Fresh decisions (on the root given for each probe pk) of these contexts, by (context, probe pk) and
+    role, in one query: what :func:`probe_decisions` gives one probe at a time."""
+    found: dict[tuple[str, int], dict[str, ReviewDecision]] = {}
+    if not roots or not contexts:
+        return found
+    rows = (
+        ReviewDecision.objects.filter(probe_id__in=list(roots), slot__context__in=sorted(contexts))
+        .select_related("blind")
+        .annotate(slot_context=F("slot__context"))
+    )
+    for row in rows:
+        if row.review_target_root == roots[row.probe_id]:
+            found.setdefault((row.slot_context, row.probe_id), {})[row.role] = row
+    return found
+
+
+def probe_outcomes(
+    roots: dict[int, str], context: str, *, ignore_resolution: bool = False
+) -> dict[int, Outcome]:
+    """:func:`probe_outcome` for many probes (pk → current root) of one context, in one query."""
+    found = fresh_decisions(roots, {context})
+    return {
+        pk: outcome_of(found.get((context, pk), {}), context, ignore_resolution=ignore_resolution)
+        for pk in roots
+    }
 
 
 def slot_work(slot: ReviewSlot, *, include_done: bool = False) -> list[Probe]:
@@ -145,29 +183,111 @@ def slot_rows(slot: ReviewSlot) -> list[WorkRow]:
 
 
 def my_slots(reviewer: Any) -> list[dict[str, Any]]:
-    rows = []
-    for slot in ReviewSlot.objects.filter(reviewer=reviewer).select_related("parent").order_by("-claimed_at"):
-        total = len(slot_work(slot, include_done=True))
-        remaining = len(slot_work(slot))
-        rows.append({"slot": slot, "total": total, "remaining": remaining})
-    return rows
+    slots = list(
+        ReviewSlot.objects.filter(reviewer=reviewer).select_related("parent").order_by("-claimed_at")
+    )
+    counts = slot_work_counts(slots)
+    return [{"slot": slot, "total": counts[slot.pk][0], "remaining": counts[slot.pk][1]} for slot in slots]
+
+
+def slot_work_counts(slots: list[ReviewSlot]) -> dict[int, tuple[int, int]]:
+    """For each slot, ``(len(slot_work(slot, include_done=True)), len(slot_work(slot)))`` in a constant number
+    of queries (the slots' live probes, their audit plans, the adjudicators' decisions, the slots' own
+    decisions)."""
+    if not slots:
+        return {}
+    probes: dict[int, list[tuple[int, str, str]]] = {}
+    for pk, parent_id, qid, root in (
+        live_probes()
+        .filter(parent_id__in={s.parent_id for s in slots})
+        .values_list("pk", "parent_id", "logical_probe_id", "review_target_root")
+    ):
+        probes.setdefault(parent_id, []).append((pk, qid, root))
+    plan_ids = {s.context.split(":", 1)[1] for s in slots if s.context != DEVELOPMENT}
+    plans = {
+        str(pk): roots
+        for pk, roots in AuditPlan.objects.filter(
+            pk__in=[p for p in plan_ids if p.isascii() and p.isdigit()]
+        ).values_list("pk", "target_roots")
+    }
+    work: dict[int, list[tuple[int, str, str]]] = {}
+    for slot in slots:
+        rows = probes.get(slot.parent_id, [])
+        if slot.context != DEVELOPMENT:
+            targets = plans.get(slot.context.split(":", 1)[1])
+            rows = [r for r in rows if targets is not None and r[1] in targets]
+        work[slot.pk] = rows
+    adjudicating = [s for s in slots if s.role == Role.ADJUDICATOR]
+    if adjudicating:
+        roots = {pk: root for s in adjudicating for pk, _, root in work[s.pk]}
+        found = fresh_decisions(roots, {s.context for s in adjudicating})
+        for slot in adjudicating:
+            work[slot.pk] = [
+                r
+                for r in work[slot.pk]
+                if outcome_of(found.get((slot.context, r[0]), {}), slot.context, ignore_resolution=True).state
+                == "adjudication"
+            ]
+    done: dict[int, set[tuple[int, str]]] = {}
+    for slot_id, probe_id, root in ReviewDecision.objects.filter(slot__in=[s.pk for s in slots]).values_list(
+        "slot_id", "probe_id", "review_target_root"
+    ):
+        done.setdefault(slot_id, set()).add((probe_id, root))
+    return {
+        slot.pk: (
+            len(work[slot.pk]),
+            sum((pk, root) not in done.get(slot.pk, set()) for pk, _, root in work[slot.pk]),
+        )
+        for slot in slots
+    }
 
 
 def open_contexts() -> list[tuple[str, str]]:
     """(context, label) pairs a reviewer may take work from: development, then each audit plan."""
     contexts = [(DEVELOPMENT, "Development review")]
-    for plan in AuditPlan.objects.select_related("campaign").order_by("-pk")[:10]:
-        if not plan.assessments.filter(accepted=True).exists():
+    accepted = AuditAssessment.objects.filter(plan=OuterRef("pk"), accepted=True)
+    for plan in (
+        AuditPlan.objects.select_related("campaign").annotate(done=Exists(accepted)).order_by("-pk")[:10]
+    ):
+        if not plan.done:
             contexts.append(
                 (plan.context, f"Audit {plan.campaign.campaign_id[:12]}… round {plan.round_number}")
             )
     return contexts
 
 
+def development_without_slots() -> dict[str, int]:
+    """Development parents with live probes and no slot yet, per role (primary, secondary): their slots are
+    made by the first claim (:func:`review.services.review_slots_ensure_development`), so they wait too."""
+    dev_parents = live_probes().filter(split=Probe.Split.DEVELOPMENT).values("parent_id").distinct()
+    return dict(
+        ParentProblem.objects.filter(pk__in=dev_parents).aggregate(
+            **{
+                role: Count(
+                    "pk",
+                    filter=~Exists(
+                        ReviewSlot.objects.filter(parent=OuterRef("pk"), context=DEVELOPMENT, role=role)
+                    ),
+                )
+                for role in (Role.PRIMARY, Role.SECONDARY)
+            }
+        )
+    )
+
+
 def unclaimed_counts() -> dict[tuple[str, str], int]:
-    counts: dict[tuple[str, str], int] = {}
-    for context, role in ReviewSlot.objects.filter(reviewer__isnull=True).values_list("context", "role"):
-        counts[(context, role)] = counts.get((context, role), 0) + 1
+    """Unclaimed slots per (context, role), development parents still without a slot counted as waiting."""
+    counts: dict[tuple[str, str], int] = {
+        (context, role): n
+        for context, role, n in ReviewSlot.objects.filter(reviewer__isnull=True)
+        .values_list("context", "role")
+        .annotate(n=Count("pk"))
+        .values_list("context", "role", "n")
+        .order_by()
+    }
+    for role, n in development_without_slots().items():
+        if n:
+            counts[(DEVELOPMENT, role)] = counts.get((DEVELOPMENT, role), 0) + n
     return counts
 
 

@@ -83,7 +83,6 @@ def _slot_probe(request: HttpRequest, slot_id: int, logical_probe_id: str) -> tu
 @require_GET
 @require(can_review)
 def queue(request: HttpRequest) -> HttpResponse:
-    services.review_slots_ensure_development()
     counts = unclaimed_counts()
     roles = [Role.PRIMARY, Role.SECONDARY, Role.ADJUDICATOR]
     offers = [

@@ -10,7 +10,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation.models import ParentProblem
 from audit.services import event_record
 from kit.canonical import digest
 from physalign_site.errors import ApplicationError
@@ -116,25 +115,31 @@ def blind_first_probe(seed: str, probe_ids: list[str]) -> str:
 
 
 def review_slots_ensure_development() -> int:
-    """Primary and secondary slots for every development parent with live probes (two independent reviewers)."""
+    """Primary and secondary slots for every development parent with live probes (two independent reviewers).
+
+    Called by the development claim, before it looks for a slot (the queue page only counts parents without
+    slots as waiting, it writes nothing). Three queries however many parents there are."""
     created = 0
     parents: dict[int, list[str]] = {}
-    for parent_id, qid in (
-        live_probes().filter(split=Probe.Split.DEVELOPMENT).values_list("parent_id", "logical_probe_id")
+    problem_ids: dict[int, str] = {}
+    for parent_id, problem_id, qid in (
+        live_probes()
+        .filter(split=Probe.Split.DEVELOPMENT)
+        .values_list("parent_id", "parent__problem_id", "logical_probe_id")
     ):
         parents.setdefault(parent_id, []).append(qid)
+        problem_ids[parent_id] = problem_id
     existing = set(ReviewSlot.objects.filter(context=DEVELOPMENT).values_list("parent_id", "role"))
     rows = []
     for parent_id, qids in parents.items():
-        problem_id = ParentProblem.objects.values_list("problem_id", flat=True).get(pk=parent_id)
-        first = blind_first_probe(digest(["development_review", problem_id]), sorted(qids))
-        for role in (Role.PRIMARY, Role.SECONDARY):
-            if (parent_id, role) not in existing:
-                rows.append(
-                    ReviewSlot(
-                        parent_id=parent_id, role=role, context=DEVELOPMENT, blind_first_probe_id=first
-                    )
-                )
+        missing = [r for r in (Role.PRIMARY, Role.SECONDARY) if (parent_id, r) not in existing]
+        if not missing:
+            continue
+        first = blind_first_probe(digest(["development_review", problem_ids[parent_id]]), sorted(qids))
+        rows += [
+            ReviewSlot(parent_id=parent_id, role=role, context=DEVELOPMENT, blind_first_probe_id=first)
+            for role in missing
+        ]
     if rows:
         created = len(ReviewSlot.objects.bulk_create(rows, ignore_conflicts=True))
     return created

@@ -26,7 +26,7 @@ from annotation.selectors import (
 from evaluation.models import EvalRequest, EvalRun
 from probes.models import CompileIssue, CompileRun, Probe, Release, ReleaseItem
 from review.models import ReviewSlot, Role, Signoff
-from review.selectors import DEVELOPMENT, live_probes, my_slots
+from review.selectors import DEVELOPMENT, live_probes, my_slots, unclaimed_counts
 
 
 def _url(name: str, *args: Any, **query: str) -> str:
@@ -73,33 +73,11 @@ def source_reviewer_home() -> dict[str, Any]:
 
 
 def reviewer_home(user: Any) -> dict[str, Any]:
-    """The reviewer's open slots and what waits in the development queue, per role.
-
-    Slots of development parents are created when someone opens the queue, so parents with live probes and
-    no slot yet count as waiting too (two each: primary and secondary).
-    """
+    """The reviewer's open slots and what waits in the development queue, per role (the queue page's own
+    counts: parents with live probes and no slot yet wait too, their slots are made by the first claim)."""
     slots = my_slots(user)
-    unclaimed = dict(
-        ReviewSlot.objects.filter(context=DEVELOPMENT, reviewer__isnull=True)
-        .values_list("role")
-        .annotate(n=Count("pk"))
-        .values_list("role", "n")
-    )
-    dev_parents = live_probes().filter(split=Probe.Split.DEVELOPMENT).values("parent_id").distinct()
-    without = dict(
-        ParentProblem.objects.filter(pk__in=dev_parents).aggregate(
-            **{
-                role: Count(
-                    "pk",
-                    filter=~Exists(
-                        ReviewSlot.objects.filter(parent=OuterRef("pk"), context=DEVELOPMENT, role=role)
-                    ),
-                )
-                for role in (Role.PRIMARY, Role.SECONDARY)
-            }
-        )
-    )
-    waiting = {role: unclaimed.get(role, 0) + without.get(role, 0) for role in Role.values}
+    counts = unclaimed_counts()
+    waiting = {role: counts.get((DEVELOPMENT, role), 0) for role in Role.values}
     return {
         "open_slots": [row for row in slots if row["remaining"]],
         "done_slots": sum(1 for row in slots if not row["remaining"]),

@@ -14,6 +14,7 @@ from django.utils import timezone
 from annotation.models import ParentProblem
 from audit.services import event_record
 from kit.canonical import digest
+from physalign_site.db import analyze_after_commit
 from physalign_site.errors import ApplicationError
 from probes.compiler import (
     BlockedGroup,
@@ -168,6 +169,7 @@ def compile_run_execute(*, run_id: int, progress: ProgressCallback | None = None
         finished_at=timezone.now(),
         timings={k: round(v, 4) for k, v in timings.items()},
     )
+    analyze_after_commit(Probe, ProbeKey, RenderedView, CompileIssue, Membership, rows=counts["probes"])
     run.refresh_from_db()
     return run
 

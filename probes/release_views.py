@@ -56,14 +56,14 @@ def release_detail(request: HttpRequest, release_id: str) -> HttpResponse:
     release = _release(release_id)
     context = {
         "release": release,
-        "files": release_files(release),
         "zip_ready": release_zip_file(release) is not None,
         "nav_section": "releases",
     }
-    template = (
-        "probes/_release_zip.html" if request.headers.get("HX-Request") else "probes/release_detail.html"
+    if request.headers.get("HX-Request"):  # the zip panel's progress poll: no walk of the release folder
+        return TemplateResponse(request, "probes/_release_zip.html", context)
+    return TemplateResponse(
+        request, "probes/release_detail.html", {**context, "files": release_files(release)}
     )
-    return TemplateResponse(request, template, context)
 
 
 @login_required

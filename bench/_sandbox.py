@@ -11,7 +11,8 @@ picks the database itself, whatever ``DATABASE_URL`` (or a ``.env`` file) says:
 
 Redis, when a benchmark needs it, is a database number the sandbox chooses: the highest one below the
 test suite's (14, 15) that holds no keys. It is flushed at exit only if the sandbox's own marker key is
-still there. Media, the Celery filesystem broker and every other file go under the temporary folder.
+still there. Media, the Celery filesystem broker and every other file go under the temporary folder — or,
+for a kept database, under ``var/bench/<database>/`` beside the checkout, so its files outlive the run too.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 BENCH_MARK = "physalign-bench sandbox: created by a benchmark; safe to drop"
 REDIS_MARKER_KEY = "physalign-bench:owner"
@@ -130,11 +133,14 @@ def open_sandbox(
         path = root / "bench.sqlite3"
         box = Sandbox(name=name, root=root, database_url=f"sqlite:///{path}", database_name=str(path))
     atexit.register(box.close)
+    # A kept database keeps its files too (rendered views, uploads, item files live in media storage):
+    # they go beside the checkout under var/bench/<name>/, not into the folder removed at exit.
+    files = ROOT / "var" / "bench" / box.database_name if box.keep else root
     env = {
         "DJANGO_SETTINGS_MODULE": "physalign_site.settings",
         "DATABASE_URL": box.database_url,
-        "PHYSALIGN_VAR_DIR": str(root / "var"),
-        "PHYSALIGN_MEDIA_ROOT": str(root / "media"),
+        "PHYSALIGN_VAR_DIR": str(files / "var"),
+        "PHYSALIGN_MEDIA_ROOT": str(files / "media"),
         "CELERY_BROKER_URL": "filesystem://",
         "CELERY_RESULT_BACKEND": "",
         "REDIS_URL": "",

@@ -41,6 +41,20 @@ class EvalRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Progress counters: the rows that ended, per final status, and their tokens and dollars, added in the
+    # transaction that ends them and recounted when a rescore changes statuses (``evaluation.runs.progress``),
+    # so a progress poll reads the run row instead of counting its requests.
+    done_completed = models.PositiveIntegerField(default=0)
+    done_unparseable = models.PositiveIntegerField(default=0)
+    done_refusal = models.PositiveIntegerField(default=0)
+    done_truncated = models.PositiveIntegerField(default=0)
+    done_infra_missing = models.PositiveIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=20, decimal_places=8, default=0)
+    # the item file (JSONL, the contract of ``manage.py metrics``), written once when the run is scored and
+    # rebuilt by a rescore (``evaluation.runs.item_file``); empty until then
+    items_file = models.FileField(upload_to="eval_runs/", max_length=300, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -4,21 +4,23 @@ denominator), executed by chunk tasks under the run engine's leases, scored once
 One job per module: ``tables`` (options and statuses), ``planning`` (what a run asks), ``control``
 (dispatch, cancel, resume through ``run_engine``), ``attachments`` (the images a request carries, cached by
 content), ``request`` (the exact request of a row), ``execution`` (claiming, calling and storing a chunk),
-``scores`` (a row's item score) and ``results`` (items, metrics, rescoring and progress).
+``scores`` (a row's item score), ``progress`` (the counters kept on the run, and what a progress poll shows),
+``item_file`` (the stored item file) and ``results`` (items, metrics, rescoring).
 """
 
 from .control import eval_run_cancel, eval_run_dispatch, eval_run_resume
 from .execution import eval_chunk_process
+from .item_file import item_lines
 from .planning import CONDITION_SCOPE, RunPreview, condition_applies, eval_run_create, eval_run_preview
+from .progress import RunProgress, run_progress, runs_progress
 from .request import build_request
 from .results import (
     POOL_OF,
-    RunProgress,
     eval_run_finalize,
     eval_run_rescore,
     metrics_store,
+    run_item_file,
     run_items,
-    run_progress,
 )
 from .tables import DEFAULT_OPTIONS
 
@@ -38,7 +40,10 @@ __all__ = [
     "eval_run_rescore",
     "metrics_store",
     "run_items",
+    "run_item_file",
+    "item_lines",
     "run_progress",
+    "runs_progress",
     "RunProgress",
     "POOL_OF",
 ]

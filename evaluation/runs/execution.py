@@ -27,6 +27,7 @@ from run_engine.engine import (
 from ..models import EvalRequest, EvalRun, ItemScore
 from .attachments import AttachmentError, attachments_load
 from .control import ROWS
+from .progress import progress_rows_ended
 from .request import build_request
 from .results import eval_run_finalize
 from .scores import score_of
@@ -78,7 +79,9 @@ def _store_results(done: list[tuple[EvalRequest, ItemScore]], *, token: str | No
         row.completed_at = now
         row.status = item.status  # the scored status (unparseable, refusal, …) is the row's final status
     if connection.vendor == "postgresql":
-        return _store_results_postgres(done, token=token, now=now)
+        return progress_rows_ended(
+            [row for row, _ in done], _store_results_postgres(done, token=token, now=now)
+        )
     owned = (
         EvalRequest.objects.select_for_update()
         .filter(pk__in=[row.pk for row, _ in done])
@@ -96,7 +99,7 @@ def _store_results(done: list[tuple[EvalRequest, ItemScore]], *, token: str | No
             unique_fields=["request"],
             update_fields=SCORE_FIELDS,
         )
-    return len(kept)
+    return progress_rows_ended([row for row, _ in kept], len(kept))
 
 
 # field → (SQL type of the array its values are sent in, cast to the column's type)

@@ -1,66 +1,137 @@
-"""A run's items, metrics (stored as snapshots), rescoring and progress."""
+"""A run's items (streamed), its metrics (stored as snapshots) and item file, and rescoring."""
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Any
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
 
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from audit.services import event_record
 from kit.nearest import controls_choice
+from kit.private_key import ProbeKeyView
+from models_registry.models import ModelConfig
 from probes.models import Probe
-from run_engine.progress import RunTotals, rate_and_eta
 
 from .. import metrics as metrics_core
 from ..models import EvalRequest, EvalRun, MetricSnapshot
+from .item_file import item_file_open, item_file_store, item_line
+from .progress import progress_counters_recount
 from .scores import score_row
 from .tables import TERMINAL
 
+# rows read per query when streaming a run's items: memory stays flat in the number of requests
+ITEM_CHUNK = 5000
 
-def _nearest_outcome(probe: Probe) -> str:
+
+@dataclass(frozen=True)
+class _ProbeFacts:
+    """What an item record says about its probe, the same for every request of the probe."""
+
+    probe_id: str
+    parent_id: str
+    task_id: str
+    interface: str
+    K: int
+    gold_alias_count: int
+    nearest: str
+
+
+def _nearest_outcome(
+    nearest: dict[str, Any] | None, display_order: list[str], gold_aliases: list[str]
+) -> str:
     """The control's outcome: the compiler's Kit-shaped prediction, a tie broken by display order."""
-    nearest = (probe.metadata or {}).get("nearest_region") or {}
-    alias = controls_choice(nearest, [c["alias"] for c in probe.raw_view.get("candidates", [])])
+    alias = controls_choice(nearest or {}, display_order)
     if alias is None:
         return "not_applicable"
-    return "correct" if alias in probe.key.gold_aliases else "wrong"
+    return "correct" if alias in gold_aliases else "wrong"
 
 
-def run_items(run: EvalRun) -> list[dict[str, Any]]:
-    """The run as item-file records (the contract of ``manage.py metrics``)."""
-    rows = (
-        run.requests.filter(status__in=TERMINAL)
-        .select_related("model", "probe__parent", "probe__key", "score")
-        .order_by("pk")
+def _probe_facts(probe_pks: Iterable[int]) -> dict[int, _ProbeFacts]:
+    """Each probe's item facts, reading only the JSON keys they need (not the whole probe, view or key)."""
+    rows = Probe.objects.filter(pk__in=list(probe_pks)).values_list(
+        "pk",
+        "logical_probe_id",
+        "parent__problem_id",
+        "task_id",
+        "interface",
+        KeyTransform("nearest_region", "metadata"),
+        KeyTransform("candidates", "raw_view"),
+        KeyTransform("candidate_map", "key__key"),
+        KeyTransform("gold_targets", "key__key"),
     )
-    nearest_cache: dict[int, str] = {}
-    items = []
-    for row in rows:
-        probe = row.probe
-        if probe.pk not in nearest_cache:
-            nearest_cache[probe.pk] = _nearest_outcome(probe)
-        s = getattr(row, "score", None)
-        items.append(
-            {
-                "model": row.model.name,
-                "condition": row.condition,
-                "probe_id": probe.logical_probe_id,
-                "parent_id": probe.parent.problem_id,
+    facts = {}
+    for pk, logical_id, parent_id, task_id, interface, nearest, candidates, candidate_map, gold in rows:
+        key = ProbeKeyView({"candidate_map": candidate_map, "gold_targets": gold})
+        gold_aliases = key.gold_aliases
+        display_order = [c["alias"] for c in candidates or []]
+        facts[pk] = _ProbeFacts(
+            probe_id=logical_id,
+            parent_id=parent_id,
+            task_id=task_id,
+            interface=interface,
+            K=len(key.candidate_map),
+            gold_alias_count=len(gold_aliases),
+            nearest=_nearest_outcome(nearest, display_order, gold_aliases),
+        )
+    return facts
+
+
+def run_items(run: EvalRun) -> Iterator[dict[str, Any]]:
+    """The run's ended rows as item-file records (the contract of ``manage.py metrics``), in row order.
+
+    Streamed: rows are read ``ITEM_CHUNK`` at a time by primary key, narrowly (no raw output, no probe
+    JSON), and each probe's facts are read once, for the probes a chunk meets first."""
+    names = dict(run.model_configs.values_list("pk", "name"))
+    facts: dict[int, _ProbeFacts] = {}
+    rows = (
+        EvalRequest.objects.filter(run_id=run.pk, status__in=TERMINAL)
+        .order_by("pk")
+        .values_list(
+            "pk",
+            "model_id",
+            "condition",
+            "probe_id",
+            "pools",
+            "status",
+            "score__status",
+            "score__C",
+            "score__G",
+        )
+    )
+    last = 0
+    while True:
+        chunk = list(rows.filter(pk__gt=last)[:ITEM_CHUNK])
+        if not chunk:
+            return
+        last = chunk[-1][0]
+        new_probes = {r[3] for r in chunk} - facts.keys()
+        if new_probes:
+            facts.update(_probe_facts(new_probes))
+        new_models = {r[1] for r in chunk} - names.keys()
+        if new_models:
+            names.update(ModelConfig.objects.filter(pk__in=new_models).values_list("pk", "name"))
+        for _, model_id, condition, probe_pk, pools, status, score_status, C, G in chunk:
+            probe = facts[probe_pk]
+            yield {
+                "model": names[model_id],
+                "condition": condition,
+                "probe_id": probe.probe_id,
+                "parent_id": probe.parent_id,
                 "task_id": probe.task_id,
                 "interface": probe.interface,
-                "pools": row.pools,
-                "status": s.status if s else row.status,
-                "C": s.C if s else None,
-                "G": s.G if s else None,
-                "K": len(probe.key.view.candidate_map),
-                "gold_alias_count": len(probe.key.gold_aliases),
-                "nearest": nearest_cache[probe.pk],
+                "pools": pools,
+                "status": score_status if score_status is not None else status,
+                "C": C,
+                "G": G,
+                "K": probe.K,
+                "gold_alias_count": probe.gold_alias_count,
+                "nearest": probe.nearest,
             }
-        )
-    return items
 
 
 def eval_run_finalize(*, run_id: int) -> EvalRun | None:
@@ -103,9 +174,17 @@ POOL_OF = {
 
 @transaction.atomic
 def metrics_store(*, run: EvalRun) -> dict[str, Any]:
-    result = metrics_core.compute_metrics(
-        run_items(run), resamples=int(run.options.get("resamples", 2000)), seed=run.seed
-    )
+    """Compute and store the run's metrics and its item file, from one pass over its rows."""
+    items = []
+    with tempfile.TemporaryFile() as spool:
+        for item in run_items(run):
+            items.append(item)
+            spool.write(item_line(item))
+        result = metrics_core.compute_metrics(
+            items, resamples=int(run.options.get("resamples", 2000)), seed=run.seed
+        )
+        del items
+        item_file_store(run, spool)
     configs = {c.name: c for c in run.model_configs.all()}
     run.snapshots.all().delete()
     snapshots = []
@@ -135,8 +214,14 @@ def metrics_store(*, run: EvalRun) -> dict[str, Any]:
 
 
 def eval_run_rescore(*, run: EvalRun, actor: Any = None) -> dict[str, Any]:
-    """Recompute every ItemScore and every metric from the stored raw outputs; no model is called."""
-    rows = run.requests.filter(status__in=TERMINAL).select_related("probe__key")
+    """Recompute every ItemScore, the progress counters, every metric and the item file from the stored raw
+    outputs; no model is called."""
+    rows = (
+        run.requests.filter(status__in=TERMINAL)
+        .select_related("probe__key", "score")
+        .defer(*_RESCORE_DEFERRED)
+        .order_by("pk")
+    )
     changed = 0
     for row in rows.iterator(chunk_size=500):
         before = getattr(row, "score", None)
@@ -146,27 +231,34 @@ def eval_run_rescore(*, run: EvalRun, actor: Any = None) -> dict[str, Any]:
         )
         item = score_row(row)
         changed += int(old != (item.C, item.G))
+    progress_counters_recount(run.pk)  # a rescore may move rows between final statuses
     result = metrics_store(run=run)
     event_record(actor=actor, verb="eval_run.rescore", obj=run, after={"changed_items": changed})
     return {"changed_items": changed, "metrics": result}
 
 
-class RunProgress(RunTotals):
-    """An evaluation run's progress (``run_engine.progress``)."""
+# what scoring a stored row does not read: the probe's views, messages and diagnostics, the key's other parts
+_RESCORE_DEFERRED = (
+    "probe__raw_view",
+    "probe__gold_view",
+    "probe__raw_messages",
+    "probe__gold_messages",
+    "probe__attachment_ids",
+    "probe__metadata",
+    "probe__key__native_query",
+    "probe__key__displays",
+    "probe__key__assets",
+)
 
 
-def run_progress(run: EvalRun) -> RunProgress:
-    counts = dict(run.requests.values_list("status").annotate(n=Count("pk")).order_by())
-    done = sum(counts.get(s, 0) for s in TERMINAL)
-    agg = run.requests.aggregate(i=Sum("input_tokens"), o=Sum("output_tokens"), c=Sum("cost_usd"))
-    rate, eta = rate_and_eta(run, done)
-    return RunProgress(
-        total=run.total,
-        done=done,
-        by_status=counts,
-        input_tokens=agg["i"] or 0,
-        output_tokens=agg["o"] or 0,
-        cost_usd=agg["c"] or Decimal(0),
-        rate_per_s=rate,
-        eta_s=eta,
-    )
+def _item_file_build(run: EvalRun) -> str:
+    with tempfile.TemporaryFile() as spool:
+        for item in run_items(run):
+            spool.write(item_line(item))
+        return item_file_store(run, spool)
+
+
+def run_item_file(run: EvalRun) -> tuple[IO[bytes], int]:
+    """A scored run's item file, open for reading, and its size in bytes. Built once, on this first call,
+    for a run scored before item files were kept (the rows are read, the metrics are not recomputed)."""
+    return item_file_open(run, _item_file_build)

@@ -78,7 +78,7 @@ def test_run_scores_every_row_and_stores_snapshots(approved_probes, eager):
     assert MetricSnapshot.objects.filter(run=run, subject="baseline", metric="random").exists()
     kit_paired = MetricSnapshot.objects.filter(run=run, subject="m-good", metric__startswith="kit_paired.")
     assert kit_paired.exists() and set(kit_paired.values_list("pool", flat=True)) == {"P"}
-    items = run_items(run)
+    items = list(run_items(run))
     assert len(items) == run.total and {i["condition"] for i in items} == {"raw", "gold"}
     # The nearest-region control reads the compiler's Kit-shaped prediction: the T03-image probe's box
     # baseline is scored, not silently "not_applicable".

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
@@ -23,13 +25,36 @@ KIT_PAIRED = ("GAcc", "GAcc_gold", "delta", "CAcc", "JAcc", "GAcc_L", "GAcc_give
 
 
 def run_list() -> QuerySet[EvalRun]:
-    return EvalRun.objects.select_related("release").prefetch_related("model_configs")
+    """Runs, newest first, without their metrics and manifest (a list shows neither)."""
+    return (
+        EvalRun.objects.select_related("release")
+        .prefetch_related("model_configs")
+        .defer("metrics", "manifest", "probe_filter")
+    )
 
 
 def run_requests(
     run: EvalRun, *, model: str = "", condition: str = "", status: str = ""
 ) -> QuerySet[EvalRequest]:
-    rows = run.requests.select_related("model", "probe", "score").order_by("pk")
+    """The run's requests in row order, filtered, with what the items table shows (no output, no probe JSON)."""
+    rows = (
+        EvalRequest.objects.filter(run_id=run.pk)
+        .select_related("model", "probe", "score")
+        .only(
+            "pk",
+            "run_id",
+            "condition",
+            "status",
+            "claims",
+            "model__name",
+            "probe__logical_probe_id",
+            "probe__interface",
+            "score__C",
+            "score__G",
+            "score__J",
+        )
+        .order_by("pk")
+    )
     if model:
         rows = rows.filter(model__name=model)
     if condition:
@@ -37,6 +62,48 @@ def run_requests(
     if status:
         rows = rows.filter(status=status)
     return rows
+
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class RequestPage:
+    """One page of a run's requests by primary key (keyset paging: no OFFSET, so a late page costs what the
+    first does). ``next_after`` / ``previous_before`` are the keys of the neighbouring pages, or None."""
+
+    rows: list[EvalRequest]
+    next_after: int | None
+    previous_before: int | None
+
+    def __iter__(self) -> Iterator[EvalRequest]:
+        return iter(self.rows)
+
+
+def run_requests_page(
+    run: EvalRun,
+    *,
+    after: int | None = None,
+    before: int | None = None,
+    size: int = PAGE_SIZE,
+    **filters: str,
+) -> RequestPage:
+    """The ``size`` requests after the key ``after`` (the first page without one), or the ``size`` before the
+    key ``before``, with the keys of the pages either side."""
+    rows = run_requests(run, **filters)
+    if before is not None and after is None:  # backwards: the page just before the key
+        found = list(rows.filter(pk__lt=before).order_by("-pk")[: size + 1])
+        page = list(reversed(found[:size]))
+        previous = page[0].pk if len(found) > size else None
+        edge = page[-1].pk if page else before - 1
+        following = edge if rows.filter(pk__gt=edge).exists() else None
+    else:
+        found = list((rows if after is None else rows.filter(pk__gt=after))[: size + 1])
+        page = found[:size]
+        following = page[-1].pk if len(found) > size else None
+        edge = page[0].pk if page else (after or 0) + 1
+        previous = edge if after is not None and rows.filter(pk__lt=edge).exists() else None
+    return RequestPage(rows=page, next_after=following, previous_before=previous)
 
 
 def results_tables(metrics: dict[str, Any] | None) -> dict[str, Any]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -14,7 +13,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
-from physalign_site.params import int_list_param
+from physalign_site.params import int_list_param, int_param
 
 from . import selectors
 from .drilldown import request_drilldown
@@ -27,8 +26,11 @@ from .runs import (
     eval_run_create,
     eval_run_preview,
     eval_run_resume,
+    item_lines,
+    run_item_file,
     run_items,
     run_progress,
+    runs_progress,
 )
 
 
@@ -51,7 +53,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
             error = exc.message
         else:
             return redirect("evaluation:run_detail", pk=run.pk)
-    runs = [(r, run_progress(r)) for r in selectors.run_list()[:50]]
+    listed = list(selectors.run_list()[:50])
+    runs = list(zip(listed, runs_progress(listed), strict=True))
     return TemplateResponse(
         request,
         "evaluation/run_list.html",
@@ -131,7 +134,8 @@ def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
     run = get_object_or_404(EvalRun, pk=pk)
     filters = {k: request.GET.get(k, "") for k in ("model", "condition", "status")}
-    page = Paginator(selectors.run_requests(run, **filters), 50).get_page(request.GET.get("page"))
+    after, before = (int_param(request.GET.get(k), name=k) for k in ("after", "before"))
+    page = selectors.run_requests_page(run, after=after, before=before, **filters)
     return TemplateResponse(
         request,
         "evaluation/run_items.html",
@@ -190,6 +194,7 @@ def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
 @require(can_run_evaluations)
 def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     run = get_object_or_404(EvalRun, pk=pk)
+    fmt = "items" if fmt == "jsonl" else fmt  # the item file is JSONL
     if fmt not in ("csv", "json", "items"):
         raise Http404("unknown download format")
     if fmt == "csv":
@@ -200,8 +205,17 @@ def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
             {"run": run.pk, "manifest": run.manifest, "metrics": run.metrics}, json_dumps_params={"indent": 1}
         )
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-metrics.json"'
-    else:
-        body = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in run_items(run))
-        response = HttpResponse(body, content_type="application/x-ndjson")
+    elif run.status == EvalRun.Status.COMPLETED:
+        # written when the run was scored (rebuilt by a rescore); a run scored before item files were kept
+        # gets it built here, once
+        handle, _ = run_item_file(run)
+        response = FileResponse(
+            handle, as_attachment=True, filename=f"run-{run.pk}-items.jsonl", content_type=ITEMS_CONTENT_TYPE
+        )
+    else:  # still running (or cancelled, failed): the rows ended so far, streamed
+        response = StreamingHttpResponse(item_lines(run_items(run)), content_type=ITEMS_CONTENT_TYPE)
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-items.jsonl"'
     return response
+
+
+ITEMS_CONTENT_TYPE = "application/x-ndjson"

@@ -148,6 +148,23 @@ STORAGES = {
         )
     },
 }
+# Media (imported originals, rendered views under views/<sha256[:2]>/<sha256>.png): files under MEDIA_ROOT, or an
+# S3-compatible bucket (django-storages) when PHYSALIGN_MEDIA_S3_BUCKET is set. Credentials never appear here:
+# boto3 reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or a profile, or the instance role) from the environment.
+MEDIA_S3_BUCKET = env.str("PHYSALIGN_MEDIA_S3_BUCKET", default="")
+if MEDIA_S3_BUCKET:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": MEDIA_S3_BUCKET,
+            "endpoint_url": env.str("PHYSALIGN_MEDIA_S3_ENDPOINT_URL", default="") or None,  # MinIO, R2, …
+            "region_name": env.str("PHYSALIGN_MEDIA_S3_REGION", default="") or None,
+            "location": env.str("PHYSALIGN_MEDIA_S3_PREFIX", default=""),  # a folder inside the bucket
+            "default_acl": None,  # the bucket's policy decides; objects are never public by our doing
+            "querystring_auth": True,  # never served by URL anyway: images go through permission-checked views
+            "file_overwrite": True,  # content-addressed names: the same name always holds the same bytes
+        },
+    }
 WHITENOISE_USE_FINDERS = DEBUG
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -1,6 +1,9 @@
 """Where a probe's attachments come from, in one place: each attachment id names a rendered view of the probe
-(its PNG in the database) or an original image of its parent (a file), in the order the model receives them.
-The probe browser, the reviewer's page, evaluation runs and release exports all resolve them here."""
+or an original image of its parent, in the order the model receives them. Both are files in the media storage
+(Django's default storage: the filesystem, or an S3-compatible bucket): a view under a content-addressed name
+(``views/<sha256[:2]>/<sha256>.png``, so identical renders are stored once), an original where the import put
+it. The probe browser, the reviewer's page, evaluation runs and release exports all resolve them here, and the
+compiler stores views through :func:`view_store`."""
 
 from __future__ import annotations
 
@@ -8,7 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
 from annotation.models import ProblemImage
+from kit.canonical import bytes_digest
 
 from .models import Probe, RenderedView
 
@@ -21,7 +28,7 @@ class AttachmentMissing(KeyError):
 
 @dataclass(frozen=True)
 class Attachment:
-    """One attachment's metadata; ``read()`` fetches its bytes (a query for a view, a storage read for an original)."""
+    """One attachment's metadata; ``read()`` fetches its bytes from the media storage."""
 
     asset_id: str
     sha256: str  # of the bytes (views: as rendered; originals: as imported)
@@ -30,6 +37,7 @@ class Attachment:
     width: int
     height: int
     view_pk: int | None = None
+    view_name: str = ""  # the view's name in the media storage
     image: ProblemImage | None = None
 
     @property
@@ -38,7 +46,8 @@ class Attachment:
 
     def read(self) -> bytes:
         if self.view_pk is not None:
-            return bytes(RenderedView.objects.values_list("png", flat=True).get(pk=self.view_pk))
+            with default_storage.open(self.view_name, "rb") as handle:
+                return handle.read()
         assert self.image is not None
         with self.image.file.open("rb") as handle:
             return handle.read()
@@ -50,10 +59,12 @@ class AttachmentIndex:
     def __init__(self, probes: Iterable[Probe]) -> None:
         probes = list(probes)
         self._views = {
-            (probe_id, view_id): Attachment(view_id, sha, VIEW_MEDIA_TYPE, ".png", width, height, view_pk=pk)
-            for pk, probe_id, view_id, sha, width, height in RenderedView.objects.filter(
+            (probe_id, view_id): Attachment(
+                view_id, sha, VIEW_MEDIA_TYPE, ".png", width, height, view_pk=pk, view_name=name
+            )
+            for pk, probe_id, view_id, sha, width, height, name in RenderedView.objects.filter(
                 probe_id__in=[p.pk for p in probes]
-            ).values_list("pk", "probe_id", "view_id", "bytes_sha256", "width", "height")
+            ).values_list("pk", "probe_id", "view_id", "bytes_sha256", "width", "height", "file")
         }
         self._originals = {
             (img.parent_id, img.image_id): Attachment(
@@ -93,9 +104,21 @@ def attachment_of(probe: Probe, asset_id: str) -> Attachment | None:
     return AttachmentIndex([probe]).get(probe, asset_id)
 
 
-def view_bytes(view_pks: Iterable[int]) -> dict[int, bytes]:
-    """The PNGs of these views in one query."""
-    return {
-        pk: bytes(png)
-        for pk, png in RenderedView.objects.filter(pk__in=list(view_pks)).values_list("pk", "png")
-    }
+def view_storage_name(sha256: str) -> str:
+    """Where the view whose bytes have this SHA-256 lives in the media storage."""
+    return f"views/{sha256[:2]}/{sha256}.png"
+
+
+def view_store(png: bytes, sha256: str | None = None) -> str:
+    """Store a rendered view's bytes under their content-addressed name and return the name. Bytes already
+    stored there are not written again (a recompile of unchanged views writes nothing); a file of another
+    size there (a write cut short by a killed worker) is replaced."""
+    name = view_storage_name(sha256 or bytes_digest(png))
+    if default_storage.exists(name):
+        if default_storage.size(name) == len(png):
+            return name
+        default_storage.delete(name)
+    saved = default_storage.save(name, ContentFile(png))
+    if saved != name:  # another worker stored the same bytes a moment ago; the storage gave ours a new name
+        default_storage.delete(saved)
+    return name

@@ -164,9 +164,13 @@ class ProbeKey(models.Model):
 
 
 class RenderedView(models.Model):
+    """One rendered view of a probe. Its PNG is a file in the media storage at a content-addressed name
+    (``probes.attachments.view_storage_name``: identical renders are stored once); read it through
+    ``probes.attachments``."""
+
     probe = models.ForeignKey(Probe, on_delete=models.CASCADE, related_name="views")
     view_id = models.CharField(max_length=8)
-    png = models.BinaryField()
+    file = models.FileField(max_length=200)
     bytes_sha256 = models.CharField(max_length=64)
     pixels_sha256 = models.CharField(max_length=64)
     width = models.PositiveIntegerField()

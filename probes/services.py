@@ -27,6 +27,7 @@ from probes.compiler import (
 from probes.compiler.membership import MemberInput, assign_splits
 from probes.compiler.prompts import DEFAULT_PROMPT_SET
 
+from .attachments import view_store
 from .models import (
     CompileIssue,
     CompileRun,
@@ -299,7 +300,7 @@ def _probe_upsert(parent: ParentProblem, run: CompileRun, result: ParentResult, 
                 RenderedView(
                     probe=probe,
                     view_id=v.view_id,
-                    png=v.png,
+                    file=view_store(v.png, v.record["bytes_sha256"]),
                     bytes_sha256=v.record["bytes_sha256"],
                     pixels_sha256=v.record["pixels_sha256"],
                     width=v.record["width"],

@@ -9,7 +9,7 @@ from functools import cached_property
 from cachetools import LRUCache
 
 from llm import ImageInput
-from probes.attachments import Attachment, AttachmentIndex, AttachmentMissing, view_bytes
+from probes.attachments import Attachment, AttachmentIndex, AttachmentMissing
 from probes.models import Probe
 
 
@@ -51,8 +51,8 @@ _image_cache = _ImageCache(max_bytes=64 * 2**20)
 
 def attachments_load(probes: list[Probe]) -> dict[int, tuple[ImageInput, ...] | AttachmentError]:
     """Every probe's attachments in order (``probes.attachments``: rendered views, else the parent's originals).
-    Two metadata queries; bytes come from the content-addressed cache, else one query for the missing views'
-    PNGs and a storage read per missing original."""
+    Two metadata queries; bytes come from the content-addressed cache, else one media-storage read per missing
+    view or original (``Attachment.read``)."""
     if not probes:
         return {}
     index = AttachmentIndex(probes)
@@ -64,13 +64,6 @@ def attachments_load(probes: list[Probe]) -> dict[int, tuple[ImageInput, ...] | 
             resolved[probe.pk] = AttachmentError(
                 f"attachment of {probe.logical_probe_id} unreadable: {error}"
             )
-    loaded = view_bytes(
-        a.view_pk
-        for found in resolved.values()
-        if not isinstance(found, AttachmentError)
-        for a in found
-        if a.view_pk is not None and _image_cache.get(a.sha256, a.media_type) is None
-    )
     result: dict[int, tuple[ImageInput, ...] | AttachmentError] = {}
     for probe in probes:
         found = resolved[probe.pk]
@@ -79,18 +72,14 @@ def attachments_load(probes: list[Probe]) -> dict[int, tuple[ImageInput, ...] | 
                 found
                 if isinstance(found, AttachmentError)
                 else tuple(
-                    _image_cache.get(a.sha256, a.media_type) or _image_cache.put(a.sha256, _load(a, loaded))
+                    _image_cache.get(a.sha256, a.media_type)
+                    or _image_cache.put(a.sha256, _Image(a.read(), a.media_type))
                     for a in found
                 )
             )
         except (OSError, ValueError) as error:  # one unreadable file fails its probe's rows, not the chunk
             result[probe.pk] = AttachmentError(f"attachment of {probe.logical_probe_id} unreadable: {error}")
     return result
-
-
-def _load(attachment: Attachment, loaded: dict[int, bytes]) -> _Image:
-    data = loaded.get(attachment.view_pk) if attachment.view_pk is not None else None
-    return _Image(attachment.read() if data is None else data, attachment.media_type)
 
 
 class AttachmentError(str):

@@ -1,11 +1,12 @@
 """Evaluation throughput on real PostgreSQL + Redis + Celery workers with the simulated provider.
 
 Run from the project root: ``.venv/bin/python bench/eval_throughput.py [--keep-db bench_eval_fixture]``.
-Defaults: 5,000 requests, 50 ms simulated latency, chunks of 200 rows (the last ones smaller), 2 prefork
-workers × 1 process × 8 call threads per chunk task (``EVAL_CHUNK_THREADS``) = concurrency 16, i.e. at
-most 16 provider requests in flight at any moment; the ideal rate is ``concurrency / latency`` = 320
-requests/s. Needs a local PostgreSQL on which ``--postgres-server`` may create databases, and Redis on
-127.0.0.1:6379. It never touches the app's data (``bench/_sandbox.py``). The script
+Defaults: 5,000 requests, 50 ms simulated latency, chunks of the app's default size (``DEFAULT_OPTIONS``;
+the last ones smaller), 2 prefork workers × 1 process × 8 call threads per chunk task
+(``EVAL_CHUNK_THREADS``) = concurrency 16, i.e. at most 16 provider requests in flight at any moment; the
+ideal rate is ``concurrency / latency`` = 320 requests/s. Needs a local PostgreSQL on which
+``--postgres-server`` may create databases, and Redis on 127.0.0.1:6379. It never touches the app's data
+(``bench/_sandbox.py``). The script
 
 1. creates its own database ``bench_eval_<pid>`` (dropped at exit; ``--keep-db bench_NAME`` keeps it, and
    a later run reuses it only if a benchmark created it) and migrates it;
@@ -15,10 +16,16 @@ requests/s. Needs a local PostgreSQL on which ``--postgres-server`` may create d
    keys; flushed at exit);
 4. creates one run of exactly ``--requests`` rows (``--models`` simulated configs × raw + no_image ×
    probes) — rows are planned up front as in production — dispatches it and polls the database;
-5. prints the achieved requests/s against the ideal ``concurrency / latency``, the peak number of
-   provider calls actually in flight (swept from the stored attempt timestamps, so the concurrency
-   claim is checked, not assumed) and where the time went (CPU seconds of the workers, of PostgreSQL
-   and of Redis over the execution window; per-slot time per request beyond the simulated latency).
+5. calibrates, in the same run, what this machine allows right now: the same processes × threads, with no
+   database, broker or scoring, doing bare sleeps of the latency and then the simulated provider's calls
+   (``llm.generate`` on the run's own requests) — the latter just before and just after the run, so a
+   loaded machine lowers the bar it is compared with (``--calibration-requests 0`` skips it);
+6. prints the achieved requests/s against the ideal ``concurrency / latency`` and against the
+   calibration, the overhead per request and where it went: idle concurrency slots at the start, in the
+   middle (chunk hand-overs, late refills) and in the tail, from the stored attempt timestamps; the peak
+   number of provider calls actually in flight (swept from the same timestamps, so the concurrency claim
+   is checked, not assumed) and the CPU seconds of the workers, of PostgreSQL and of Redis over the
+   execution window.
 
 Nothing here is mocked: every chunk is claimed with a lease, its requests built (images read from
 storage or the per-process content-addressed cache), answered by the simulated provider with a fixed
@@ -35,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -109,6 +117,116 @@ def _machine_busy() -> tuple[float, float]:
     return sum(values) - idle, sum(values)
 
 
+def _calibration_requests(run, count: int) -> list[tuple[Any, Any]]:
+    """(LLMRequest, ProviderConfig) of the run's first ``count`` rows (cycled), built exactly as the chunk
+    executor builds them (same messages, same attachments, same provider configs)."""
+    from evaluation.models import EvalRequest
+    from evaluation.runs.attachments import attachments_load
+    from evaluation.runs.execution import _DEFERRED
+    from evaluation.runs.request import build_request
+    from models_registry.providers import provider_config_for
+
+    configs = {c.pk: provider_config_for(c) for c in run.model_configs.all()}
+    rows = list(
+        EvalRequest.objects.filter(run=run)
+        .order_by("pk")
+        .select_related("probe", "probe__key")
+        .defer(*_DEFERRED)[:count]
+    )
+    images = attachments_load(list({r.probe.pk: r.probe for r in rows if r.condition != "no_image"}.values()))
+    built = [
+        (
+            build_request(r, run.seed, images.get(r.probe.pk, ()) if r.condition != "no_image" else ()),
+            configs[r.model_id],
+        )
+        for r in rows
+    ]
+    return [built[i % len(built)] for i in range(count)]
+
+
+def _calibration_child(work: list[Any], threads: int, provider: bool, ready: Any, go: Any, out: Any) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import llm
+
+    def one(item: Any) -> None:
+        if provider:
+            llm.generate(item[0], item[1])
+        else:
+            time.sleep(item)
+
+    ready.wait()
+    go.wait()
+    started = time.time()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for _ in pool.map(one, work):
+            pass
+    out.put((started, time.time()))
+
+
+def _calibrate(work: list[Any], processes: int, threads: int, *, provider: bool) -> float:
+    """Requests/s of ``processes`` forked processes × ``threads`` threads doing only ``work`` — each item a
+    simulated-provider call (``llm.generate``: the sleep plus building the answer, fingerprints, attempt
+    records) or, without ``provider``, a bare sleep of that many seconds — with no database, broker or
+    scoring: what this machine, as loaded as it is right now, allows the same concurrency to reach. Items
+    are dealt out round-robin, as evenly as the chunks' rows."""
+    import multiprocessing
+
+    from django.db import connections
+
+    connections.close_all()  # the children inherit no open connection
+    context = multiprocessing.get_context("fork")
+    ready, go, out = context.Barrier(processes + 1), context.Event(), context.Queue()
+    children = [
+        context.Process(
+            target=_calibration_child,
+            args=(work[i::processes], threads, provider, ready, go, out),
+            daemon=True,
+        )
+        for i in range(processes)
+    ]
+    for child in children:
+        child.start()
+    ready.wait()
+    go.set()
+    spans = [out.get(timeout=600) for _ in children]
+    for child in children:
+        child.join()
+    return len(work) / (max(end for _, end in spans) - min(start for start, _ in spans))
+
+
+def _idle_slots(run, concurrency: int, t0: float, t1: float) -> dict[str, float]:
+    """Slot-seconds no provider call ran in, over the execution window [t0, t1] (wall clock), split into the
+    start (before the first ``concurrency`` calls were in flight), the tail (after the last moment they all
+    were) and the middle (chunk hand-overs, refills that came late), from the stored attempt timestamps."""
+    events = []
+    for attempts in run.requests.values_list("attempts", flat=True):
+        for attempt in attempts or []:
+            start = float(attempt["started_at"])
+            events += [(start, 1), (start + attempt["latency_ms"] / 1000.0, -1)]
+    events.sort()
+    live, at, idle, full = 0, t0, [], []
+    for when, step in events:
+        idle.append((at, when, concurrency - live))
+        live += step
+        at = when
+        if live >= concurrency:
+            full.append(when)
+    idle.append((at, t1, concurrency - live))
+    first_full, last_full = (full[0], full[-1]) if full else (t1, t1)
+    split = {"start": 0.0, "middle": 0.0, "tail": 0.0}
+    for a, b, free in idle:
+        for name, lo, hi in (
+            ("start", t0, first_full),
+            ("middle", first_full, last_full),
+            ("tail", last_full, t1),
+        ):
+            overlap = min(b, hi) - max(a, lo)
+            if overlap > 0:
+                split[name] += overlap * max(free, 0)
+    return split
+
+
 def _start_workers(args: argparse.Namespace, env: dict[str, str], tag: str) -> list[subprocess.Popen]:
     from physalign_site.celery import app
 
@@ -181,16 +299,29 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8, help="provider calls in flight per chunk task")
     parser.add_argument("--pool", default="prefork", choices=["prefork", "threads", "gevent", "eventlet"])
     parser.add_argument("--models", type=int, default=2, help="simulated model configs in the run")
-    parser.add_argument("--chunk-size", type=int, default=200)
+    parser.add_argument(
+        "--chunk-size",
+        type=int,
+        default=None,
+        help="rows per chunk task (default: the app's DEFAULT_OPTIONS)",
+    )
     parser.add_argument("--prefetch", type=int, default=1, help="--prefetch-multiplier of each worker")
     parser.add_argument("--resamples", type=int, default=200)
     parser.add_argument("--seed", type=int, default=2027)
+    parser.add_argument(
+        "--calibration-requests",
+        type=int,
+        default=None,
+        help="simulated calls of each calibration (default --requests; 0 skips calibrating)",
+    )
     add_sandbox_arguments(parser, database="postgres")
     args = parser.parse_args()
     if args.database != "postgres":
         raise SystemExit("eval_throughput needs PostgreSQL (row claims use SELECT … FOR UPDATE SKIP LOCKED)")
     if args.smoke:
         args.requests, args.models, args.chunk_size, args.resamples = 40, 2, 10, 20
+    if args.calibration_requests is None:
+        args.calibration_requests = args.requests
     concurrency = args.workers * args.per_worker * args.threads
     conditions = ["raw", "no_image"]
     per_model = args.requests // args.models
@@ -213,9 +344,13 @@ def main() -> None:
 
     from evaluation.models import EvalRequest, EvalRun
     from evaluation.runs import eval_run_create, eval_run_dispatch
+    from evaluation.runs.tables import DEFAULT_OPTIONS
     from models_registry.models import ModelConfig
     from physalign_site.celery import app
     from run_engine.engine import chunk_ids
+
+    if args.chunk_size is None:
+        args.chunk_size = int(DEFAULT_OPTIONS["chunk_size"])
 
     _ensure_probes(probes_needed, args.seed)
     names = []
@@ -244,9 +379,23 @@ def main() -> None:
     )
     assert run.total == args.requests, (run.total, args.requests)
 
+    processes = args.workers * args.per_worker
+    calibration = _calibration_requests(run, args.calibration_requests) if args.calibration_requests else []
+
+    def calibrate() -> float | None:
+        return _calibrate(calibration, processes, args.threads, provider=True) if calibration else None
+
     app.control.purge()
     tag = f"bench{os.getpid()}-"
     workers = _start_workers(args, env, tag)
+    # the ideal as this machine allows it right now: the same processes × threads doing only the
+    # simulated calls (and bare sleeps), just before and just after the run
+    sleeps = (
+        _calibrate([args.latency_ms / 1000.0] * len(calibration), processes, args.threads, provider=False)
+        if calibration
+        else None
+    )
+    calibrated_before = calibrate()
     worker_cpu = lambda: _cpu_seconds(lambda c: "celery" in c and tag in c)  # noqa: E731
     pg_cpu = lambda: _cpu_seconds(  # noqa: E731
         lambda c: c.startswith("postgres:") or c.split(" ", 1)[0].endswith("/postgres")
@@ -256,7 +405,7 @@ def main() -> None:
     try:
         cpu0 = (worker_cpu(), pg_cpu(), redis_cpu(), me_cpu())
         busy0, all0 = _machine_busy()
-        started = time.perf_counter()
+        started, started_wall = time.perf_counter(), time.time()
         eval_run_dispatch(run_id=run.pk)
         dispatched = time.perf_counter()
         terminal = EvalRequest.TERMINAL
@@ -275,7 +424,7 @@ def main() -> None:
                     f"no progress for 60 s at {done}/{run.total}; worker logs "
                     f"({WORKER_LOG_DIR}):\n{_log_tail()}"
                 )
-        executed = time.perf_counter()
+        executed, executed_wall = time.perf_counter(), time.time()
         cpu1 = (worker_cpu(), pg_cpu(), redis_cpu(), me_cpu())
         busy1, all1 = _machine_busy()
         while EvalRun.objects.get(pk=run.pk).status not in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED):
@@ -283,6 +432,7 @@ def main() -> None:
         finalized = time.perf_counter()
     finally:
         _stop(workers)
+    calibrated_after = calibrate()
 
     run.refresh_from_db()
     wall = executed - started
@@ -309,6 +459,14 @@ def main() -> None:
     print(
         f"  achieved {rate:.1f} requests/s vs ideal {ideal:.0f} requests/s = {100 * rate / ideal:.1f}% of ideal"
     )
+    if calibrated_before is not None and calibrated_after is not None and sleeps is not None:
+        calibrated = (calibrated_before + calibrated_after) / 2
+        print(
+            f"  calibrated in this run ({len(calibration)} calls, {processes} processes × {args.threads} threads, "
+            f"no database): bare sleeps {sleeps:.1f} requests/s ({100 * sleeps / ideal:.1f}% of ideal); "
+            f"simulated provider {calibrated_before:.1f} before, {calibrated_after:.1f} after the run "
+            f"({100 * calibrated / ideal:.1f}% of ideal); achieved / calibrated = {100 * rate / calibrated:.1f}%"
+        )
     print(f"  peak provider calls in flight {_peak_in_flight(run)} (limit {concurrency})")
     print(
         f"  finalize (metrics, {args.resamples} resamples, snapshots) {finalized - executed:.2f} s; "
@@ -317,6 +475,15 @@ def main() -> None:
     print(
         f"  per request: {slot_ms:.1f} ms of a concurrency slot = {stats['latency'] or 0:.1f} ms provider "
         f"latency + {slot_ms - (stats['latency'] or 0):.1f} ms overhead (claim, build, write, score, queue)"
+    )
+    idle = _idle_slots(run, concurrency, started_wall, executed_wall)
+    print(
+        f"  idle slots per request: {1000 * sum(idle.values()) / run.total:.1f} ms = "
+        f"{1000 * idle['start'] / run.total:.1f} ms start (until {concurrency} calls first run) + "
+        f"{1000 * idle['middle'] / run.total:.1f} ms middle (chunk hand-overs, late refills) + "
+        f"{1000 * idle['tail'] / run.total:.1f} ms tail (after the last moment all {concurrency} ran); "
+        f"the rest of the overhead is inside the calls ({(stats['latency'] or 0) - args.latency_ms:.1f} ms "
+        f"beyond the {args.latency_ms:.0f} ms sleep: scheduling, GIL)"
     )
     print(
         f"  CPU over the execution window ({wall:.1f} s × {cores} cores = {wall * cores:.1f} core-s, "

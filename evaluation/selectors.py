@@ -85,11 +85,12 @@ def run_requests_page(
     *,
     after: int | None = None,
     before: int | None = None,
-    size: int = PAGE_SIZE,
+    size: int | None = None,
     **filters: str,
 ) -> RequestPage:
     """The ``size`` requests after the key ``after`` (the first page without one), or the ``size`` before the
     key ``before``, with the keys of the pages either side."""
+    size = size or PAGE_SIZE
     rows = run_requests(run, **filters)
     if before is not None and after is None:  # backwards: the page just before the key
         found = list(rows.filter(pk__lt=before).order_by("-pk")[: size + 1])

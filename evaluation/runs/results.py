@@ -132,6 +132,8 @@ def run_items(run: EvalRun) -> Iterator[dict[str, Any]]:
                 "gold_alias_count": probe.gold_alias_count,
                 "nearest": probe.nearest,
             }
+        if len(chunk) < ITEM_CHUNK:
+            return
 
 
 def eval_run_finalize(*, run_id: int) -> EvalRun | None:
@@ -226,10 +228,13 @@ def eval_run_rescore(*, run: EvalRun, actor: Any = None) -> dict[str, Any]:
     for row in rows.iterator(chunk_size=500):
         before = getattr(row, "score", None)
         old = (before.C, before.G) if before else None
+        stored = row.status
         row.status = (
             EvalRequest.Status.INFRA_MISSING if row.raw_output is None else EvalRequest.Status.COMPLETED
         )
         item = score_row(row)
+        if stored != item.status:  # score_row compares with the status it scored from, not the stored one
+            EvalRequest.objects.filter(pk=row.pk).update(status=item.status)
         changed += int(old != (item.C, item.G))
     progress_counters_recount(run.pk)  # a rescore may move rows between final statuses
     result = metrics_store(run=run)

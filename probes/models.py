@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 
 from kit.private_key import ProbeKeyView
+from run_engine.rows import LeasedRow
 
 
 class PromptTemplateSet(models.Model):
@@ -50,8 +51,10 @@ class CompileRun(models.Model):
     parameters = models.JSONField(default=dict, blank=True)  # {"parent_ids": [...]} or {"all": true}
     prompt_set = models.ForeignKey(PromptTemplateSet, null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)  # parents
+    done = models.PositiveIntegerField(default=0)  # parents of the chunks done
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
     counts = models.JSONField(default=dict, blank=True)
     timings = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
@@ -70,6 +73,33 @@ class CompileRun(models.Model):
     @property
     def progress_percent(self) -> int:
         return int(100 * self.done / self.total) if self.total else (100 if self.status == "succeeded" else 0)
+
+
+class CompileChunk(LeasedRow):
+    """Some parents of a compile run, compiled by one task (``probes.services.compile_chunk_execute``): claimed
+    with a lease (``run_engine``), its output written in one transaction that replaces what an earlier claim of
+    the same chunk wrote. Parents that share a source identity (so logical probe ids) are in one chunk."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(CompileRun, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    parent_ids = models.JSONField()  # ParentProblem pks, in problem_id order
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    counts = models.JSONField(default=dict, blank=True)
+    timings = models.JSONField(default=dict, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="compile_chunk_number_unique")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.number} of compile run {self.run_id} ({self.status})"
 
 
 class Probe(models.Model):

@@ -24,6 +24,7 @@ TIMING_LABELS = {
     "compile_s": "Compile time (s)",
     "render_s": "Render time (s)",
     "db_s": "Database time (s)",
+    "store_s": "View storage time (s)",
 }
 
 
@@ -65,4 +66,7 @@ def run_state(run: CompileRun) -> str:
         return "Queued — waiting for a worker"
     if run.status == CompileRun.Status.RUNNING and not run.total:
         return "Running — counting the parents"
-    return f"{run.get_status_display()} · {run.done}/{run.total} parents"
+    text = f"{run.get_status_display()} · {run.done}/{run.total} parents"
+    if run.status == CompileRun.Status.RUNNING and run.chunks_total > 1:
+        text += f" · {run.chunks_done}/{run.chunks_total} chunks done"
+    return text

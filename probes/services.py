@@ -6,9 +6,10 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import ParentProblem
@@ -24,11 +25,14 @@ from probes.compiler import (
     compile_parent,
     validate_prompt_files,
 )
+from probes.compiler.chunks import plan_chunks
 from probes.compiler.membership import MemberInput, assign_splits
 from probes.compiler.prompts import DEFAULT_PROMPT_SET
+from run_engine.engine import Claim, RowTable, rows_claim
 
 from .attachments import view_store
 from .models import (
+    CompileChunk,
     CompileIssue,
     CompileRun,
     Membership,
@@ -96,9 +100,31 @@ def _prompt_set_store(
 
 
 # Compile runs ---------------------------------------------------------------------------------------
+# A run's parents are split into chunks (``compile_run_plan``); each chunk is compiled by one task, on any
+# worker (``compile_chunk_execute``), and the last chunk to finish runs the global step (``compile_run_finish``:
+# membership, splits, counts, ANALYZE). Compiling in one process (``compile_run_execute``: the command line,
+# benchmarks) runs the very same chunks and finishing step, so both give the same rows, views and issues.
+COMPILE_CHUNK_SIZE = 50  # parents per chunk task
+CHUNK_LEASE_SECONDS = 120  # a claim lives this long after its last sign of life (renewed after every parent)
+CHUNK_ROWS = RowTable(
+    model=CompileChunk,
+    terminal=(CompileChunk.Status.DONE, CompileChunk.Status.FAILED),
+    running=CompileChunk.Status.RUNNING,
+)
+
+
+class ChunkTakenOver(Exception):
+    """Another claim took the chunk over (this worker was presumed dead): its output wins, ours is dropped."""
+
+
 @transaction.atomic
 def compile_run_create(
-    *, actor: Any, parent_ids: list[str] | None = None, seed: int = 2027, enqueue: bool = True
+    *,
+    actor: Any,
+    parent_ids: list[str] | None = None,
+    seed: int = 2027,
+    enqueue: bool = True,
+    chunk_size: int | None = None,
 ) -> CompileRun:
     """Record a compile run for some parents (or all compilable ones) and queue it on a worker."""
     if parent_ids:
@@ -110,12 +136,17 @@ def compile_run_create(
             raise ApplicationError(
                 "Unknown parent problems.", code="unknown_parent", extra={"missing": missing}
             )
+    if chunk_size is not None and chunk_size < 1:
+        raise ApplicationError("A chunk holds at least one parent.", code="invalid_chunk_size")
     stored, _ = prompt_set_active()
+    parameters: dict[str, Any] = {"parent_ids": sorted(parent_ids)} if parent_ids else {"all": True}
+    if chunk_size is not None:
+        parameters["chunk_size"] = chunk_size
     run = CompileRun.objects.create(
         seed=seed,
         prompt_set=stored,
         created_by=actor if getattr(actor, "pk", None) else None,
-        parameters={"parent_ids": sorted(parent_ids)} if parent_ids else {"all": True},
+        parameters=parameters,
     )
     event_record(actor=actor, verb="compile_run.create", obj=run, after={"parameters": run.parameters})
     if enqueue:
@@ -125,120 +156,292 @@ def compile_run_create(
     return run
 
 
-def _run_parents(run: CompileRun) -> list[ParentProblem]:
+def _run_parents(run: CompileRun) -> list[tuple[int, str, str]]:
+    """(pk, problem_id, source identity) of the run's parents, in problem_id order."""
     ids = run.parameters.get("parent_ids")
-    if ids:
-        return list(ParentProblem.objects.filter(problem_id__in=ids).order_by("problem_id"))
-    return list(compilable_parents())
-
-
-def compile_run_execute(*, run_id: int, progress: ProgressCallback | None = None) -> CompileRun:
-    """Compile each parent of the run, persist probes and issues, then refresh membership and splits.
-
-    Idempotent: probes are upserted by ``logical_probe_id`` and the run's issues are rebuilt.
-    """
-    run = CompileRun.objects.get(pk=run_id)
-    parents = _run_parents(run)
-    prompt_set = (
-        PromptSet(run.prompt_set.prompts, run.prompt_set.tasks) if run.prompt_set else prompt_set_active()[1]
+    parents = (
+        ParentProblem.objects.filter(problem_id__in=ids).order_by("problem_id")
+        if ids
+        else compilable_parents()
     )
-    CompileRun.objects.filter(pk=run.pk).update(status=CompileRun.Status.RUNNING, total=len(parents), done=0)
-    CompileIssue.objects.filter(run=run).delete()
-    timings = {"compile_s": 0.0, "render_s": 0.0, "db_s": 0.0, "load_s": 0.0}
-    counts: dict[str, int] = {"parents": len(parents), "probes": 0, "blocked_groups": 0}
-    try:
-        for done, parent in enumerate(parents, 1):
-            result = _compile_one(parent, run, prompt_set, timings)
-            counts["probes"] += len(result.probes)
-            counts["blocked_groups"] += len(result.blocked)
-            for probe in result.probes:
-                counts[probe.interface] = counts.get(probe.interface, 0) + 1
-            CompileRun.objects.filter(pk=run.pk).update(done=done)
-            if progress:
-                progress(done, len(parents))
-        started = time.perf_counter()
-        counts.update(membership_refresh(seed=run.seed))
-        timings["db_s"] += time.perf_counter() - started
-    except Exception as error:  # the run records the failure; the worker log keeps the traceback
-        CompileRun.objects.filter(pk=run.pk).update(
-            status=CompileRun.Status.FAILED, error=str(error)[:2000], finished_at=timezone.now()
+    return [
+        (pk, problem_id, digest([name, split, sample]))
+        for pk, problem_id, name, split, sample in parents.values_list(
+            "pk", "problem_id", "source__name", "source_split", "source_sample_id"
         )
-        raise
-    CompileRun.objects.filter(pk=run.pk).update(
-        status=CompileRun.Status.SUCCEEDED,
-        counts=counts,
-        finished_at=timezone.now(),
-        timings={k: round(v, 4) for k, v in timings.items()},
-    )
-    analyze_after_commit(Probe, ProbeKey, RenderedView, CompileIssue, Membership, rows=counts["probes"])
+    ]
+
+
+def compile_run_plan(run_id: int) -> CompileRun:
+    """Split a queued run's parents into chunks, once (a planned or finished run is returned as it is).
+
+    Parents that share a source identity, hence logical probe ids, go to one chunk, where they are compiled in
+    problem_id order as in a single pass: which of them holds a probe (DUPLICATE_LOGICAL_ID) never depends on
+    which worker is faster."""
+    with transaction.atomic():
+        run = CompileRun.objects.select_for_update().get(pk=run_id)
+        if run.status != CompileRun.Status.QUEUED:
+            return run
+        parents = _run_parents(run)
+        size = int(run.parameters.get("chunk_size") or COMPILE_CHUNK_SIZE)
+        chunks = plan_chunks([(pk, identity) for pk, _, identity in parents], size)
+        CompileChunk.objects.bulk_create(
+            [CompileChunk(run=run, number=n, parent_ids=ids) for n, ids in enumerate(chunks, 1)]
+        )
+        CompileIssue.objects.filter(run=run).delete()
+        CompileRun.objects.filter(pk=run.pk).update(
+            status=CompileRun.Status.RUNNING,
+            total=len(parents),
+            done=0,
+            chunks_total=len(chunks),
+            chunks_done=0,
+        )
+    if not chunks:
+        return compile_run_finish(run_id)
     run.refresh_from_db()
     return run
 
 
-def _compile_one(
-    parent: ParentProblem, run: CompileRun, prompt_set: PromptSet, timings: dict[str, float]
-) -> ParentResult:
-    started = time.perf_counter()
-    try:
-        source = parent_source_for(parent)
-    except CompileError as error:
-        CompileIssue.objects.create(
-            run=run,
-            parent=parent,
-            task_id="parent",
-            code=error.code,
-            reasons=[error.code],
-            scope=[parent.problem_id],
-            detail=error.detail,
-        )
-        timings["load_s"] += time.perf_counter() - started
-        return ParentResult(
-            problem_id=parent.problem_id, group_id="", content_group_hint="", source_identity=""
-        )
-    loaded = time.perf_counter()
-    result = compile_parent(source, prompt_set=prompt_set, seed=run.seed)
-    compiled = time.perf_counter()
-    probes_persist(parent=parent, run=run, result=result)
-    timings["load_s"] += loaded - started
-    timings["render_s"] += result.render_seconds
-    timings["compile_s"] += compiled - loaded - result.render_seconds
-    timings["db_s"] += time.perf_counter() - compiled
-    return result
+def compile_run_dispatch(*, run_id: int) -> int:
+    """Plan the run and queue a task per chunk not yet done (safe to call again: a done chunk is skipped)."""
+    from .tasks import compile_chunk_task  # the tasks module imports this one
 
-
-@transaction.atomic
-def probes_persist(*, parent: ParentProblem, run: CompileRun, result: ParentResult) -> list[Probe]:
-    """Upsert the parent's probes; probes no longer produced become ``superseded``; record issues."""
-    kept, blocked = [], list(result.blocked)
-    # A logical probe id is a function of the source identity, never of the parent row: a second parent
-    # with the same (namespace, split, sample) would silently take over the first one's probe. The Kit
-    # blocks such a group (DUPLICATE_LOGICAL_ID); so do we, naming the parent that already holds it.
-    holders = dict(
-        Probe.objects.filter(logical_probe_id__in=[p.logical_probe_id for p in result.probes])
-        .exclude(parent=parent)
-        .values_list("logical_probe_id", "parent__problem_id")
+    run = compile_run_plan(run_id)
+    pending = list(
+        run.chunks.exclude(status__in=CHUNK_ROWS.terminal).order_by("number").values_list("pk", flat=True)
     )
-    for compiled in result.probes:
-        if compiled.logical_probe_id in holders:
-            blocked.append(
-                BlockedGroup(
-                    task_id=compiled.task_id,
-                    code="DUPLICATE_LOGICAL_ID",
-                    reasons=["DUPLICATE_LOGICAL_ID"],
-                    scope=sorted({r["record_id"] for r in compiled.key["source_records"]}),
-                    group_id=compiled.native_query["group_id"],
-                    detail=f"{compiled.logical_probe_id} already belongs to {holders[compiled.logical_probe_id]}",
+    for chunk_id in pending:
+        compile_chunk_task.delay(run_id, chunk_id)
+    if not pending:
+        compile_run_finish(run_id)
+    return len(pending)
+
+
+def compile_run_execute(*, run_id: int, progress: ProgressCallback | None = None) -> CompileRun:
+    """Compile the whole run in this process, chunk after chunk, then finish it (the same steps as the workers).
+
+    ``progress(done, total)`` is called after each parent. Idempotent: probes are upserted by
+    ``logical_probe_id`` and each chunk replaces its own issues."""
+    run = compile_run_plan(run_id)
+    offset = 0
+    for chunk_id, parent_ids in run.chunks.order_by("number").values_list("pk", "parent_ids"):
+        step = None
+        if progress is not None:
+            step = partial(lambda base, n: progress(base + n, run.total), offset)
+        compile_chunk_execute(run_id=run_id, chunk_id=chunk_id, progress=step)
+        offset += len(parent_ids)
+    return compile_run_finish(run_id)
+
+
+def compile_chunk_execute(
+    *, run_id: int, chunk_id: int, progress: Callable[[int], None] | None = None
+) -> Claim:
+    """Claim the chunk, compile its parents, then write their probes, views and issues in one transaction that
+    replaces whatever an earlier claim of the chunk wrote; finish the run if every chunk is done.
+
+    A worker killed mid-chunk leaves nothing but content-addressed view files (stored once, harmless): its
+    lease runs out and the next claim does the chunk again. A claim found dead and taken over writes nothing.
+    Returns the claim: ``busy`` when another live claim holds the chunk (the task looks again later)."""
+    with transaction.atomic():
+        claim = rows_claim(CHUNK_ROWS, [chunk_id], lease_seconds=CHUNK_LEASE_SECONDS)
+    if claim.exhausted:
+        _chunk_fail(chunk_id, None, "the workers compiling this chunk died three times")
+    if not claim.claimed:
+        compile_run_finish(run_id)  # an earlier delivery may have written the chunk but not finished the run
+        return claim
+    chunk = CompileChunk.objects.select_related("run", "run__prompt_set").get(pk=chunk_id)
+    try:
+        outputs, timings = _chunk_compile(chunk, claim.token, progress)
+        _chunk_write(chunk, claim.token, outputs, timings)
+    except ChunkTakenOver:
+        return claim
+    except Exception as error:  # the run records the failure; the worker log keeps the traceback
+        _chunk_fail(chunk_id, claim.token, f"chunk {chunk.number}: {error}")
+        raise
+    compile_run_finish(run_id)
+    return claim
+
+
+def _chunk_fail(chunk_id: int, token: str | None, error: str) -> None:
+    with transaction.atomic():
+        chunks = CompileChunk.objects.filter(pk=chunk_id)
+        if token is not None:
+            chunks = chunks.filter(claim_token=token)
+        run_ids = list(chunks.values_list("run_id", flat=True))
+        chunks.update(status=CompileChunk.Status.FAILED, finished_at=timezone.now())
+        CompileRun.objects.filter(pk__in=run_ids).exclude(status=CompileRun.Status.SUCCEEDED).update(
+            status=CompileRun.Status.FAILED, error=error[:2000], finished_at=timezone.now()
+        )
+
+
+_ParentOutput = tuple[ParentProblem, ParentResult | None, CompileError | None]
+
+
+def _chunk_compile(
+    chunk: CompileChunk, token: str, progress: Callable[[int], None] | None
+) -> tuple[list[_ParentOutput], dict[str, float]]:
+    """Compile the chunk's parents (no writes but the lease's renewal after each parent)."""
+    run = chunk.run
+    prompt_set = (
+        PromptSet(run.prompt_set.prompts, run.prompt_set.tasks) if run.prompt_set else prompt_set_active()[1]
+    )
+    timings = {"compile_s": 0.0, "render_s": 0.0, "db_s": 0.0, "load_s": 0.0, "store_s": 0.0}
+    started = time.perf_counter()
+    parents = {
+        p.pk: p
+        for p in ParentProblem.objects.filter(pk__in=chunk.parent_ids)
+        .select_related("source")
+        .prefetch_related("images", "passes__approved_by")
+    }
+    timings["load_s"] += time.perf_counter() - started
+    outputs: list[_ParentOutput] = []
+    for n, pk in enumerate(chunk.parent_ids, 1):
+        parent = parents[pk]
+        started = time.perf_counter()
+        try:
+            source = parent_source_for(parent)
+        except CompileError as error:
+            outputs.append((parent, None, error))
+            timings["load_s"] += time.perf_counter() - started
+        else:
+            loaded = time.perf_counter()
+            result = compile_parent(source, prompt_set=prompt_set, seed=run.seed)
+            timings["load_s"] += loaded - started
+            timings["render_s"] += result.render_seconds
+            timings["compile_s"] += time.perf_counter() - loaded - result.render_seconds
+            outputs.append((parent, result, None))
+        renewed = time.perf_counter()
+        alive = CompileChunk.objects.filter(
+            pk=chunk.pk, claim_token=token, status=CompileChunk.Status.RUNNING
+        ).update(claimed_at=timezone.now())
+        timings["db_s"] += time.perf_counter() - renewed
+        if not alive:
+            raise ChunkTakenOver(chunk.pk)
+        if progress is not None:
+            progress(n)
+    return outputs, timings
+
+
+class _Holder(NamedTuple):
+    parent_pk: int
+    problem_id: str
+    review_target_root: str
+
+
+def _chunk_write(
+    chunk: CompileChunk, token: str, outputs: list[_ParentOutput], timings: dict[str, float]
+) -> None:
+    """Write the chunk's output in one transaction, if the chunk is still this claim's."""
+    started = time.perf_counter()
+    with transaction.atomic():
+        mine = CompileChunk.objects.select_for_update().filter(
+            pk=chunk.pk, claim_token=token, status=CompileChunk.Status.RUNNING
+        )
+        if not mine.exists():
+            raise ChunkTakenOver(chunk.pk)
+        CompileIssue.objects.filter(run=chunk.run, parent_id__in=chunk.parent_ids).delete()
+        counts = probes_persist(run=chunk.run, outputs=outputs, timings=timings)
+        timings["db_s"] += time.perf_counter() - started - timings["store_s"]
+        CompileChunk.objects.filter(pk=chunk.pk).update(
+            status=CompileChunk.Status.DONE,
+            counts=counts,
+            timings={k: round(v, 4) for k, v in timings.items()},
+            finished_at=timezone.now(),
+        )
+        CompileRun.objects.filter(pk=chunk.run_id).update(
+            done=F("done") + len(chunk.parent_ids), chunks_done=F("chunks_done") + 1
+        )
+
+
+def compile_run_finish(run_id: int) -> CompileRun:
+    """Once every chunk is done (checked under the run's row lock, so exactly one caller does it): membership
+    and splits over all live probes, the run's counts and timings, ANALYZE after the commit."""
+    with transaction.atomic():
+        run = CompileRun.objects.select_for_update().get(pk=run_id)
+        if run.status != CompileRun.Status.RUNNING:
+            return run
+        chunks = list(run.chunks.values_list("status", "counts", "timings"))
+        if any(status != CompileChunk.Status.DONE for status, _, _ in chunks):
+            return run
+        counts: dict[str, int] = {"parents": 0, "probes": 0, "blocked_groups": 0}
+        timings = {"compile_s": 0.0, "render_s": 0.0, "db_s": 0.0, "load_s": 0.0, "store_s": 0.0}
+        for _, chunk_counts, chunk_timings in chunks:
+            for key, value in chunk_counts.items():
+                counts[key] = counts.get(key, 0) + value
+            for key, value in chunk_timings.items():
+                timings[key] = timings.get(key, 0.0) + value
+        started = time.perf_counter()
+        counts.update(membership_refresh(seed=run.seed))
+        timings["db_s"] += time.perf_counter() - started
+        CompileRun.objects.filter(pk=run.pk).update(
+            status=CompileRun.Status.SUCCEEDED,
+            counts=counts,
+            finished_at=timezone.now(),
+            timings={k: round(v, 4) for k, v in timings.items()},
+        )
+        analyze_after_commit(Probe, ProbeKey, RenderedView, CompileIssue, Membership, rows=counts["probes"])
+    run.refresh_from_db()
+    return run
+
+
+def probes_persist(
+    *, run: CompileRun, outputs: list[_ParentOutput], timings: dict[str, float] | None = None
+) -> dict[str, int]:
+    """Upsert the parents' probes, keys and views in a few bulk statements; probes a parent no longer produces
+    become ``superseded``; record the issues. Parents are taken in order, exactly as one at a time would be:
+    a logical probe id held by another parent (the Kit's DUPLICATE_LOGICAL_ID: the id is a function of the
+    source identity, never of the parent row) is blocked, naming the holder. Returns the counts."""
+    compiled_ids = [p.logical_probe_id for _, result, _ in outputs if result for p in result.probes]
+    holders = {
+        lid: _Holder(parent_pk, problem_id, root)
+        for lid, parent_pk, problem_id, root in Probe.objects.filter(
+            logical_probe_id__in=compiled_ids
+        ).values_list("logical_probe_id", "parent_id", "parent__problem_id", "review_target_root")
+    }
+    counts: dict[str, int] = {"parents": len(outputs), "probes": 0, "blocked_groups": 0}
+    issues: list[CompileIssue] = []
+    written: dict[str, tuple[ParentProblem, ParentResult, Any, bool]] = {}  # by logical id: last one wins
+    superseding: list[int] = []  # parents whose probes not produced now are superseded
+    for parent, result, error in outputs:
+        if result is None:
+            assert error is not None
+            issues.append(
+                CompileIssue(
+                    run=run,
+                    parent=parent,
+                    task_id="parent",
+                    code=error.code,
+                    reasons=[error.code],
+                    scope=[parent.problem_id],
+                    detail=error.detail,
                 )
             )
             continue
-        kept.append(_probe_upsert(parent, run, result, compiled))
-    (
-        Probe.objects.filter(parent=parent)
-        .exclude(logical_probe_id__in=[p.logical_probe_id for p in kept])
-        .update(state=Probe.State.SUPERSEDED)
-    )
-    CompileIssue.objects.bulk_create(
-        [
+        superseding.append(parent.pk)
+        counts["probes"] += len(result.probes)
+        counts["blocked_groups"] += len(result.blocked)
+        blocked = list(result.blocked)
+        for compiled in result.probes:
+            counts[compiled.interface] = counts.get(compiled.interface, 0) + 1
+            holder = holders.get(compiled.logical_probe_id)
+            if holder is not None and holder.parent_pk != parent.pk:
+                blocked.append(
+                    BlockedGroup(
+                        task_id=compiled.task_id,
+                        code="DUPLICATE_LOGICAL_ID",
+                        reasons=["DUPLICATE_LOGICAL_ID"],
+                        scope=sorted({r["record_id"] for r in compiled.key["source_records"]}),
+                        group_id=compiled.native_query["group_id"],
+                        detail=f"{compiled.logical_probe_id} already belongs to {holder.problem_id}",
+                    )
+                )
+                continue
+            unchanged = holder is not None and holder.review_target_root == compiled.review_target_root
+            written[compiled.logical_probe_id] = (parent, result, compiled, unchanged)
+        for lid, (owner, _, compiled, _) in written.items():
+            if owner is parent:
+                holders[lid] = _Holder(parent.pk, parent.problem_id, compiled.review_target_root)
+        issues.extend(
             CompileIssue(
                 run=run,
                 parent=parent,
@@ -250,55 +453,115 @@ def probes_persist(*, parent: ParentProblem, run: CompileRun, result: ParentResu
                 detail=b.detail,
             )
             for b in blocked
-        ]
-    )
-    return kept
+        )
+    _probes_write(run, list(written.values()), superseding, timings)
+    CompileIssue.objects.bulk_create(issues)
+    return counts
 
 
-def _probe_upsert(parent: ParentProblem, run: CompileRun, result: ParentResult, compiled: Any) -> Probe:
-    existing = Probe.objects.filter(logical_probe_id=compiled.logical_probe_id).first()
-    unchanged = existing is not None and existing.review_target_root == compiled.review_target_root
-    fields = {
-        "parent": parent,
-        "compile_run": run,
-        "task_id": compiled.task_id,
-        "interface": compiled.interface,
-        "language": compiled.key["language"],
-        "group_id": compiled.native_query["group_id"],
-        "parent_group_id": result.group_id,
-        "evidence_group": compiled.evidence_group,
-        "content_group_hint": result.content_group_hint,
-        "content_root": compiled.content_root,
-        "review_target_root": compiled.review_target_root,
-        "closure_root": compiled.closure_root,
-        "packet_review_root": compiled.packet_review_root,
-        "in_l": bool(compiled.key["joint_eligible"]),
-        "raw_view": compiled.raw_view,
-        "gold_view": compiled.gold_view,
-        "raw_messages": compiled.raw_messages,
-        "gold_messages": compiled.gold_messages,
-        "attachment_ids": compiled.attachment_ids,
-        "metadata": compiled.metadata,
-    }
-    if not unchanged:  # any content change sends the probe back to review (Kit §6: review target root)
-        fields.update(state=Probe.State.PENDING_REVIEW, packet_state="pending_review", in_p=False)
-    probe, _ = Probe.objects.update_or_create(logical_probe_id=compiled.logical_probe_id, defaults=fields)
-    ProbeKey.objects.update_or_create(
-        probe=probe,
-        defaults={
-            "key": compiled.key,
-            "native_query": compiled.native_query,
-            "displays": compiled.displays,
-            "assets": compiled.assets,
-        },
+_PROBE_FIELDS = [
+    "parent",
+    "compile_run",
+    "task_id",
+    "interface",
+    "language",
+    "group_id",
+    "parent_group_id",
+    "evidence_group",
+    "content_group_hint",
+    "content_root",
+    "review_target_root",
+    "closure_root",
+    "packet_review_root",
+    "in_l",
+    "raw_view",
+    "gold_view",
+    "raw_messages",
+    "gold_messages",
+    "attachment_ids",
+    "metadata",
+    "updated_at",
+]
+_REVIEW_RESET = ["state", "packet_state", "in_p"]  # any content change sends a probe back to review (Kit §6)
+
+
+def _probes_write(
+    run: CompileRun,
+    written: list[tuple[ParentProblem, ParentResult, Any, bool]],
+    superseding: list[int],
+    timings: dict[str, float] | None,
+) -> None:
+    now = timezone.now()
+    rows = {False: [], True: []}  # by "unchanged"
+    for parent, result, compiled, unchanged in written:
+        rows[unchanged].append(
+            Probe(
+                logical_probe_id=compiled.logical_probe_id,
+                parent=parent,
+                compile_run=run,
+                task_id=compiled.task_id,
+                interface=compiled.interface,
+                language=compiled.key["language"],
+                group_id=compiled.native_query["group_id"],
+                parent_group_id=result.group_id,
+                evidence_group=compiled.evidence_group,
+                content_group_hint=result.content_group_hint,
+                content_root=compiled.content_root,
+                review_target_root=compiled.review_target_root,
+                closure_root=compiled.closure_root,
+                packet_review_root=compiled.packet_review_root,
+                in_l=bool(compiled.key["joint_eligible"]),
+                raw_view=compiled.raw_view,
+                gold_view=compiled.gold_view,
+                raw_messages=compiled.raw_messages,
+                gold_messages=compiled.gold_messages,
+                attachment_ids=compiled.attachment_ids,
+                metadata=compiled.metadata,
+                state=Probe.State.PENDING_REVIEW,
+                packet_state="pending_review",
+                in_p=False,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    for unchanged, probes in rows.items():
+        if probes:
+            Probe.objects.bulk_create(
+                probes,
+                update_conflicts=True,
+                unique_fields=["logical_probe_id"],
+                update_fields=_PROBE_FIELDS if unchanged else _PROBE_FIELDS + _REVIEW_RESET,
+            )
+    pks = dict(
+        Probe.objects.filter(logical_probe_id__in=[c.logical_probe_id for _, _, c, _ in written]).values_list(
+            "logical_probe_id", "pk"
+        )
     )
-    if not unchanged:
-        RenderedView.objects.filter(probe=probe).delete()
+    ProbeKey.objects.bulk_create(
+        [
+            ProbeKey(
+                probe_id=pks[c.logical_probe_id],
+                key=c.key,
+                native_query=c.native_query,
+                displays=c.displays,
+                assets=c.assets,
+            )
+            for _, _, c, _ in written
+        ],
+        update_conflicts=True,
+        unique_fields=["probe"],
+        update_fields=["key", "native_query", "displays", "assets"],
+    )
+    changed = [c for _, _, c, unchanged in written if not unchanged]
+    RenderedView.objects.filter(probe_id__in=[pks[c.logical_probe_id] for c in changed]).delete()
+    started = time.perf_counter()
+    views = []
+    for compiled in changed:
         by_view = {d["view_id"]: d for d in compiled.displays}
-        RenderedView.objects.bulk_create(
-            [
+        for v in compiled.views:
+            views.append(
                 RenderedView(
-                    probe=probe,
+                    probe_id=pks[compiled.logical_probe_id],
                     view_id=v.view_id,
                     file=view_store(v.png, v.record["bytes_sha256"]),
                     bytes_sha256=v.record["bytes_sha256"],
@@ -309,10 +572,16 @@ def _probe_upsert(parent: ParentProblem, run: CompileRun, result: ParentResult, 
                     marks=by_view[v.view_id]["marks"],
                     affine=by_view[v.view_id]["source_to_display"],
                 )
-                for v in compiled.views
-            ]
-        )
-    return probe
+            )
+    if timings is not None:
+        timings["store_s"] += time.perf_counter() - started
+    RenderedView.objects.bulk_create(views)
+    (
+        Probe.objects.filter(parent_id__in=superseding)
+        .exclude(pk__in=pks.values())
+        .exclude(state=Probe.State.SUPERSEDED)
+        .update(state=Probe.State.SUPERSEDED)
+    )
 
 
 # Review hand-off (the review app calls this) ---------------------------------------------------------
@@ -366,56 +635,101 @@ def probe_record_review(
 # Membership, exact dedup, development selection (Kit §2.12) -------------------------------------------
 @transaction.atomic
 def membership_refresh(*, seed: int = 2027, development_count: int = 25) -> dict[str, int]:
-    """Recompute dedup groups and splits over every parent that has live probes; update probe splits."""
-    live = Probe.objects.exclude(state=Probe.State.SUPERSEDED).select_related("parent", "parent__source")
-    by_parent: dict[int, list[Probe]] = {}
-    for probe in live:
-        by_parent.setdefault(probe.parent_id, []).append(probe)
-    members = [_member_input(probes) for probes in by_parent.values()]
+    """Recompute dedup groups and splits over every parent that has live probes; update probe splits.
+
+    Reads only the few columns and metadata keys the coverage tags use (not the probes' big JSON), and writes
+    in bulk: memberships that changed, then one update per split for the probes whose split changed."""
+    live = (
+        Probe.objects.exclude(state=Probe.State.SUPERSEDED)
+        .order_by("parent__problem_id", "logical_probe_id")
+        .values_list(
+            "parent_id",
+            "parent__problem_id",
+            "parent__source__name",
+            "parent__source_split",
+            "parent__source_sample_id",
+            "content_group_hint",
+            "interface",
+            "language",
+            "metadata__representation_kind",
+            "metadata__public_text_availability",
+            "metadata__image_count",
+            "metadata__repair_applied_to_query",
+        )
+    )
+    by_parent: dict[int, list[tuple[Any, ...]]] = {}
+    for row in live:
+        by_parent.setdefault(row[0], []).append(row)
+    members = [_member_input(rows) for rows in by_parent.values()]
     assigned = assign_splits(members, seed=seed, development_count=development_count)
+    existing = {m.parent_id: m for m in Membership.objects.filter(parent_id__in=list(by_parent))}
+    created, changed = [], []
+    by_split: dict[str, list[int]] = {}
     counts: dict[str, int] = {}
     for member in assigned:
-        Membership.objects.update_or_create(
-            parent_id=member.parent_pk,
-            defaults={
-                "source_identity": member.source_identity,
-                "content_group_hint": member.content_group_hint,
-                "dedup_group": member.dedup_group,
-                "representative_id": member.representative_id,
-                "dedup_state": member.dedup_state,
-                "split": member.split,
-                "tags": sorted(member.tags),
-            },
-        )
-        Probe.objects.filter(parent_id=member.parent_pk).exclude(state=Probe.State.SUPERSEDED).update(
-            split=member.split
-        )
+        values = {
+            "source_identity": member.source_identity,
+            "content_group_hint": member.content_group_hint,
+            "dedup_group": member.dedup_group,
+            "representative_id": member.representative_id,
+            "dedup_state": member.dedup_state,
+            "split": member.split,
+            "tags": [list(tag) for tag in sorted(member.tags)],
+        }
+        row = existing.get(member.parent_pk)
+        if row is None:
+            created.append(Membership(parent_id=member.parent_pk, **values))
+        elif any(getattr(row, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(row, name, value)
+            changed.append(row)
+        by_split.setdefault(member.split, []).append(member.parent_pk)
         counts["split_" + member.split] = counts.get("split_" + member.split, 0) + 1
+    Membership.objects.bulk_create(created, batch_size=1000)
+    Membership.objects.bulk_update(changed, fields=_MEMBERSHIP_FIELDS, batch_size=500)
+    for split, parent_pks in by_split.items():
+        (
+            Probe.objects.filter(parent_id__in=parent_pks)
+            .exclude(state=Probe.State.SUPERSEDED)
+            .exclude(split=split)
+            .update(split=split)
+        )
     return counts
 
 
-def _member_input(probes: list[Probe]) -> MemberInput:
-    parent = probes[0].parent
+_MEMBERSHIP_FIELDS = [
+    "source_identity",
+    "content_group_hint",
+    "dedup_group",
+    "representative_id",
+    "dedup_state",
+    "split",
+    "tags",
+]
+
+
+def _member_input(rows: list[tuple[Any, ...]]) -> MemberInput:
+    """One parent's coverage tags from its live probes' rows (see ``membership_refresh``); a metadata key the
+    compiler did not write counts as its default, as ``dict.get`` would."""
+    parent_pk, problem_id, namespace, split, sample, content_group_hint = rows[0][:6]
     tags = set()
-    for probe in probes:
-        meta = probe.metadata
+    for *_, interface, language, representation, public_text, image_count, repair in rows:
         tags.update(
             {
-                ("interface", probe.interface),
-                ("language", probe.language),
-                ("namespace", parent.source.name),
-                ("representation", meta.get("representation_kind", "")),
-                ("public_text", meta.get("public_text_availability", "")),
-                ("images", "multi" if meta.get("image_count", 1) > 1 else "single"),
-                ("repair", str(bool(meta.get("repair_applied_to_query")))),
+                ("interface", interface),
+                ("language", language),
+                ("namespace", namespace),
+                ("representation", representation if representation is not None else ""),
+                ("public_text", public_text if public_text is not None else ""),
+                ("images", "multi" if (image_count if image_count is not None else 1) > 1 else "single"),
+                ("repair", str(bool(repair))),
             }
         )
-    identity = digest([parent.source.name, parent.source_split, parent.source_sample_id])
     return MemberInput(
-        parent_pk=parent.pk,
-        problem_id=parent.problem_id,
-        source_identity=identity,
-        content_group_hint=probes[0].content_group_hint,
+        parent_pk=parent_pk,
+        problem_id=problem_id,
+        source_identity=digest([namespace, split, sample]),
+        content_group_hint=content_group_hint,
         tags=frozenset(tags),
     )
 

@@ -50,7 +50,7 @@ def test_compile_run_persists_the_kits_probes(demo_parent):
     assert [v.view_id for v in t02.views.all()] == ["V1", "V2", "V3"]
     assert t02.split == Probe.Split.DEVELOPMENT  # one parent: all of it is the development reservation
     assert Membership.objects.get(parent=demo_parent).dedup_state == "representative"
-    assert set(run.timings) == {"compile_s", "render_s", "db_s", "load_s"}
+    assert set(run.timings) == {"compile_s", "render_s", "db_s", "load_s", "store_s"}
 
 
 def test_compile_never_reads_the_answer(demo_parent):

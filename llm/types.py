@@ -38,9 +38,14 @@ class LLMRequest:
     request_id: str = ""
 
     def fingerprint(self) -> str:
-        """SHA-256 of what the model sees (texts + image digests in order): a stable request key."""
-        payload = {"system": self.system, "user": self.user, "images": [i.sha256 for i in self.images]}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+        """SHA-256 of what the model sees (texts + image digests in order): a stable request key. Computed
+        once per request (the fields are frozen; a provider, the attempt loop and the caller all ask)."""
+        known = self.__dict__.get("_fingerprint")
+        if known is None:
+            payload = {"system": self.system, "user": self.user, "images": [i.sha256 for i in self.images]}
+            known = hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+            object.__setattr__(self, "_fingerprint", known)
+        return known
 
     def record(self) -> dict[str, Any]:
         """An auditable copy of the request without the image bytes."""

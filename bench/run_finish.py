@@ -231,7 +231,7 @@ def child_main(kind: str, run_id: int) -> None:
     else:  # download
         client = Client()
         client.force_login(_admin())
-        client.get("/runs/")  # warm: URL conf, templates
+        client.get(f"/runs/{run_id}/progress/")  # warm: URL conf, templates (not the runs list: it plans)
         started = time.perf_counter()
         response = client.get(f"/runs/{run_id}/download/items/")
         assert response.status_code == 200, response.status_code

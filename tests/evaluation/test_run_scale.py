@@ -34,6 +34,7 @@ from evaluation.runs.progress import progress_rows_ended
 from kit.nearest import controls_choice
 from tests.conftest import make_user
 from tests.factories import scripted
+from tests.migration_helpers import back_to_latest  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -421,3 +422,19 @@ def test_items_pages_walk_every_row_by_key_and_keep_the_filters(
 
 def test_runs_progress_matches_run_progress(finished_run):
     assert runs_pkg.runs_progress([finished_run]) == [run_progress(finished_run)]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("back_to_latest")
+def test_the_migration_counts_what_runs_made_before_the_counters(approved_probes, eager):
+    from tests.migration_helpers import migrate_to, migrate_to_latest
+
+    names = _models(approved_probes)
+    run = eval_run_create(model_names=names, conditions=["raw"], start=False, options={"resamples": 20})
+    eval_run_dispatch(run_id=run.pk)
+    empty = eval_run_create(model_names=names[:1], conditions=["raw"], start=False)
+    expected = {pk: _progress(EvalRun.objects.get(pk=pk)) for pk in (run.pk, empty.pk)}
+    assert expected[run.pk] == _recount(run) and expected[run.pk]["cost_usd"] > 0
+    migrate_to([("evaluation", "0005_solving_moves_to_its_app")])  # the counters' columns are gone
+    migrate_to_latest()  # and come back, counted from the rows
+    assert {pk: _progress(EvalRun.objects.get(pk=pk)) for pk in expected} == expected

@@ -79,8 +79,10 @@ class CompileRunOutput(serializers.Serializer):
     status = serializers.CharField(help_text="queued | running | succeeded | failed")
     seed = serializers.IntegerField()
     parameters = json_object('{"parent_ids": [...]} or {"all": true}')
-    total = serializers.IntegerField()
-    done = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="Parents to compile.")
+    done = serializers.IntegerField(help_text="Parents of the chunks done.")
+    chunks_total = serializers.IntegerField(help_text="Chunks of parents, one worker task each.")
+    chunks_done = serializers.IntegerField()
     progress_percent = serializers.IntegerField()
     counts = json_object("Probes, parents, interfaces and blocked groups counted by the run.")
     timings = json_object("Seconds per compile stage.")
@@ -97,6 +99,9 @@ class CompileRunListApi(APIView):
         parent_ids = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=False)
         all = serializers.BooleanField(required=False, default=False)
         seed = serializers.IntegerField(required=False, default=2027)
+        chunk_size = serializers.IntegerField(
+            required=False, min_value=1, max_value=100_000, help_text="Parents per worker task (default 50)."
+        )
 
         def validate(self, attrs):
             if bool(attrs.get("parent_ids")) == bool(attrs.get("all")):
@@ -119,6 +124,7 @@ class CompileRunListApi(APIView):
             actor=request.user,
             parent_ids=data.validated_data.get("parent_ids"),
             seed=data.validated_data["seed"],
+            chunk_size=data.validated_data.get("chunk_size"),
         )
         return Response(CompileRunOutput(run).data, status=202)
 

@@ -1,4 +1,7 @@
-"""manage.py compile (--parent ID | --all) [--seed 2027]: compile probes with a progress bar."""
+"""manage.py compile (--parent ID | --all) [--seed 2027] [--chunk-size 50]: compile probes with a progress bar.
+
+The command compiles in this process, chunk after chunk; a run created on the page or the API is compiled by
+the Celery workers, one task per chunk, in parallel. Both give the same probes."""
 
 from __future__ import annotations
 
@@ -17,11 +20,16 @@ class Command(BaseCommand):
         target.add_argument("--parent", action="append", dest="parents", metavar="ID")
         target.add_argument("--all", action="store_true")
         parser.add_argument("--seed", type=int, default=2027)
+        parser.add_argument("--chunk-size", type=int, default=None, help="parents per chunk (default 50)")
 
     def handle(self, *args, **options):
         try:
             run = compile_run_create(
-                actor=None, parent_ids=options["parents"], seed=options["seed"], enqueue=False
+                actor=None,
+                parent_ids=options["parents"],
+                seed=options["seed"],
+                enqueue=False,
+                chunk_size=options["chunk_size"],
             )
         except ApplicationError as error:
             raise CommandError(f"{error.message} {error.extra or ''}") from error

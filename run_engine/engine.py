@@ -117,14 +117,18 @@ def claim_applied(row: Any, claim: Claim, table: RowTable) -> None:
         row.status = table.running
 
 
+TAPER_FLOOR = 50  # the last chunks of a tapered run hold at most this many rows
+
+
 def chunk_ids(ids: list[int], size: int, *, taper: bool = True) -> list[list[int]]:
     """Consecutive chunks of ``size`` ids. With ``taper``, the last ones shrink (a quarter of what remains,
-    down to ``size // 4``) so the workers run out of work at nearly the same time instead of one worker
-    finishing a whole last chunk alone."""
+    down to ``size // 4`` but at most ``TAPER_FLOOR``) so the workers run out of work at nearly the same time
+    instead of one worker finishing a whole last chunk alone (a large chunk's quarter would still leave
+    the others idle for a long last chunk)."""
     size = max(size, 1)
     if not taper:
         return [ids[start : start + size] for start in range(0, len(ids), size)]
-    floor = max(size // 4, 1)
+    floor = max(min(size // 4, TAPER_FLOOR), 1)
     chunks, start = [], 0
     while start < len(ids):
         step = min(size, max(-(-(len(ids) - start) // 4), floor))

@@ -208,9 +208,11 @@ def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     elif run.status == EvalRun.Status.COMPLETED:
         # written when the run was scored (rebuilt by a rescore); a run scored before item files were kept
         # gets it built here, once
-        handle, _ = run_item_file(run)
         response = FileResponse(
-            handle, as_attachment=True, filename=f"run-{run.pk}-items.jsonl", content_type=ITEMS_CONTENT_TYPE
+            run_item_file(run),
+            as_attachment=True,
+            filename=f"run-{run.pk}-items.jsonl",
+            content_type=ITEMS_CONTENT_TYPE,
         )
     else:  # still running (or cancelled, failed): the rows ended so far, streamed
         response = StreamingHttpResponse(item_lines(run_items(run)), content_type=ITEMS_CONTENT_TYPE)

@@ -58,8 +58,8 @@ def item_file_store(run: EvalRun, spool: IO[bytes]) -> str:
     return name
 
 
-def item_file_open(run: EvalRun, build: Callable[[EvalRun], str]) -> tuple[IO[bytes], int]:
-    """The run's stored item file, open for reading, and its size; built with ``build`` first when the run has
+def item_file_open(run: EvalRun, build: Callable[[EvalRun], str]) -> IO[bytes]:
+    """The run's stored item file, open for reading; built with ``build`` first when the run has
     none yet (or its file went missing). Two first downloads at once build it once: the second waits on the
     run row's lock and then finds the file."""
     storage = _storage()
@@ -70,4 +70,4 @@ def item_file_open(run: EvalRun, build: Callable[[EvalRun], str]) -> tuple[IO[by
             name = locked.items_file.name
             if not (name and storage.exists(name)):
                 name = build(locked)
-    return storage.open(name, "rb"), storage.size(name)
+    return storage.open(name, "rb")

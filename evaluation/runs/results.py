@@ -263,7 +263,7 @@ def _item_file_build(run: EvalRun) -> str:
         return item_file_store(run, spool)
 
 
-def run_item_file(run: EvalRun) -> tuple[IO[bytes], int]:
-    """A scored run's item file, open for reading, and its size in bytes. Built once, on this first call,
+def run_item_file(run: EvalRun) -> IO[bytes]:
+    """A scored run's item file, open for reading. Built once, on this first call,
     for a run scored before item files were kept (the rows are read, the metrics are not recomputed)."""
     return item_file_open(run, _item_file_build)

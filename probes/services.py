@@ -125,8 +125,12 @@ def compile_run_create(
     seed: int = 2027,
     enqueue: bool = True,
     chunk_size: int | None = None,
+    lease_seconds: int | None = None,
 ) -> CompileRun:
-    """Record a compile run for some parents (or all compilable ones) and queue it on a worker."""
+    """Record a compile run for some parents (or all compilable ones) and queue it on a worker.
+
+    ``chunk_size``: parents per chunk task (default ``COMPILE_CHUNK_SIZE``); ``lease_seconds``: how long a
+    silent claim on a chunk holds it (default ``CHUNK_LEASE_SECONDS``; tests of dead workers shorten it)."""
     if parent_ids:
         known = set(
             ParentProblem.objects.filter(problem_id__in=parent_ids).values_list("problem_id", flat=True)
@@ -142,6 +146,8 @@ def compile_run_create(
     parameters: dict[str, Any] = {"parent_ids": sorted(parent_ids)} if parent_ids else {"all": True}
     if chunk_size is not None:
         parameters["chunk_size"] = chunk_size
+    if lease_seconds is not None:
+        parameters["lease_seconds"] = lease_seconds
     run = CompileRun.objects.create(
         seed=seed,
         prompt_set=stored,
@@ -242,8 +248,10 @@ def compile_chunk_execute(
     A worker killed mid-chunk leaves nothing but content-addressed view files (stored once, harmless): its
     lease runs out and the next claim does the chunk again. A claim found dead and taken over writes nothing.
     Returns the claim: ``busy`` when another live claim holds the chunk (the task looks again later)."""
+    parameters = CompileChunk.objects.filter(pk=chunk_id).values_list("run__parameters", flat=True).get()
+    lease = int(parameters.get("lease_seconds") or CHUNK_LEASE_SECONDS)
     with transaction.atomic():
-        claim = rows_claim(CHUNK_ROWS, [chunk_id], lease_seconds=CHUNK_LEASE_SECONDS)
+        claim = rows_claim(CHUNK_ROWS, [chunk_id], lease_seconds=lease)
     if claim.exhausted:
         _chunk_fail(chunk_id, None, "the workers compiling this chunk died three times")
     if not claim.claimed:

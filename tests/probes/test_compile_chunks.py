@@ -31,8 +31,7 @@ from .conftest import make_demo_parent
 PROBE_SKIP = {"id", "created_at", "updated_at", "compile_run"}
 
 
-@pytest.fixture
-def parents(db, django_user_model, tmp_path):
+def make_parents(django_user_model, tmp_path) -> None:
     """Generated parents, two parents sharing one source identity (DUPLICATE_LOGICAL_ID) and one whose Pass 4
     went stale (a parent-level issue)."""
     generate_workspace(tmp_path / "ws", count=8, seed=11)
@@ -41,6 +40,11 @@ def parents(db, django_user_model, tmp_path):
     make_demo_parent(django_user_model, problem_id="SYNTHETIC_SAME_IDENTITY", sample="SYNTHETIC_TEST_ONLY")
     stale = make_demo_parent(django_user_model, problem_id="SYNTHETIC_STALE", sample="SYNTHETIC_STALE")
     stale.passes.filter(pass_no=4).update(document_sha256="0" * 64)
+
+
+@pytest.fixture
+def parents(db, django_user_model, tmp_path):
+    make_parents(django_user_model, tmp_path)
 
 
 def dump() -> dict:

@@ -13,9 +13,10 @@ default, as measured in the issue). The script
    then ``ANALYZE`` (PostgreSQL);
 3. in a fresh process, times ``eval_run_finalize`` (items streamed once into the metrics and the item file;
    snapshots) and reports that process's peak RSS;
-4. in fresh processes, times downloads of the item file: served after the finish, then, with the run's file
-   cleared as for a run scored before item files were kept, built on the first download and served on the
-   second (time, bytes, peak RSS of each);
+4. in fresh processes, times downloads of the item file and a rescore: served after the finish, the rescore
+   (every score, the counters, the metrics and the item file again), then, with the run's file cleared as
+   for a run scored before item files were kept, built on the first download and served on the second
+   (time, bytes, peak RSS of each);
 5. prints the median server time (test client, ``--repeat`` times) and query count of the runs list, the run
    detail, the progress fragment, the run items page (first page and a late one, by key), and the API list
    and detail.
@@ -228,6 +229,15 @@ def child_main(kind: str, run_id: int) -> None:
         report["seconds"] = time.perf_counter() - started
         assert run is not None and run.status == EvalRun.Status.COMPLETED, run and run.status
         report["file_bytes"] = float(run.items_file.size)
+    elif kind == "rescore":
+        from evaluation.runs import eval_run_rescore
+
+        run = EvalRun.objects.get(pk=run_id)
+        started = time.perf_counter()
+        result = eval_run_rescore(run=run)
+        report["seconds"] = time.perf_counter() - started
+        report["changed"] = float(result["changed_items"])
+        report["file_bytes"] = float(EvalRun.objects.get(pk=run_id).items_file.size)
     else:  # download
         client = Client()
         client.force_login(_admin())
@@ -317,6 +327,7 @@ def main() -> None:
     run = EvalRun.objects.get(pk=run_id)
     finish = _child("finalize", run_id)
     served = _child("download", run_id)
+    rescore = _child("rescore", run_id)
     EvalRun.objects.get(pk=run_id).items_file.delete(save=False)
     EvalRun.objects.filter(pk=run_id).update(items_file="")  # as a run scored before item files were kept
     built = _child("download", run_id)
@@ -332,6 +343,11 @@ def main() -> None:
         f"  finish (eval_run_finalize: items → metrics + item file, snapshots) {finish['seconds']:.2f} s, "
         f"peak RSS {finish['rss_mb']:.0f} MB (after start-up {finish['rss_start_mb']:.0f} MB), "
         f"item file {finish['file_bytes'] / 1e6:.1f} MB"
+    )
+    print(
+        f"  rescore (every item score, counters, metrics, item file rebuilt) {rescore['seconds']:.2f} s, "
+        f"{rescore['changed']:.0f} scores changed, peak RSS {rescore['rss_mb']:.0f} MB, "
+        f"item file {rescore['file_bytes'] / 1e6:.1f} MB"
     )
     for label, report in (
         ("download, served after the finish", served),

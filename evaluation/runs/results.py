@@ -18,11 +18,11 @@ from models_registry.models import ModelConfig
 from probes.models import Probe
 
 from .. import metrics as metrics_core
-from ..models import EvalRequest, EvalRun, MetricSnapshot
+from ..models import EvalRequest, EvalRun, ItemScore, MetricSnapshot
 from .item_file import item_file_open, item_file_store, item_line
 from .progress import progress_counters_recount
-from .scores import score_row
-from .tables import TERMINAL
+from .scores import score_of
+from .tables import SCORE_FIELDS, TERMINAL
 
 # rows read per query when streaming a run's items: memory stays flat in the number of requests
 ITEM_CHUNK = 5000
@@ -217,29 +217,42 @@ def metrics_store(*, run: EvalRun) -> dict[str, Any]:
 
 def eval_run_rescore(*, run: EvalRun, actor: Any = None) -> dict[str, Any]:
     """Recompute every ItemScore, the progress counters, every metric and the item file from the stored raw
-    outputs; no model is called."""
+    outputs; no model is called. Rows are scored ``RESCORE_CHUNK`` at a time and written in bulk."""
     rows = (
         run.requests.filter(status__in=TERMINAL)
         .select_related("probe__key", "score")
         .defer(*_RESCORE_DEFERRED)
         .order_by("pk")
     )
-    changed = 0
-    for row in rows.iterator(chunk_size=500):
-        before = getattr(row, "score", None)
-        old = (before.C, before.G) if before else None
-        stored = row.status
-        row.status = (
-            EvalRequest.Status.INFRA_MISSING if row.raw_output is None else EvalRequest.Status.COMPLETED
-        )
-        item = score_row(row)
-        if stored != item.status:  # score_row compares with the status it scored from, not the stored one
-            EvalRequest.objects.filter(pk=row.pk).update(status=item.status)
-        changed += int(old != (item.C, item.G))
+    changed, last = 0, 0
+    while chunk := list(rows.filter(pk__gt=last)[:RESCORE_CHUNK]):
+        last = chunk[-1].pk
+        items, moved = [], []
+        for row in chunk:
+            before = getattr(row, "score", None)
+            stored = row.status
+            row.status = (  # what scoring starts from: an answer, or none
+                EvalRequest.Status.INFRA_MISSING if row.raw_output is None else EvalRequest.Status.COMPLETED
+            )
+            item = score_of(row)
+            items.append(item)
+            row.status = item.status  # the row's status follows its score
+            if row.status != stored:
+                moved.append(row)
+            changed += int((before.C, before.G) != (item.C, item.G) if before else True)
+        with transaction.atomic():
+            ItemScore.objects.bulk_create(
+                items, update_conflicts=True, unique_fields=["request"], update_fields=SCORE_FIELDS
+            )
+            if moved:
+                EvalRequest.objects.bulk_update(moved, ["status"])
     progress_counters_recount(run.pk)  # a rescore may move rows between final statuses
     result = metrics_store(run=run)
     event_record(actor=actor, verb="eval_run.rescore", obj=run, after={"changed_items": changed})
     return {"changed_items": changed, "metrics": result}
+
+
+RESCORE_CHUNK = 1000
 
 
 # what scoring a stored row does not read: the probe's views, messages and diagnostics, the key's other parts

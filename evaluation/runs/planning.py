@@ -32,9 +32,17 @@ class PlannedProbe:
     pools: list[str]
 
 
-def _planned_probes(release: Release | None, probe_filter: dict[str, Any]) -> list[PlannedProbe]:
+# What planning reads of a probe: its id, pool flags and (for the manifest's prompt hashes) its messages —
+# never the views, keys or metadata, which at the paper's scale are most of a probe's bytes.
+PLAN_FIELDS = ("logical_probe_id", "in_b", "in_l", "in_p", "raw_messages")
+PREVIEW_FIELDS = ("logical_probe_id", "in_b", "in_l", "in_p")
+
+
+def _planned_probes(
+    release: Release | None, probe_filter: dict[str, Any], *, fields: tuple[str, ...] = PLAN_FIELDS
+) -> list[PlannedProbe]:
     if release is not None:
-        items = {i.logical_probe_id: i.membership for i in release.items.all()}
+        items = dict(release.items.values_list("logical_probe_id", "membership"))
         probes = Probe.objects.filter(logical_probe_id__in=items)
     else:
         items = None
@@ -46,7 +54,7 @@ def _planned_probes(release: Release | None, probe_filter: dict[str, Any]) -> li
     if probe_filter.get("probe_ids"):
         probes = probes.filter(logical_probe_id__in=probe_filter["probe_ids"])
     planned = []
-    for probe in probes.order_by("logical_probe_id"):
+    for probe in probes.only(*fields).order_by("logical_probe_id"):
         if items is not None:
             member = items[probe.logical_probe_id]
             pools = [p for p in ("B", "L", "P") if member.get(p)]
@@ -137,7 +145,7 @@ def eval_run_preview(
 ) -> RunPreview:
     """The rows ``eval_run_create`` would make for the same arguments, counted by the same planning code.
     Unknown conditions and inactive models count for nothing (the launch refuses them)."""
-    planned = _planned_probes(release, probe_filter or {})
+    planned = _planned_probes(release, probe_filter or {}, fields=PREVIEW_FIELDS)
     chosen = [c for c in CONDITIONS if c in conditions]
     models = len(_active_configs(model_names))
     applies = {c: sum(1 for p in planned if condition_applies(c, p.pools)) for c in CONDITIONS}

@@ -80,3 +80,16 @@ def test_release_export_sentence_and_message():
     html = str(release_export_message(release))
     assert html.startswith(f'Release <a href="/releases/NREL-{"a" * 64}/"')
     assert "{" not in html and "'probes'" not in html
+
+
+@pytest.mark.django_db
+def test_a_running_chunked_run_shows_its_chunk_counters(client, admin_user_role):
+    run = CompileRun.objects.create(
+        status=CompileRun.Status.RUNNING, total=986, done=150, chunks_total=20, chunks_done=3
+    )
+    assert run_state(run) == "Running · 150/986 parents · 3/20 chunks done"
+    client.force_login(admin_user_role)
+    fragment = client.get(reverse("probes:run_detail", args=[run.pk]), HTTP_HX_REQUEST="true")
+    assert "150/986 parents · 3/20 chunks done" in fragment.content.decode()
+    api = client.get(reverse("probes-api:compile-run-detail", args=[run.pk]))
+    assert api.status_code == 200 and (api.json()["chunks_done"], api.json()["chunks_total"]) == (3, 20)

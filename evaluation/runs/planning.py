@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from audit.services import event_record
 from kit.canonical import digest
@@ -35,17 +36,17 @@ class PlannedProbe:
 # What planning reads of a probe: its id, pool flags and (for the manifest's prompt hashes) its messages —
 # never the views, keys or metadata, which at the paper's scale are most of a probe's bytes.
 PLAN_FIELDS = ("logical_probe_id", "in_b", "in_l", "in_p", "raw_messages")
-PREVIEW_FIELDS = ("logical_probe_id", "in_b", "in_l", "in_p")
 
 
-def _planned_probes(
-    release: Release | None, probe_filter: dict[str, Any], *, fields: tuple[str, ...] = PLAN_FIELDS
-) -> list[PlannedProbe]:
+def _planned_queryset(
+    release: Release | None, probe_filter: dict[str, Any]
+) -> tuple[QuerySet[Probe], dict[str, dict[str, Any]] | None]:
+    """The probes a run plans, in order, and the release's membership per probe (None: the live probes)."""
+    items = None
     if release is not None:
         items = dict(release.items.values_list("logical_probe_id", "membership"))
         probes = Probe.objects.filter(logical_probe_id__in=items)
     else:
-        items = None
         probes = Probe.objects.exclude(state__in=["superseded", "rejected"])
     if probe_filter.get("interface"):
         probes = probes.filter(interface=probe_filter["interface"])
@@ -53,17 +54,37 @@ def _planned_probes(
         probes = probes.filter(task_id=probe_filter["task_id"])
     if probe_filter.get("probe_ids"):
         probes = probes.filter(logical_probe_id__in=probe_filter["probe_ids"])
-    planned = []
-    for probe in probes.only(*fields).order_by("logical_probe_id"):
-        if items is not None:
-            member = items[probe.logical_probe_id]
-            pools = [p for p in ("B", "L", "P") if member.get(p)]
-        else:
-            pools = [p for p, flag in (("B", probe.in_b), ("L", probe.in_l), ("P", probe.in_p)) if flag]
-        planned.append(PlannedProbe(probe, pools))
+    probes = probes.order_by("logical_probe_id")
     if probe_filter.get("limit"):
-        planned = planned[: int(probe_filter["limit"])]
-    return planned
+        probes = probes[: int(probe_filter["limit"])]
+    return probes, items
+
+
+def _pools(
+    items: dict[str, dict[str, Any]] | None, logical_id: str, flags: tuple[bool, bool, bool]
+) -> list[str]:
+    """A planned probe's pools: the release's membership when the run is on a release, else the probe's flags."""
+    if items is not None:
+        member = items[logical_id]
+        return [p for p in ("B", "L", "P") if member.get(p)]
+    return [p for p, flag in zip(("B", "L", "P"), flags, strict=True) if flag]
+
+
+def _planned_probes(release: Release | None, probe_filter: dict[str, Any]) -> list[PlannedProbe]:
+    probes, items = _planned_queryset(release, probe_filter)
+    return [
+        PlannedProbe(probe, _pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p)))
+        for probe in probes.only(*PLAN_FIELDS)
+    ]
+
+
+def _planned_pools(release: Release | None, probe_filter: dict[str, Any]) -> list[list[str]]:
+    """The pools of each planned probe, without building a probe (the launch preview counts only these)."""
+    probes, items = _planned_queryset(release, probe_filter)
+    return [
+        _pools(items, logical_id, (in_b, in_l, in_p))
+        for logical_id, in_b, in_l, in_p in probes.values_list("logical_probe_id", "in_b", "in_l", "in_p")
+    ]
 
 
 def _manifest(run: EvalRun, configs: list[ModelConfig], planned: list[PlannedProbe]) -> dict[str, Any]:
@@ -145,10 +166,10 @@ def eval_run_preview(
 ) -> RunPreview:
     """The rows ``eval_run_create`` would make for the same arguments, counted by the same planning code.
     Unknown conditions and inactive models count for nothing (the launch refuses them)."""
-    planned = _planned_probes(release, probe_filter or {}, fields=PREVIEW_FIELDS)
+    planned = _planned_pools(release, probe_filter or {})
     chosen = [c for c in CONDITIONS if c in conditions]
     models = len(_active_configs(model_names))
-    applies = {c: sum(1 for p in planned if condition_applies(c, p.pools)) for c in CONDITIONS}
+    applies = {c: sum(1 for pools in planned if condition_applies(c, pools)) for c in CONDITIONS}
     per_condition = [
         ConditionPreview(
             condition=c,
@@ -159,7 +180,7 @@ def eval_run_preview(
         )
         for c in CONDITIONS
     ]
-    pairs = len(_request_plan(chosen, planned))
+    pairs = sum(applies[c] for c in chosen)  # what _request_plan makes per model
     return RunPreview(
         probes=len(planned), models=models, conditions=per_condition, pairs=pairs, total=models * pairs
     )

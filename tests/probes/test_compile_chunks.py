@@ -4,6 +4,7 @@ the chunks run; a chunk whose worker died is taken over and written once."""
 from __future__ import annotations
 
 import hashlib
+import time
 from datetime import timedelta
 
 import pytest
@@ -215,3 +216,21 @@ def test_a_chunk_that_died_three_times_fails_the_run(parents):
     run.refresh_from_db()
     assert run.status == "failed" and "died three times" in run.error
     assert CompileChunk.objects.get(pk=chunk.pk).status == "failed"
+
+
+def test_a_claim_that_lost_its_chunk_stops_at_its_next_renewal(parents, monkeypatch):
+    run = compile_run_plan(compile_run_create(actor=None, enqueue=False, chunk_size=100, lease_seconds=1).pk)
+    (chunk,) = run.chunks.all()
+    compiled = []
+    compile_for_real = services.compile_parent
+
+    def compile_slowly_then_lose_the_claim(source, **kwargs):
+        compiled.append(source.problem_id)
+        CompileChunk.objects.filter(pk=chunk.pk).update(claim_token="another-worker")
+        time.sleep(0.3)  # past a quarter of the lease: the claim is renewed (or found lost) after this parent
+        return compile_for_real(source, **kwargs)
+
+    monkeypatch.setattr(services, "compile_parent", compile_slowly_then_lose_the_claim)
+    compile_chunk_execute(run_id=run.pk, chunk_id=chunk.pk)
+    assert len(compiled) == 1 < len(chunk.parent_ids)
+    assert not Probe.objects.exists()

@@ -489,7 +489,8 @@ def main() -> None:
         f"  CPU over the execution window ({wall:.1f} s × {cores} cores = {wall * cores:.1f} core-s, "
         f"machine busy {100 * machine:.0f}%): workers {workers_s:.1f} s "
         f"({1000 * workers_s / run.total:.2f} ms/request), PostgreSQL {pg_s:.1f} s "
-        f"({1000 * pg_s / run.total:.2f} ms/request), Redis {redis_s:.1f} s, this poller {me_s:.1f} s"
+        f"({1000 * pg_s / run.total:.2f} ms/request; every database of the server, so other users' too), "
+        f"Redis {redis_s:.1f} s, this poller {me_s:.1f} s"
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
@@ -224,12 +226,19 @@ class _ChunkExecutor:
     ahead of their claim, in small slabs while the pool is busy, and writes in one transaction per
     refill — store the answers that arrived, claim the next rows — while the calls in flight keep
     running. It keeps the pool busy plus up to a pool's worth of claimed requests queued behind it,
-    refilling once half of those have started. So a row is claimed
+    refilling once half of those have started (a chunk's first claim is one round, so its calls start
+    soonest). So a row is claimed
     (``claims`` charged) only shortly before its call starts — a killed worker charges its calls in
     flight and at most ``threads`` queued ones, not its whole chunk — and an answer waits at most one
     refill (≤ 1 s) to be stored. Leases of slow calls are renewed while the worker lives; cancellation
     is checked at most once a second.
+
+    The call threads outlive a chunk: each thread that runs chunk tasks (a prefork child's main thread, or
+    each thread of a threads pool) keeps its own pool for the next chunk, so a chunk hand-over does not start
+    and join ``threads`` threads (starting them one by one delayed a chunk's first round of calls).
     """
+
+    _pools = threading.local()
 
     def __init__(self, run: EvalRun, lease: int) -> None:
         self.run, self.lease = run, lease
@@ -304,6 +313,16 @@ class _ChunkExecutor:
                 busy += held
         return [rows[pk] for pk in claimed]
 
+    def _pool(self) -> ThreadPoolExecutor:
+        """This thread's call pool of ``threads`` threads (a new one after a fork or another size)."""
+        key = (os.getpid(), self.threads)
+        if getattr(self._pools, "key", None) != key:
+            if getattr(self._pools, "key", (None,))[0] == key[0]:  # same process, another size: retire it
+                self._pools.pool.shutdown(wait=False)
+            self._pools.pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="eval-call")
+            self._pools.key = key
+        return self._pools.pool
+
     def run_chunk(self, request_ids: list[int]) -> list[int]:
         queue, busy = list(request_ids), []
         rows: dict[int, EvalRequest] = {}  # loaded ahead of their claim
@@ -315,9 +334,13 @@ class _ChunkExecutor:
         # so calls never wait for the database work of a refill
         capacity, refill = 2 * self.threads, max(self.threads // 2, 1)
         stored = renewed = time.monotonic()
-        with ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="eval-call") as pool:
+        started = False
+        pool = self._pool()
+        try:
             while queue or in_flight or done:
-                free = capacity - len(in_flight) if queue else 0
+                # the chunk's first claim is one round, so its calls start soonest
+                free = (capacity - len(in_flight) if queue else 0) if started else self.threads
+                started = True
                 now = time.monotonic()
                 # one transaction serves several rows: refill once the queued requests have started, store
                 # answers in batches, but never hold an answer for more than a second
@@ -355,6 +378,8 @@ class _ChunkExecutor:
                         status=EvalRequest.Status.RUNNING,
                     ).update(claimed_at=timezone.now())
                     renewed = now
+        finally:  # a chunk ends only once its calls have (their threads serve the next chunk)
+            wait(in_flight)
         if errors:  # those rows stay running under this claim; after the lease a later claim retries them
             raise errors[0]
         return busy

@@ -7,7 +7,6 @@ from llm import OutputStatus
 from .. import scoring
 from ..models import EvalRequest, ItemScore
 from ..scoring import ModelResponse, score
-from .tables import SCORE_FIELDS
 
 
 def scoring_result(row: EvalRequest) -> scoring.ItemScore:
@@ -28,18 +27,6 @@ def score_of(row: EvalRequest) -> ItemScore:
         field_valid=result.field_valid,
         canonical=list(result.canonical) if result.canonical else None,
     )
-
-
-def score_row(row: EvalRequest) -> ItemScore:
-    """Score one stored row (rescore) and keep the row's status in step with its score."""
-    item = score_of(row)
-    item, _ = ItemScore.objects.update_or_create(
-        request=row, defaults={f: getattr(item, f) for f in SCORE_FIELDS if f != "scored_at"}
-    )
-    if row.status != item.status:
-        EvalRequest.objects.filter(pk=row.pk).update(status=item.status)
-        row.status = item.status
-    return item
 
 
 def _response_status(row: EvalRequest) -> str:

@@ -248,7 +248,11 @@ def compile_chunk_execute(
     A worker killed mid-chunk leaves nothing but content-addressed view files (stored once, harmless): its
     lease runs out and the next claim does the chunk again. A claim found dead and taken over writes nothing.
     Returns the claim: ``busy`` when another live claim holds the chunk (the task looks again later)."""
-    parameters = CompileChunk.objects.filter(pk=chunk_id).values_list("run__parameters", flat=True).get()
+    status, parameters = (
+        CompileChunk.objects.filter(pk=chunk_id).values_list("run__status", "run__parameters").get()
+    )
+    if status == CompileRun.Status.FAILED:  # another chunk failed the run: compiling this one is wasted
+        return Claim()
     lease = int(parameters.get("lease_seconds") or CHUNK_LEASE_SECONDS)
     with transaction.atomic():
         claim = rows_claim(CHUNK_ROWS, [chunk_id], lease_seconds=lease)

@@ -209,13 +209,16 @@ def test_a_claim_taken_over_while_compiling_writes_nothing(parents, monkeypatch)
 
 
 def test_a_chunk_that_died_three_times_fails_the_run(parents):
-    run = compile_run_plan(compile_run_create(actor=None, enqueue=False, chunk_size=100).pk)
-    (chunk,) = run.chunks.all()
-    CompileChunk.objects.filter(pk=chunk.pk).update(status="running", claims=3, claimed_at=None)
-    compile_chunk_execute(run_id=run.pk, chunk_id=chunk.pk)
+    run = compile_run_plan(compile_run_create(actor=None, enqueue=False, chunk_size=3).pk)
+    first, second, *_ = run.chunks.order_by("number")
+    CompileChunk.objects.filter(pk=first.pk).update(status="running", claims=3, claimed_at=None)
+    compile_chunk_execute(run_id=run.pk, chunk_id=first.pk)
     run.refresh_from_db()
     assert run.status == "failed" and "died three times" in run.error
-    assert CompileChunk.objects.get(pk=chunk.pk).status == "failed"
+    assert CompileChunk.objects.get(pk=first.pk).status == "failed"
+    # the other chunks' tasks no longer compile anything
+    assert not compile_chunk_execute(run_id=run.pk, chunk_id=second.pk).claimed
+    assert CompileChunk.objects.get(pk=second.pk).claims == 0 and not Probe.objects.exists()
 
 
 def test_a_claim_that_lost_its_chunk_stops_at_its_next_renewal(parents, monkeypatch):

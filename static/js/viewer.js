@@ -188,7 +188,14 @@
 
   function onClose() {
     view.token++;
-    if (view.trigger && document.contains(view.trigger)) view.trigger.focus();
+    const trigger = view.trigger;
+    const back = () => {
+      if (trigger && document.contains(trigger) && !ui.dialog.open) trigger.focus();
+    };
+    back();
+    // The browser may restore focus to what was focused when the dialog opened (the first thumbnail) after
+    // this handler; focus the thumbnail of the image last shown once more after that.
+    setTimeout(back, 0);
   }
 
   // Input ----------------------------------------------------------------------------------------------

@@ -121,6 +121,9 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
             "eval_throughput",
             "frontend_bench",
             "metrics_bench",
+            "metrics_cli",
+            "paper_scale",
+            "run_finish",
         ):
             assert f"== bench/{name}.py" in output
         assert f"Redis db {USER_REDIS_DB}," not in output  # the user's Redis db was passed over

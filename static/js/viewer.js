@@ -14,7 +14,7 @@
   const STEP = 1.25;
   const PAN_STEP = 40;
 
-  const view = { scale: 1, x: 0, y: 0, fitted: true, items: [], index: 0, trigger: null, token: 0 };
+  const view = { scale: 1, x: 0, y: 0, fitted: true, items: [], index: 0, trigger: null, opener: null, token: 0 };
   let ui = null;
 
   function build() {
@@ -181,6 +181,7 @@
     const gallery = trigger.closest("[data-viewer-gallery]");
     view.items = gallery ? Array.from(gallery.querySelectorAll("[data-viewer]")) : [trigger];
     if (!view.items.includes(trigger)) view.items = [trigger];
+    view.opener = document.activeElement;
     ui.dialog.showModal();
     show(view.items.indexOf(trigger));
     ui.stage.focus();
@@ -189,13 +190,19 @@
   function onClose() {
     view.token++;
     const trigger = view.trigger;
+    const opener = view.opener;
+    // Focus goes back to the thumbnail of the image last shown. The page may still be inert for a frame or
+    // two after close, and the browser may then restore focus to what was focused when the dialog opened
+    // (the first thumbnail): keep putting it back for a few frames, unless the user moved it elsewhere.
+    let frames = 10;
     const back = () => {
-      if (trigger && document.contains(trigger) && !ui.dialog.open) trigger.focus();
+      if (!trigger || !document.contains(trigger) || ui.dialog.open) return;
+      const active = document.activeElement;
+      const lost = active === null || active === document.body || active === opener;
+      if (active !== trigger && lost) trigger.focus();
+      if (--frames > 0) requestAnimationFrame(back);
     };
     back();
-    // The browser may restore focus to what was focused when the dialog opened (the first thumbnail) after
-    // this handler; focus the thumbnail of the image last shown once more after that.
-    setTimeout(back, 0);
   }
 
   // Input ----------------------------------------------------------------------------------------------

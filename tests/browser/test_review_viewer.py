@@ -137,6 +137,7 @@ def test_a_reviewer_reads_an_attachment_in_the_zoomable_viewer(
     page.get_by_role("dialog", name=re.compile(rf"^Attachment {second} \(2 of")).wait_for()
     page.get_by_role("button", name="Close the viewer").click()
     dialog.wait_for(state="hidden")
+    page.wait_for_timeout(500)  # past the frames in which the browser may restore focus to the opener
     assert _focused_href(page) == page.get_by_role(
         "link", name=f"Open attachment {second} in the zoomable viewer"
     ).get_attribute("href")

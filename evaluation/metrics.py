@@ -31,7 +31,8 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,29 +97,118 @@ def read_items(path: str) -> list[dict[str, Any]]:
     return items
 
 
-def _validate(items: Sequence[dict[str, Any]]) -> None:
-    seen: set[tuple[str, str, str]] = set()
-    for number, item in enumerate(items, 1):
-        missing = [f for f in ITEM_FIELDS if f not in item]
-        if missing:
-            raise ItemFileError(f"item {number}: missing fields {missing}")
-        if item["condition"] not in CONDITIONS:
-            raise ItemFileError(f"item {number}: unknown condition {item['condition']!r}")
-        if item["status"] not in STATUSES:
-            raise ItemFileError(f"item {number}: unknown status {item['status']!r}")
-        if item["nearest"] not in NEAREST:
-            raise ItemFileError(f"item {number}: unknown nearest outcome {item['nearest']!r}")
-        if item["status"] == "infra_missing":
-            if item["G"] is not None or item["C"] is not None:
-                raise ItemFileError(f"item {number}: infra_missing items carry null C and G")
-        elif item["G"] not in (0, 1) or item["C"] not in (0, 1, None):
-            raise ItemFileError(f"item {number}: C must be 0/1/null and G 0/1")
-        if not isinstance(item["K"], int) or item["K"] < 1 or not 0 <= item["gold_alias_count"] <= item["K"]:
-            raise ItemFileError(f"item {number}: K and gold_alias_count are inconsistent")
-        ident = (item["model"], item["condition"], item["probe_id"])
-        if ident in seen:
-            raise ItemFileError(f"item {number}: duplicate (model, condition, probe) {ident}")
-        seen.add(ident)
+def _validate_item(number: int, item: dict[str, Any]) -> None:
+    missing = [f for f in ITEM_FIELDS if f not in item]
+    if missing:
+        raise ItemFileError(f"item {number}: missing fields {missing}")
+    if item["condition"] not in CONDITIONS:
+        raise ItemFileError(f"item {number}: unknown condition {item['condition']!r}")
+    if item["status"] not in STATUSES:
+        raise ItemFileError(f"item {number}: unknown status {item['status']!r}")
+    if item["nearest"] not in NEAREST:
+        raise ItemFileError(f"item {number}: unknown nearest outcome {item['nearest']!r}")
+    if item["status"] == "infra_missing":
+        if item["G"] is not None or item["C"] is not None:
+            raise ItemFileError(f"item {number}: infra_missing items carry null C and G")
+    elif item["G"] not in (0, 1) or item["C"] not in (0, 1, None):
+        raise ItemFileError(f"item {number}: C must be 0/1/null and G 0/1")
+    if not isinstance(item["K"], int) or item["K"] < 1 or not 0 <= item["gold_alias_count"] <= item["K"]:
+        raise ItemFileError(f"item {number}: K and gold_alias_count are inconsistent")
+
+
+class ItemColumns:
+    """The item records as numpy columns, built one record at a time, each validated as it arrives.
+
+    Nothing keeps the records themselves: a run's items can stream from the database (or a file) through
+    here, and memory holds about a hundred bytes per item (codes, flags and floats in compact arrays)
+    instead of each record's dict. Strings are coded by first appearance, then renumbered in sorted order
+    by ``finish``, which gives exactly the columns (and sorted name lists) of sorting the distinct values
+    of a list of the records."""
+
+    _CODED = ("model", "parent_id", "task_id", "probe_id")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._codes: dict[str, dict[Any, int]] = {f: {} for f in self._CODED}
+        self._ints = {
+            name: array("q") for name in ("model", "condition", "probe", "parent", "kind", "nearest")
+        }
+        self._flags = {name: array("b") for name in ("in_b", "in_l", "in_p", "returned")}
+        self._floats = {name: array("d") for name in ("C", "G", "chance")}
+        self._seen: set[tuple[int, int, int]] = set()
+
+    def _code(self, field: str, value: Any) -> int:
+        codes = self._codes[field]
+        code = codes.get(value)
+        if code is None:
+            code = codes[value] = len(codes)
+        return code
+
+    def add(self, item: dict[str, Any]) -> None:
+        self.count += 1
+        _validate_item(self.count, item)
+        model, probe = self._code("model", item["model"]), self._code("probe_id", item["probe_id"])
+        condition = CONDITIONS.index(item["condition"])
+        if (model, condition, probe) in self._seen:
+            ident = (item["model"], item["condition"], item["probe_id"])
+            raise ItemFileError(f"item {self.count}: duplicate (model, condition, probe) {ident}")
+        self._seen.add((model, condition, probe))
+        ints, flags, floats = self._ints, self._flags, self._floats
+        ints["model"].append(model)
+        ints["condition"].append(condition)
+        ints["probe"].append(probe)
+        ints["parent"].append(self._code("parent_id", item["parent_id"]))
+        ints["kind"].append(self._code("task_id", item["task_id"]))
+        ints["nearest"].append(NEAREST.index(item["nearest"]))
+        pools = item["pools"]
+        flags["in_b"].append("B" in pools)
+        flags["in_l"].append("L" in pools)
+        flags["in_p"].append("P" in pools)
+        flags["returned"].append(item["status"] != "infra_missing")
+        floats["C"].append(math.nan if item["C"] is None else float(item["C"]))
+        floats["G"].append(math.nan if item["G"] is None else float(item["G"]))
+        floats["chance"].append(item["gold_alias_count"] / item["K"])
+
+    def finish(self) -> tuple[_Items, dict[str, list[Any]]]:
+        """The columns, and per coded field its distinct values in sorted order (codes index these)."""
+        names: dict[str, list[Any]] = {}
+        ranks: dict[str, np.ndarray] = {}
+        for field, codes in self._codes.items():
+            ordered = sorted(codes)
+            rank = np.empty(len(codes), dtype=np.int64)
+            rank[[codes[value] for value in ordered]] = np.arange(len(ordered), dtype=np.int64)
+            names[field], ranks[field] = ordered, rank
+
+        def ints(name: str, field: str | None = None) -> np.ndarray:
+            column = np.frombuffer(self._ints[name], dtype=np.int64) if self.count else np.zeros(0, np.int64)
+            return ranks[field][column] if field else column.copy()
+
+        def flags(name: str) -> np.ndarray:
+            return (
+                np.frombuffer(self._flags[name], dtype=np.int8).astype(bool)
+                if self.count
+                else np.zeros(0, bool)
+            )
+
+        def floats(name: str) -> np.ndarray:
+            return np.frombuffer(self._floats[name], dtype=np.float64).copy() if self.count else np.zeros(0)
+
+        columns = _Items(
+            model=ints("model", "model"),
+            condition=ints("condition"),
+            probe=ints("probe", "probe_id"),
+            parent=ints("parent", "parent_id"),
+            kind=ints("kind", "task_id"),
+            in_b=flags("in_b"),
+            in_l=flags("in_l"),
+            in_p=flags("in_p"),
+            returned=flags("returned"),
+            C=floats("C"),
+            G=floats("G"),
+            chance=floats("chance"),
+            nearest=ints("nearest"),
+        )
+        return columns, names
 
 
 # ----------------------------------------------------------------------------------------------- engine
@@ -375,57 +465,22 @@ class _Items:
     nearest: np.ndarray  # 0 correct, 1 wrong, 2 not applicable
 
 
-def _arrays(
-    items: Sequence[dict[str, Any]],
-    models: list[str],
-    parents: list[str],
-    types: list[str],
-    probes: list[str],
-) -> _Items:
-    model_ix = {m: i for i, m in enumerate(models)}
-    parent_ix = {p: i for i, p in enumerate(parents)}
-    type_ix = {t: i for i, t in enumerate(types)}
-    probe_ix = {p: i for i, p in enumerate(probes)}
-    cond_ix = {c: i for i, c in enumerate(CONDITIONS)}
-    near_ix = {n: i for i, n in enumerate(NEAREST)}
-    nan = float("nan")
-
-    def column(f: Any, dtype: Any) -> np.ndarray:
-        return np.fromiter((f(it) for it in items), dtype=dtype, count=len(items))
-
-    return _Items(
-        model=column(lambda it: model_ix[it["model"]], np.int64),
-        condition=column(lambda it: cond_ix[it["condition"]], np.int64),
-        probe=column(lambda it: probe_ix[it["probe_id"]], np.int64),
-        parent=column(lambda it: parent_ix[it["parent_id"]], np.int64),
-        kind=column(lambda it: type_ix[it["task_id"]], np.int64),
-        in_b=column(lambda it: "B" in it["pools"], bool),
-        in_l=column(lambda it: "L" in it["pools"], bool),
-        in_p=column(lambda it: "P" in it["pools"], bool),
-        returned=column(lambda it: it["status"] != "infra_missing", bool),
-        C=column(lambda it: nan if it["C"] is None else float(it["C"]), np.float64),
-        G=column(lambda it: nan if it["G"] is None else float(it["G"]), np.float64),
-        chance=column(lambda it: it["gold_alias_count"] / it["K"], np.float64),
-        nearest=column(lambda it: near_ix[it["nearest"]], np.int64),
-    )
-
-
 KIT_PAIRED = ("GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C", "GAcc_gold", "delta")
 
 
 def compute_metrics(
-    items: Sequence[dict[str, Any]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    items: Iterable[dict[str, Any]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
-    """Everything of the item-file contract. Fractions in [0, 1]."""
-    items = list(items)
-    _validate(items)
+    """Everything of the item-file contract. Fractions in [0, 1]. ``items`` may be a stream (a generator
+    over a run's rows): each record is read once, validated and kept only as columns (``ItemColumns``)."""
+    builder = ItemColumns()
+    for item in items:
+        builder.add(item)
     if resamples < 2:
         raise ItemFileError("at least two bootstrap resamples are required")
-    models = sorted({it["model"] for it in items})
-    parents = sorted({it["parent_id"] for it in items})
-    types = sorted({it["task_id"] for it in items})
-    probes = sorted({it["probe_id"] for it in items})
-    a = _arrays(items, models, parents, types, probes)
+    a, names = builder.finish()
+    models, parents, types, probes = (names[f] for f in ("model", "parent_id", "task_id", "probe_id"))
+    n_items = builder.count
     engine = _Engine(len(parents), len(types))
     plan: dict[str, Any] = {}
 
@@ -436,7 +491,7 @@ def compute_metrics(
 
     # probe-level metadata and baselines over distinct probes (first occurrence of each probe)
     _, first = np.unique(a.probe, return_index=True)
-    unique = np.zeros(len(items), dtype=bool)
+    unique = np.zeros(n_items, dtype=bool)
     unique[first] = True
     probe_parent, probe_kind, probe_in_l = a.parent[first], a.kind[first], a.in_l[first]
     correct_nearest = (a.nearest == 0).astype(np.float64)

@@ -177,15 +177,17 @@ POOL_OF = {
 @transaction.atomic
 def metrics_store(*, run: EvalRun) -> dict[str, Any]:
     """Compute and store the run's metrics and its item file, from one pass over its rows."""
-    items = []
     with tempfile.TemporaryFile() as spool:
-        for item in run_items(run):
-            items.append(item)
-            spool.write(item_line(item))
+
+        def spooled() -> Iterator[dict[str, Any]]:  # each item goes to the file as the metrics read it
+            for item in run_items(run):
+                spool.write(item_line(item))
+                yield item
+
+        # the metrics keep columns, not the records: memory stays flat in the number of requests
         result = metrics_core.compute_metrics(
-            items, resamples=int(run.options.get("resamples", 2000)), seed=run.seed
+            spooled(), resamples=int(run.options.get("resamples", 2000)), seed=run.seed
         )
-        del items
         item_file_store(run, spool)
     configs = {c.name: c for c in run.model_configs.all()}
     run.snapshots.all().delete()

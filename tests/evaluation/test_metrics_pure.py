@@ -169,6 +169,30 @@ def test_baselines_controls_and_h_hard():
     assert hard["GErr_given_C"]["value"] == pytest.approx(1 / 2)
 
 
+def test_a_stream_of_items_gives_the_metrics_of_the_list_whatever_order_names_first_appear():
+    """compute_metrics keeps columns, not records (a run's items stream from the database): a generator
+    gives the list's result, and names coded by first appearance are renumbered in sorted order, so a
+    file listing model m2 and parent Z first gives what sorting the distinct names would."""
+    items = [
+        item("p9", "Z", model="m2", G=1, pools=("B", "L"), C=1, nearest="correct"),
+        item("p1", "A", G=1, K=4, gold=1, nearest="correct"),
+        item("p2", "A", G=0, K=2, gold=1, nearest="wrong", pools=("B", "L"), C=1),
+        item("p3", "B", G=1, K=5, gold=2, nearest="wrong", pools=("B", "L", "P"), C=0),
+        item("p3", "B", condition="gold", G=1, pools=("B", "L", "P"), C=1),
+        item("p4", "C", G=0, K=3, gold=1, status="infra_missing", C=None),
+        item("p9", "Z", model="m1", G=0, pools=("B", "L"), C=0, nearest="correct"),
+        item("p1", "A", model="m2", condition="no_image", G=0),
+    ]
+    items[5]["G"] = None
+    listed = compute_metrics(items, resamples=200, seed=5)
+    streamed = compute_metrics((dict(it) for it in items), resamples=200, seed=5)
+    assert json.dumps(streamed, sort_keys=True) == json.dumps(listed, sort_keys=True)
+    assert list(listed["models"]) == ["m1", "m2"]
+    assert listed["models"]["m1"]["GAcc"]["clusters"] == 4  # A, B, C and Z: the raw parents of m1
+    with pytest.raises(ItemFileError, match="item 3: duplicate"):
+        compute_metrics(iter([item("a", "A"), item("b", "A"), item("a", "A")]))
+
+
 def test_multiplicities_match_python_rng_choice():
     for n in (1, 3, 7, 40):
         rng = random.Random(2027)

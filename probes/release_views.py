@@ -1,4 +1,5 @@
-"""Release pages: each release with its files, and its public zip built on demand and downloaded."""
+"""Release pages: each release with its files, its public zip built on demand and downloaded, and the same public
+part as a Hugging Face dataset (built on the POST, then downloaded as a zip)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from physalign_site.access import require
 
+from .exports.hf import ExportLeak, release_hf_zip_build, release_hf_zip_file
 from .models import Release
 from .permissions import can_manage_probes
 from .services import release_zip_file, release_zip_queue
@@ -57,6 +59,7 @@ def release_detail(request: HttpRequest, release_id: str) -> HttpResponse:
     context = {
         "release": release,
         "zip_ready": release_zip_file(release) is not None,
+        "hf_ready": release_hf_zip_file(release) is not None,
         "nav_section": "releases",
     }
     if request.headers.get("HX-Request"):  # the zip panel's progress poll: no walk of the release folder
@@ -85,3 +88,29 @@ def release_download(request: HttpRequest, release_id: str) -> FileResponse:
     if path is None:
         raise Http404("The zip is not built yet: prepare the download on the release page first.")
     return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{release.release_id}.public.zip")
+
+
+@login_required
+@require_POST
+@require(can_manage_probes)
+def release_hf(request: HttpRequest, release_id: str) -> HttpResponse:
+    """Build the Hugging Face dataset of the public part (here, in the request), then offer its zip."""
+    release = _release(release_id)
+    try:
+        release_hf_zip_build(release=release, actor=request.user)
+    except ExportLeak:
+        messages.error(request, "The dataset was not built: the leakage scan found a private string in it.")
+    else:
+        messages.success(request, "The Hugging Face dataset is built. Download it below.")
+    return redirect("probes:release_detail", release_id=release.release_id)
+
+
+@login_required
+@require_GET
+@require(can_manage_probes)
+def release_hf_download(request: HttpRequest, release_id: str) -> FileResponse:
+    release = _release(release_id)
+    path = release_hf_zip_file(release)
+    if path is None:
+        raise Http404("The dataset is not built yet: build it on the release page first.")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{release.release_id}.hf.zip")

@@ -18,4 +18,10 @@ urlpatterns = [
     path("releases/<str:release_id>/", release_views.release_detail, name="release_detail"),
     path("releases/<str:release_id>/zip/", release_views.release_zip, name="release_zip"),
     path("releases/<str:release_id>/download/", release_views.release_download, name="release_download"),
+    path("releases/<str:release_id>/hf/", release_views.release_hf, name="release_hf"),
+    path(
+        "releases/<str:release_id>/hf/download/",
+        release_views.release_hf_download,
+        name="release_hf_download",
+    ),
 ]

@@ -1,0 +1,334 @@
+"""A release's public part as a Hugging Face dataset (issue 17, item 1).
+
+``hf_rows`` (pure) turns public QA records into dataset rows: the system and user messages exactly as released,
+the views in order as ``Image`` features with the bytes of ``public/``, and the public attachment facts.
+``dataset_card`` (pure) writes the README.md with its YAML header from the release manifest. ``export_hf`` writes
+one parquet shard per config (condition × interface) of the release's split, the card, and refuses the export
+when the release leakage scan finds a private string in any exported file. Nothing of ``private/`` is read
+except by the scan.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db.models import Count
+
+from annotation.models import Source
+from audit.services import event_record
+
+from .leakage import export_leaks
+from .public import PublicPart, read_public
+
+ROW_FIELDS = ("instance_id", "logical_probe_id", "task_id", "interface", "language", "split", "condition")
+HF_LICENSES = {"cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "cc-by-nc-sa-4.0", "cc0-1.0", "mit", "apache-2.0"}
+ImageReader = Callable[[dict[str, Any]], bytes]
+
+
+class ExportLeak(ValueError):
+    """The leakage scan found a private string in an exported file: the export is removed, never handed out."""
+
+
+# Pure cores --------------------------------------------------------------------------------------------------------
+def config_name(condition: str, interface: str) -> str:
+    return f"{condition}_{interface}"
+
+
+def hf_row(record: dict[str, Any], read_image: ImageReader) -> dict[str, Any]:
+    attachments = record["input"]["attachments"]
+    return {
+        **{name: record[name] for name in ROW_FIELDS},
+        "system": record["input"]["messages"]["system"],
+        "user": record["input"]["messages"]["user"],
+        "images": [{"bytes": read_image(a), "path": a["path"]} for a in attachments],
+        "image_asset_ids": [a["asset_id"] for a in attachments],
+        "image_sha256": [a["sha256"] for a in attachments],
+        "image_widths": [a["width"] for a in attachments],
+        "image_heights": [a["height"] for a in attachments],
+    }
+
+
+def hf_configs(
+    records: dict[str, list[dict[str, Any]]], read_image: ImageReader
+) -> dict[str, list[dict[str, Any]]]:
+    """Rows per config (``<condition>_<interface>``), configs in condition then interface order, rows in
+    release order."""
+    configs: dict[str, list[dict[str, Any]]] = {}
+    for condition, rows in records.items():
+        for interface in sorted({r["interface"] for r in rows}):
+            configs[config_name(condition, interface)] = [
+                hf_row(r, read_image) for r in rows if r["interface"] == interface
+            ]
+    return configs
+
+
+def record_of_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A dataset row back as its public QA record (the leakage scan and the round-trip test read this)."""
+    return {
+        **{name: row[name] for name in ROW_FIELDS},
+        "input": {
+            "messages": {"system": row["system"], "user": row["user"]},
+            "attachments": [
+                {"asset_id": a, "path": (img or {}).get("path") or "", "sha256": s, "width": w, "height": h}
+                for a, img, s, w, h in zip(
+                    row["image_asset_ids"],
+                    row["images"],
+                    row["image_sha256"],
+                    row["image_widths"],
+                    row["image_heights"],
+                    strict=True,
+                )
+            ],
+        },
+    }
+
+
+def hf_license(text: str) -> str:
+    """A licence as the Hub's identifier when it is one of the common ones (``CC BY 4.0`` → ``cc-by-4.0``)."""
+    slug = re.sub(r"[\s_]+", "-", text.strip().lower())
+    return slug if slug in HF_LICENSES else "other"
+
+
+def dataset_card(
+    manifest: dict[str, Any],
+    configs: dict[str, int],
+    sources: list[dict[str, Any]],
+    languages: Iterable[str],
+) -> str:
+    """README.md of the dataset: YAML header (licence, configs with their data files, languages), then the task,
+    the counts, the sources with their licences, how to score and how to cite."""
+    import yaml  # a dependency of ``datasets``
+
+    split = manifest["split"]
+    licenses = sorted({hf_license(s["license"]) for s in sources if s["license"]}) or ["other"]
+    header: dict[str, Any] = {
+        "pretty_name": f"PhysAlign release {manifest['release_id'][:17]}",
+        "license": licenses[0] if len(licenses) == 1 else "other",
+        "language": sorted(set(languages)),
+        "task_categories": ["visual-question-answering"],
+        "tags": ["physics", "diagrams", "physalign"],
+        "size_categories": [_size_category(sum(configs.values()))],
+        "configs": [
+            {"config_name": name, "data_files": [{"split": split, "path": f"data/{name}/{split}-*.parquet"}]}
+            for name in configs
+        ],
+    }
+    if header["license"] == "other":
+        header["license_name"] = "per-source"
+        header["license_details"] = "; ".join(f"{s['name']}: {s['license'] or 'not stated'}" for s in sources)
+    counts = manifest.get("counts", {})
+    rows = "\n".join(f"| `{name}` | {n} |" for name, n in configs.items())
+    pools = "\n".join(
+        f"| {pool} | {c.get('probes', 0)} | {c.get('mothers', 0)} |" for pool, c in sorted(counts.items())
+    )
+    source_rows = "\n".join(
+        f"| {s['name']} | {s['license'] or 'not stated'} | {s['url'] or ''} | {s['problems']} |"
+        for s in sources
+    )
+    warnings = ""
+    if str(manifest.get("artifact_mode", "")).lower().startswith("synthetic"):
+        warnings += "**SYNTHETIC EXAMPLE ONLY: NOT BENCHMARK DATA.**\n\n"
+    if manifest.get("signoff_root") is None:
+        warnings += (
+            "**NO REVIEW SIGNOFF: exported by an admin override; this is not a reviewed release.**\n\n"
+        )
+    body = f"""# PhysAlign release `{manifest["release_id"]}`
+
+{warnings}Localized physics-diagram probes compiled by PhysAlign Studio from evidence-grounded annotations.
+Each row is one probe: a model gets the `system` and `user` messages exactly as given here, with the `images`
+attached in their order, in a fresh context, and answers in the JSON the user message asks for.
+
+- **raw** configs: the diagram and the question (every released probe, pool B).
+- **gold** configs: the same probe with its reviewed reading of the diagram added to the prompt (the +GT
+  condition, pool P).
+- One config per condition and interface (`<condition>_<interface>`); split `{split}`; approval
+  `{manifest.get("approval_mode", "")}`; artifact mode `{manifest.get("artifact_mode", "")}`.
+
+## Counts
+
+| Config | Probes |
+|---|---|
+{rows}
+
+| Pool | Probes | Parent problems |
+|---|---|---|
+{pools}
+
+## Sources and licences
+
+| Source | Licence | URL | Parent problems |
+|---|---|---|---|
+{source_rows}
+
+## How to score
+
+This dataset is the public part only: it holds no answers, candidate mappings or targets. Scoring needs the
+release's private key (the release's `private/` folder, or `/api/releases/<id>/private/` for an account with
+the scorer permission): parse each raw model output and score it with PhysAlign Studio's scorer
+(`evaluation.parsing`, `evaluation.scoring`; Kit §5.1–§5.5, C/G/J fields), keyed by `instance_id`. An output
+that cannot be parsed scores 0 and stays in the denominator. Aggregate with `manage.py metrics`.
+
+## Citation
+
+```bibtex
+@misc{{physalign_release_{manifest["release_id"][5:17].lower()},
+  title  = {{PhysAlign benchmark release {manifest["release_id"]}}},
+  note   = {{Exported by PhysAlign Studio; split {split}}},
+}}
+```
+"""
+    return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body
+
+
+def _size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return name
+    return "100K<n<1M"
+
+
+# Files -------------------------------------------------------------------------------------------------------------
+def hf_features() -> Any:
+    from datasets import Features, Image, List, Value
+
+    text = Value("string")
+    return Features(
+        {
+            **{name: text for name in ROW_FIELDS},
+            "system": text,
+            "user": text,
+            "images": List(Image()),
+            "image_asset_ids": List(text),
+            "image_sha256": List(text),
+            "image_widths": List(Value("int32")),
+            "image_heights": List(Value("int32")),
+        }
+    )
+
+
+def parquet_text(path: Path) -> str:
+    """The strings a parquet file holds (every text cell, JSON-encoded), for the leakage scan; other files as
+    text."""
+    if path.suffix != ".parquet":
+        return path.read_text(encoding="utf-8", errors="replace")
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    metadata = json.dumps(
+        {
+            k.decode(errors="replace"): v.decode(errors="replace")
+            for k, v in (table.schema.metadata or {}).items()
+        },
+        ensure_ascii=False,
+    )
+    rows = table.drop_columns([c for c in table.column_names if c == "images"]).to_pylist()
+    return json.dumps(rows, ensure_ascii=False) + "\n" + metadata
+
+
+@dataclass(frozen=True)
+class HFExport:
+    path: Path
+    configs: dict[str, int]
+    files: int
+    bytes: int
+    seconds: float
+
+
+def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]]) -> HFExport:
+    """Write the dataset folder (parquet shards + README.md) and scan it; a leaking export is deleted."""
+    from datasets import Dataset
+
+    started = time.perf_counter()
+    if output.exists():
+        shutil.rmtree(output)
+    output.mkdir(parents=True)
+    split = part.manifest["split"]
+    configs = hf_configs(part.records, part.image_bytes)
+    features = hf_features()
+    for name, rows in configs.items():
+        shard = output / "data" / name / f"{split}-00000-of-00001.parquet"
+        shard.parent.mkdir(parents=True)
+        Dataset.from_list(rows, features=features, split=split).to_parquet(str(shard))
+    languages = {r["language"] for rows in part.records.values() for r in rows}
+    card = dataset_card(part.manifest, {n: len(r) for n, r in configs.items()}, sources, languages)
+    (output / "README.md").write_text(card, encoding="utf-8")
+    records = [record_of_row(row) for rows in configs.values() for row in rows]
+    leaks = export_leaks(part.root, output, records, parquet_text)
+    if leaks:
+        shutil.rmtree(output)
+        raise ExportLeak("; ".join(f"{e['code']}: {e['detail']}" for e in leaks))
+    files = [p for p in output.rglob("*") if p.is_file()]
+    return HFExport(
+        path=output,
+        configs={n: len(r) for n, r in configs.items()},
+        files=len(files),
+        bytes=sum(p.stat().st_size for p in files),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def zip_folder(folder: Path, target: Path) -> Path:
+    partial = target.with_name(target.name + ".partial")
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED) as archive:  # parquet/PNG: compressed
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            archive.write(path, path.relative_to(folder).as_posix())
+    partial.replace(target)
+    return target
+
+
+# Services ----------------------------------------------------------------------------------------------------------
+def release_sources(release: Any) -> list[dict[str, Any]]:
+    """The sources of a release's parent problems with their licence (from the database)."""
+    problem_ids = set(release.items.values_list("problem_id", flat=True))
+    sources = (
+        Source.objects.filter(problems__problem_id__in=problem_ids)
+        .annotate(n=Count("problems"))
+        .order_by("name")
+    )
+    return [{"name": s.name, "license": s.license, "url": s.url, "problems": s.n} for s in sources]
+
+
+def export_hf(*, release: Any, output: Path, actor: Any = None) -> HFExport:
+    """The release's public part as a Hugging Face dataset folder at ``output`` (audited)."""
+    result = write_hf(read_public(Path(release.path)), output, release_sources(release))
+    event_record(
+        actor=actor,
+        verb="release.export_hf",
+        obj=release,
+        after={"configs": result.configs, "files": result.files, "bytes": result.bytes},
+    )
+    return result
+
+
+def hf_zip_path(release: Any) -> Path:
+    return Path(release.path).parent / f"{release.release_id}.hf.zip"
+
+
+def release_hf_zip_build(*, release: Any, actor: Any) -> Path:
+    """Build the dataset next to the release folder and zip it for the release page's download."""
+    folder = Path(release.path).parent / f"{release.release_id}.hf"
+    export_hf(release=release, output=folder, actor=actor)
+    return zip_folder(folder, hf_zip_path(release))
+
+
+def release_hf_zip_file(release: Any) -> Path | None:
+    path = hf_zip_path(release)
+    return path if path.is_file() else None
+
+
+def push_to_hub(folder: Path, repo_id: str, *, private: bool = True) -> str:
+    """Upload an exported dataset folder to the Hugging Face Hub (token from ``HF_TOKEN`` or the login cache)."""
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset")
+    return str(getattr(info, "commit_url", info))

@@ -1,0 +1,40 @@
+"""manage.py export_hf --release ID --output DIR [--push-to-hub REPO]: the release's public part as a Hugging Face
+dataset (parquet shards with Image features, one config per condition and interface, a dataset card), checked by
+the release leakage scan; optionally uploaded to the Hub with huggingface_hub."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from probes.exports.hf import ExportLeak, export_hf, push_to_hub
+from probes.models import Release
+
+
+class Command(BaseCommand):
+    help = "Export a release's public part as a Hugging Face dataset folder (optionally push it to the Hub)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--release", required=True, help="release id (NREL-…)")
+        parser.add_argument("--output", required=True, help="folder to write (replaced if it exists)")
+        parser.add_argument("--push-to-hub", metavar="REPO", help="also upload to this Hub dataset repo")
+        parser.add_argument(
+            "--public", action="store_true", help="create the Hub repo public (default private)"
+        )
+
+    def handle(self, *args, **options):
+        release = Release.objects.filter(release_id=options["release"]).first()
+        if release is None:
+            raise CommandError(f"no release {options['release']}")
+        try:
+            result = export_hf(release=release, output=Path(options["output"]), actor=None)
+        except ExportLeak as error:
+            raise CommandError(f"export refused, private strings found: {error}") from error
+        for name, n in result.configs.items():
+            self.stdout.write(f"{name}: {n} rows")
+        self.stdout.write(
+            f"wrote {result.files} files, {result.bytes} bytes in {result.seconds:.2f} s to {result.path}"
+        )
+        if options["push_to_hub"]:
+            self.stdout.write(push_to_hub(result.path, options["push_to_hub"], private=not options["public"]))

@@ -36,6 +36,20 @@ class RunLaunchForm(forms.Form):
     )
     limit = forms.IntegerField(required=False, min_value=1, help_text="at most this many probes")
     resamples = forms.IntegerField(initial=2000, min_value=2, max_value=10000)
+    reuse_responses = forms.BooleanField(
+        required=False,
+        label="Reuse earlier responses",
+        help_text="a request already answered completely by an earlier run with the same model settings "
+        "takes that answer instead of a new call (errors, refusals and truncations are asked again)",
+    )
+
+    def run_options(self) -> dict[str, Any]:
+        """The run options the launch sets from the validated form."""
+        data = self.cleaned_data
+        options: dict[str, Any] = {"resamples": data["resamples"]}
+        if data.get("reuse_responses"):
+            options["reuse_responses"] = True
+        return options
 
     def plan_arguments(self) -> dict[str, Any]:
         """What the run planner needs from the fields that validated (all of them once ``is_valid()``): the

@@ -82,6 +82,12 @@ class EvalRequest(ProviderCallRecord):
     condition = models.CharField(max_length=10)
     pools = models.JSONField(default=list)
     status = models.CharField(max_length=14, choices=Status.choices, default=Status.PENDING)
+    # digest of the model settings as sent (``evaluation.runs.cache``): with ``request_hash`` the response key
+    settings_hash = models.CharField(max_length=64, blank=True)
+    # the earlier row whose completed response this row reused instead of calling the model (opt-in per run)
+    cached_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reused_by"
+    )
 
     class Meta:
         ordering = ["run", "pk"]
@@ -95,7 +101,14 @@ class EvalRequest(ProviderCallRecord):
             ),
             models.CheckConstraint(condition=Q(claims__lte=3), name="eval_request_claims_bounded"),
         ]
-        indexes = [models.Index(fields=["run", "status"], name="eval_request_run_status")]
+        indexes = [
+            models.Index(fields=["run", "status"], name="eval_request_run_status"),
+            models.Index(
+                fields=["request_hash", "settings_hash"],
+                name="eval_request_response_key",
+                condition=Q(provider_status="completed"),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id}/{self.model_id}/{self.probe_id}/{self.condition}"

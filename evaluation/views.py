@@ -47,7 +47,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 **form.plan_arguments(),
                 name=data["name"],
                 actor=request.user,
-                options={"resamples": data["resamples"]},
+                options=form.run_options(),
             )
         except ApplicationError as exc:
             error = exc.message

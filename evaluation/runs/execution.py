@@ -28,6 +28,7 @@ from run_engine.engine import (
 
 from ..models import EvalRequest, EvalRun, ItemScore
 from .attachments import AttachmentError, attachments_load
+from .cache import cached_sources, response_reuse, reuse_enabled, settings_digest
 from .control import ROWS
 from .progress import progress_rows_ended
 from .request import build_request
@@ -48,6 +49,8 @@ _RESULT_FIELDS = [
     "cost_usd",
     "latency_ms",
     "request_hash",
+    "settings_hash",
+    "cached_from",
     "error",
     "raw_output",
     "completed_at",
@@ -115,6 +118,8 @@ _RESULT_TYPES = {
     "cost_usd": ("numeric", ""),
     "latency_ms": ("bigint", ""),
     "request_hash": ("text", ""),
+    "settings_hash": ("text", ""),
+    "cached_from": ("bigint", ""),
     "error": ("text", ""),
     "raw_output": ("text", ""),
     "completed_at": ("timestamptz", ""),
@@ -139,7 +144,9 @@ _JSON_FIELDS = {"attempts", "field_valid", "canonical"}
 def _column_arrays(objs: list[Any], types: dict[str, tuple[str, str]], *, now: Any) -> list[list[Any]]:
     arrays = []
     for name in types:
-        if name == "scored_at":
+        if name == "cached_from":  # a foreign key: its id, never the related row
+            arrays.append([o.cached_from_id for o in objs])
+        elif name == "scored_at":
             arrays.append([now] * len(objs))
         elif name in _JSON_FIELDS:
             arrays.append([None if getattr(o, name) is None else json.dumps(getattr(o, name)) for o in objs])
@@ -245,6 +252,8 @@ class _ChunkExecutor:
         self.token = new_token()
         self.configs = {c.pk: c for c in run.model_configs.all()}
         self.provider_configs = {pk: provider_config_for(c) for pk, c in self.configs.items()}
+        self.settings_hashes = {pk: settings_digest(c) for pk, c in self.provider_configs.items()}
+        self.reuse = reuse_enabled(run.options)
         self.threads = _chunk_threads(list(self.configs.values()))
         self.cancel_checked = time.monotonic()
 
@@ -313,6 +322,25 @@ class _ChunkExecutor:
                 busy += held
         return [rows[pk] for pk in claimed]
 
+    def _reused(
+        self, sendable: list[tuple[EvalRequest, LLMRequest]], done: list[tuple[EvalRequest, ItemScore]]
+    ) -> list[tuple[EvalRequest, LLMRequest]]:
+        """With the run's response cache on, give each row an earlier run's completed response to the same
+        request and settings (``cache``), added to ``done`` scored; return the rows still to call."""
+        if not self.reuse or not sendable:
+            return sendable
+        sources = cached_sources(
+            self.run.pk, [(request.fingerprint(), row.settings_hash) for row, request in sendable]
+        )
+        calls = []
+        for row, request in sendable:
+            source = sources.get((request.fingerprint(), row.settings_hash))
+            if source is None:
+                calls.append((row, request))
+            else:
+                done.append((response_reuse(row, request, source), score_of(row)))
+        return calls
+
     def _pool(self) -> ThreadPoolExecutor:
         """This thread's call pool of ``threads`` threads (a new one after a fork or another size)."""
         key = (os.getpid(), self.threads)
@@ -347,13 +375,16 @@ class _ChunkExecutor:
                 if (free and (free >= refill or not in_flight)) or (
                     done and (not in_flight or len(done) >= refill or now - stored >= 1.0)
                 ):
-                    unsendable = []  # stored with the next refill
+                    unsendable = []  # stored with the next refill (as are reused responses)
+                    sendable = []
                     for row in self._refill(done, queue, free, busy, rows, images):
                         attachments = images.get(row.probe.pk, ()) if row.condition != "no_image" else ()
                         if isinstance(attachments, AttachmentError):
                             unsendable.append(_unsendable(row, str(attachments)))
                             continue
-                        request = build_request(row, self.run.seed, attachments)
+                        row.settings_hash = self.settings_hashes[row.model_id]
+                        sendable.append((row, build_request(row, self.run.seed, attachments)))
+                    for row, request in self._reused(sendable, unsendable):
                         in_flight[pool.submit(_call, row, request, self.provider_configs[row.model_id])] = (
                             row.pk
                         )

@@ -35,6 +35,11 @@ class Command(BaseCommand):
         parser.add_argument("--resume", type=int, help="continue a cancelled or interrupted run")
         parser.add_argument("--resamples", type=int, default=2000)
         parser.add_argument(
+            "--reuse-responses",
+            action="store_true",
+            help="reuse an earlier run's completed response to the same request and model settings",
+        )
+        parser.add_argument(
             "--inline", action="store_true", help="run the chunks in this process (no worker)"
         )
         parser.add_argument("--no-wait", action="store_true")
@@ -84,7 +89,10 @@ class Command(BaseCommand):
             release=release,
             probe_filter=probe_filter,
             name=options["name"],
-            options={"resamples": options["resamples"]},
+            options={
+                "resamples": options["resamples"],
+                **({"reuse_responses": True} if options["reuse_responses"] else {}),
+            },
             start=not options["inline"],
         )
 

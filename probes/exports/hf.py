@@ -244,7 +244,7 @@ class HFExport:
 
 def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]]) -> HFExport:
     """Write the dataset folder (parquet shards + README.md) and scan it; a leaking export is deleted."""
-    from datasets import Dataset
+    import datasets
 
     started = time.perf_counter()
     if output.exists():
@@ -253,10 +253,16 @@ def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]]) -> H
     split = part.manifest["split"]
     configs = hf_configs(part.records, part.image_bytes)
     features = hf_features()
-    for name, rows in configs.items():
-        shard = output / "data" / name / f"{split}-00000-of-00001.parquet"
-        shard.parent.mkdir(parents=True)
-        Dataset.from_list(rows, features=features, split=split).to_parquet(str(shard))
+    bars = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # a bar per shard is noise in a command's output and a worker's log
+    try:
+        for name, rows in configs.items():
+            shard = output / "data" / name / f"{split}-00000-of-00001.parquet"
+            shard.parent.mkdir(parents=True)
+            datasets.Dataset.from_list(rows, features=features, split=split).to_parquet(str(shard))
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
     languages = {r["language"] for rows in part.records.values() for r in rows}
     card = dataset_card(part.manifest, {n: len(r) for n, r in configs.items()}, sources, languages)
     (output / "README.md").write_text(card, encoding="utf-8")

@@ -1,6 +1,7 @@
-"""manage.py export_hf --release ID --output DIR [--push-to-hub REPO]: the release's public part as a Hugging Face
-dataset (parquet shards with Image features, one config per condition and interface, a dataset card), checked by
-the release leakage scan; optionally uploaded to the Hub with huggingface_hub."""
+"""manage.py export_hf --release ID --output DIR [--push-to-hub REPO] [--vlmevalkit DIR] [--lmms-eval DIR]: the
+release's public part as a Hugging Face dataset (parquet shards with Image features, one config per condition and
+interface, a dataset card), checked by the release leakage scan; optionally uploaded to the Hub with
+huggingface_hub, and also written as VLMEvalKit TSVs and as an lmms-eval task folder."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from probes.exports.hf import ExportLeak, export_hf, push_to_hub
+from probes.exports.hf import ExportLeak, export_hf, push_to_hub, release_sources
+from probes.exports.lmms_eval import write_lmms_eval
+from probes.exports.public import read_public
+from probes.exports.vlmevalkit import write_vlmevalkit
 from probes.models import Release
 
 
@@ -22,6 +26,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--public", action="store_true", help="create the Hub repo public (default private)"
         )
+        parser.add_argument(
+            "--vlmevalkit", metavar="DIR", help="also write VLMEvalKit TSVs (one per condition)"
+        )
+        parser.add_argument("--lmms-eval", metavar="DIR", help="also write an lmms-eval task folder")
 
     def handle(self, *args, **options):
         release = Release.objects.filter(release_id=options["release"]).first()
@@ -36,5 +44,20 @@ class Command(BaseCommand):
         self.stdout.write(
             f"wrote {result.files} files, {result.bytes} bytes in {result.seconds:.2f} s to {result.path}"
         )
+        try:
+            if options["vlmevalkit"]:
+                tsv = write_vlmevalkit(read_public(Path(release.path)), Path(options["vlmevalkit"]))
+                self.stdout.write(
+                    f"VLMEvalKit: {tsv['files']}, {tsv['bytes']} bytes in {tsv['seconds']:.2f} s"
+                )
+            if options["lmms_eval"]:
+                folder = Path(options["lmms_eval"])
+                lmms = write_lmms_eval(read_public(Path(release.path)), folder, release_sources(release))
+                self.stdout.write(
+                    f"lmms-eval: tasks {', '.join(lmms['tasks'])}; {lmms['files']} files, {lmms['bytes']} bytes "
+                    f"in {lmms['seconds']:.2f} s (score with PHYSALIGN_PRIVATE_KEY={release.path}/private/mappings.json)"
+                )
+        except ExportLeak as error:
+            raise CommandError(f"export refused, private strings found: {error}") from error
         if options["push_to_hub"]:
             self.stdout.write(push_to_hub(result.path, options["push_to_hub"], private=not options["public"]))

@@ -12,11 +12,12 @@ import json
 from pathlib import Path
 
 import datasets
+import pytest
 import yaml
 from PIL import Image
 
 from evaluation.scoring import score
-from probes.exports.hf import release_sources
+from probes.exports.hf import ExportLeak, release_sources
 from probes.exports.leakage import release_secrets
 from probes.exports.lmms_eval import METRICS, write_lmms_eval
 from probes.exports.public import read_public
@@ -188,3 +189,14 @@ def test_the_lmms_eval_folder_loads_as_tasks_whose_results_are_the_app_scores(
     assert seen == set(expected) and scored >= 1
     assert utils.aggregate_mean([1, 0, None, 1]) == 2 / 3
     _assert_no_secret(root, folder)
+
+
+def test_a_tsv_that_would_carry_a_private_string_is_refused_and_removed(release, tmp_path):  # noqa: F811
+    root = Path(release.path)
+    part = read_public(root)
+    frozen, _ = release_secrets(root)
+    entity = next(iter(frozen[0]["private"]["candidate_map"].values()))["id"]
+    part.records["raw"][0]["input"]["messages"]["system"] += f" {entity}"
+    with pytest.raises(ExportLeak, match="PRIVATE_STRING_IN_PUBLIC"):
+        write_vlmevalkit(part, tmp_path / "vlmeval")
+    assert not list((tmp_path / "vlmeval").iterdir())

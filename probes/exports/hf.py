@@ -1,10 +1,10 @@
 """A release's public part as a Hugging Face dataset (issue 17, item 1).
 
-``hf_rows`` (pure) turns public QA records into dataset rows: the system and user messages exactly as released,
+``hf_configs`` (pure, row by row ``hf_row``) turns public QA records into dataset rows per config: the system and user messages exactly as released,
 the views in order as ``Image`` features with the bytes of ``public/``, and the public attachment facts.
 ``dataset_card`` (pure) writes the README.md with its YAML header from the release manifest. ``export_hf`` writes
 one parquet shard per config (condition × interface) of the release's split, the card, and refuses the export
-when the release leakage scan finds a private string in any exported file. Nothing of ``private/`` is read
+when the release leakage scan finds a private string in any exported file (the shards read back as rows). Nothing of ``private/`` is read
 except by the scan.
 """
 
@@ -233,6 +233,16 @@ def parquet_text(path: Path) -> str:
     return json.dumps(rows, ensure_ascii=False) + "\n" + metadata
 
 
+def _text_rows(path: Path) -> list[dict[str, Any]]:
+    """A shard's rows as written, without the image bytes (the views are the hash-checked public files)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    paths = [[(i or {}).get("path") for i in images] for images in table.column("images").to_pylist()]
+    rows = table.drop_columns(["images"]).to_pylist()
+    return [{**row, "images": [{"path": p} for p in ps]} for row, ps in zip(rows, paths, strict=True)]
+
+
 @dataclass(frozen=True)
 class HFExport:
     path: Path
@@ -266,7 +276,9 @@ def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]]) -> H
     languages = {r["language"] for rows in part.records.values() for r in rows}
     card = dataset_card(part.manifest, {n: len(r) for n, r in configs.items()}, sources, languages)
     (output / "README.md").write_text(card, encoding="utf-8")
-    records = [record_of_row(row) for rows in configs.values() for row in rows]
+    records = [
+        record_of_row(row) for shard in sorted(output.glob("data/*/*.parquet")) for row in _text_rows(shard)
+    ]
     leaks = export_leaks(part.root, output, records, parquet_text)
     if leaks:
         shutil.rmtree(output)

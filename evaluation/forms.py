@@ -42,6 +42,15 @@ class RunLaunchForm(forms.Form):
         help_text="a request already answered completely by an earlier run with the same model settings "
         "takes that answer instead of a new call (errors, refusals and truncations are asked again)",
     )
+    budget_usd = forms.DecimalField(
+        required=False,
+        min_value=0,
+        max_digits=12,
+        decimal_places=4,
+        label="Budget (USD)",
+        help_text="stop claiming requests when spent plus in-flight estimated cost would pass it; "
+        "the run pauses with its rows pending and resumes once the budget is raised",
+    )
 
     def run_options(self) -> dict[str, Any]:
         """The run options the launch sets from the validated form."""
@@ -49,6 +58,8 @@ class RunLaunchForm(forms.Form):
         options: dict[str, Any] = {"resamples": data["resamples"]}
         if data.get("reuse_responses"):
             options["reuse_responses"] = True
+        if data.get("budget_usd") is not None:
+            options["budget_usd"] = str(data["budget_usd"])
         return options
 
     def plan_arguments(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ class EvalRun(models.Model):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         CANCELLED = "cancelled", "Cancelled"
+        PAUSED = "paused", "Paused"  # stopped by its budget, resumable (``error`` says why)
         SCORING = "scoring", "Scoring"
         COMPLETED = "completed", "Completed"
         FAILED = "failed", "Failed"
@@ -60,7 +61,9 @@ class EvalRun(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "cancelled", "scoring", "completed", "failed"]),
+                condition=Q(
+                    status__in=["queued", "running", "cancelled", "paused", "scoring", "completed", "failed"]
+                ),
                 name="eval_run_status_valid",
             ),
         ]
@@ -88,6 +91,8 @@ class EvalRequest(ProviderCallRecord):
     cached_from = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reused_by"
     )
+    # the estimated cost of the row's call while it is in flight in a run with a budget (``llm.estimate``)
+    estimate_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
 
     class Meta:
         ordering = ["run", "pk"]

@@ -22,6 +22,7 @@ from .models import EvalRequest, EvalRun
 from .permissions import can_run_evaluations
 from .runs import (
     build_request,
+    eval_run_budget_set,
     eval_run_cancel,
     eval_run_create,
     eval_run_preview,
@@ -122,6 +123,8 @@ def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         if action == "cancel":
             eval_run_cancel(run=run, actor=request.user)
         else:
+            if run.status == EvalRun.Status.PAUSED and request.POST.get("budget_usd", "").strip():
+                run = eval_run_budget_set(run=run, budget_usd=request.POST["budget_usd"], actor=request.user)
             eval_run_resume(run=run, actor=request.user)
     except ApplicationError:
         pass

@@ -4,10 +4,12 @@ denominator), executed by chunk tasks under the run engine's leases, scored once
 One job per module: ``tables`` (options and statuses), ``planning`` (what a run asks), ``control``
 (dispatch, cancel, resume through ``run_engine``), ``attachments`` (the images a request carries, cached by
 content), ``request`` (the exact request of a row), ``execution`` (claiming, calling and storing a chunk),
-``scores`` (a row's item score), ``progress`` (the counters kept on the run, and what a progress poll shows),
+``cache`` (reusing earlier completed responses), ``estimate`` (what a run will cost), ``budget`` (a run's
+dollar budget, checked before each claim), ``scores`` (a row's item score), ``progress`` (the counters kept on the run, and what a progress poll shows),
 ``item_file`` (the stored item file) and ``results`` (items, metrics, rescoring).
 """
 
+from .budget import eval_run_budget_set
 from .control import eval_run_cancel, eval_run_dispatch, eval_run_resume
 from .execution import eval_chunk_process
 from .item_file import item_lines
@@ -34,6 +36,7 @@ __all__ = [
     "eval_run_dispatch",
     "eval_run_cancel",
     "eval_run_resume",
+    "eval_run_budget_set",
     "eval_chunk_process",
     "build_request",
     "eval_run_finalize",

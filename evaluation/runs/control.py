@@ -31,7 +31,7 @@ RUNS = RunTable(
     rows="requests",
     row_table=ROWS,
     verb="eval_run",
-    idle=(EvalRun.Status.CANCELLED, EvalRun.Status.COMPLETED),
+    idle=(EvalRun.Status.CANCELLED, EvalRun.Status.PAUSED, EvalRun.Status.COMPLETED),
     done=(EvalRun.Status.COMPLETED,),
     done_message="The run is complete.",
     chunk_task=_chunk_task,
@@ -50,4 +50,7 @@ def eval_run_cancel(*, run: EvalRun, actor: Any = None) -> EvalRun:
 
 
 def eval_run_resume(*, run: EvalRun, actor: Any = None) -> EvalRun:
+    """Continue a cancelled, paused (by its budget: its reason is cleared) or interrupted run."""
+    if run.status == EvalRun.Status.PAUSED:
+        EvalRun.objects.filter(pk=run.pk).update(error="")
     return run_resume(RUNS, run=run, actor=actor)

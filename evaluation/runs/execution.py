@@ -28,8 +28,10 @@ from run_engine.engine import (
 
 from ..models import EvalRequest, EvalRun, ItemScore
 from .attachments import AttachmentError, attachments_load
+from .budget import budget_of, budget_pause, budget_room
 from .cache import cached_sources, response_reuse, reuse_enabled, settings_digest
 from .control import ROWS
+from .estimate import row_estimate
 from .progress import progress_rows_ended
 from .request import build_request
 from .results import eval_run_finalize
@@ -37,6 +39,8 @@ from .scores import score_of
 from .tables import SCORE_FIELDS, TERMINAL
 
 ACTIVE = (EvalRequest.Status.PENDING, EvalRequest.Status.RUNNING)
+# a run in one of these claims nothing more (a pause is its budget's; both resume)
+_STOPPED = (EvalRun.Status.CANCELLED, EvalRun.Status.PAUSED)
 
 
 _RESULT_FIELDS = [
@@ -254,6 +258,7 @@ class _ChunkExecutor:
         self.provider_configs = {pk: provider_config_for(c) for pk, c in self.configs.items()}
         self.settings_hashes = {pk: settings_digest(c) for pk, c in self.provider_configs.items()}
         self.reuse = reuse_enabled(run.options)
+        self.budgeted = budget_of(run.options) is not None
         self.threads = _chunk_threads(list(self.configs.values()))
         self.cancel_checked = time.monotonic()
 
@@ -295,7 +300,7 @@ class _ChunkExecutor:
         if now - self.cancel_checked < 1.0:
             return False
         self.cancel_checked = now
-        return EvalRun.objects.filter(pk=self.run.pk, status=EvalRun.Status.CANCELLED).exists()
+        return EvalRun.objects.filter(pk=self.run.pk, status__in=_STOPPED).exists()
 
     def _refill(
         self,
@@ -316,11 +321,44 @@ class _ChunkExecutor:
             while queue and len(claimed) < free:
                 self._prepare(queue, rows, images, want=free - len(claimed), slab=free - len(claimed))
                 take = queue[: free - len(claimed)]
+                stop = False
+                if self.budgeted:
+                    take, stop = self._affordable(take, rows, images)
                 del queue[: len(take)]
-                got, held = _claim(take, self.lease, self.token, rows)
+                got, held = _claim(take, self.lease, self.token, rows) if take else ([], [])
+                if self.budgeted and got:  # the in-flight reservation of the rows just claimed
+                    EvalRequest.objects.bulk_update([rows[pk] for pk in got], ["estimate_usd"])
                 claimed += got
                 busy += held
+                if stop:  # the budget is spent: the rest of the chunk stays pending
+                    queue.clear()
         return [rows[pk] for pk in claimed]
+
+    def _affordable(
+        self, take: list[int], rows: dict[int, EvalRequest], images: dict[int, tuple[ImageInput, ...]]
+    ) -> tuple[list[int], bool]:
+        """The front of ``take`` the run's budget still pays for (``budget``), each row's estimate set on it;
+        and whether the budget stopped the chunk (the run is then paused)."""
+        room = budget_room(self.run.pk)
+        if room is None:  # the budget was removed
+            return take, False
+        budget, spent, in_flight = room
+        reserved = spent + in_flight
+        for n, pk in enumerate(take):
+            row = rows[pk]
+            attachments = images.get(row.probe.pk, ()) if row.condition != "no_image" else ()
+            estimate = (
+                Decimal(0)
+                if isinstance(attachments, AttachmentError)
+                else row_estimate(
+                    build_request(row, self.run.seed, attachments), self.provider_configs[row.model_id]
+                )
+            )
+            if spent < 0 or reserved + estimate > budget:
+                budget_pause(self.run.pk, budget=budget, spent=spent, in_flight=in_flight, next_usd=estimate)
+                return take[:n], True
+            row.estimate_usd, reserved = estimate, reserved + estimate
+        return take, False
 
     def _reused(
         self, sendable: list[tuple[EvalRequest, LLMRequest]], done: list[tuple[EvalRequest, ItemScore]]
@@ -419,9 +457,9 @@ class _ChunkExecutor:
 def eval_chunk_process(*, run_id: int, request_ids: list[int]) -> list[int]:
     """Execute the chunk with up to EVAL_CHUNK_THREADS provider calls in flight; store each answer and
     score once; return the ids another live claim still holds (the task retries those later). A
-    cancelled run claims nothing more."""
+    cancelled or paused run claims nothing more."""
     run = EvalRun.objects.only("pk", "status", "seed", "options").get(pk=run_id)
-    if run.status == EvalRun.Status.CANCELLED:
+    if run.status in _STOPPED:
         return []
     busy = _ChunkExecutor(run, int(run.options.get("claim_lease_seconds", 300))).run_chunk(request_ids)
     if not busy and not EvalRequest.objects.filter(run_id=run_id, status__in=ACTIVE).exists():

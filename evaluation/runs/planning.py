@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -24,6 +25,7 @@ from run_engine.manifest import code_revision, package_versions
 from ..models import EvalRequest, EvalRun
 from ..scoring import CONDITIONS
 from .control import eval_run_dispatch
+from .estimate import ModelEstimate, plan_estimates
 from .tables import DEFAULT_OPTIONS
 
 
@@ -76,6 +78,10 @@ def _planned_probes(release: Release | None, probe_filter: dict[str, Any]) -> li
         PlannedProbe(probe, _pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p)))
         for probe in probes.only(*PLAN_FIELDS)
     ]
+
+
+# What the launch preview's cost estimate reads of a probe: the messages and the attachments' identities.
+ESTIMATE_FIELDS = (*PLAN_FIELDS, "gold_messages", "parent_id", "attachment_ids")
 
 
 def _planned_pools(release: Release | None, probe_filter: dict[str, Any]) -> list[list[str]]:
@@ -155,6 +161,8 @@ class RunPreview:
     conditions: list[ConditionPreview]
     pairs: int  # (condition, probe) pairs per model
     total: int  # request rows: models × pairs
+    estimates: list[ModelEstimate] = field(default_factory=list)  # per model (``llm.estimate``'s rule)
+    cost_usd: Decimal = Decimal(0)  # the estimates' total
 
 
 def eval_run_preview(
@@ -168,7 +176,8 @@ def eval_run_preview(
     Unknown conditions and inactive models count for nothing (the launch refuses them)."""
     planned = _planned_pools(release, probe_filter or {})
     chosen = [c for c in CONDITIONS if c in conditions]
-    models = len(_active_configs(model_names))
+    configs = _active_configs(model_names)
+    models = len(configs)
     applies = {c: sum(1 for pools in planned if condition_applies(c, pools)) for c in CONDITIONS}
     per_condition = [
         ConditionPreview(
@@ -181,9 +190,29 @@ def eval_run_preview(
         for c in CONDITIONS
     ]
     pairs = sum(applies[c] for c in chosen)  # what _request_plan makes per model
+    estimates = _estimates(configs, chosen, release, probe_filter or {}) if configs and pairs else []
     return RunPreview(
-        probes=len(planned), models=models, conditions=per_condition, pairs=pairs, total=models * pairs
+        probes=len(planned),
+        models=models,
+        conditions=per_condition,
+        pairs=pairs,
+        total=models * pairs,
+        estimates=estimates,
+        cost_usd=sum((e.cost_usd for e in estimates), Decimal(0)),
     )
+
+
+def _estimates(
+    configs: list[ModelConfig], conditions: list[str], release: Release | None, probe_filter: dict[str, Any]
+) -> list[ModelEstimate]:
+    """Each model's estimated tokens and dollars over the requests the launch would create."""
+    probes, items = _planned_queryset(release, probe_filter)
+    planned = [
+        PlannedProbe(probe, _pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p)))
+        for probe in probes.only(*ESTIMATE_FIELDS)
+    ]
+    pairs = [(c, p.probe) for c, p in _request_plan(conditions, planned)]
+    return plan_estimates([(c.name, provider_config_for(c)) for c in configs], pairs)
 
 
 @transaction.atomic

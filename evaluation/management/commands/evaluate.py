@@ -9,7 +9,15 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
 from evaluation.models import EvalRun
-from evaluation.runs import eval_run_create, eval_run_dispatch, eval_run_resume, run_progress
+from evaluation.runs import (
+    eval_run_budget_set,
+    eval_run_create,
+    eval_run_dispatch,
+    eval_run_preview,
+    eval_run_resume,
+    run_progress,
+)
+from evaluation.runs.budget import budget_parse
 from physalign_site.cli import add_worker_timeout_argument, progress, require_worker
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
@@ -32,12 +40,21 @@ class Command(BaseCommand):
             "--probes", default="", help="filter: interface=…,task_id=…,limit=N,probe_ids=a;b"
         )
         parser.add_argument("--name", default="")
-        parser.add_argument("--resume", type=int, help="continue a cancelled or interrupted run")
+        parser.add_argument("--resume", type=int, help="continue a cancelled, paused or interrupted run")
         parser.add_argument("--resamples", type=int, default=2000)
         parser.add_argument(
             "--reuse-responses",
             action="store_true",
             help="reuse an earlier run's completed response to the same request and model settings",
+        )
+        parser.add_argument(
+            "--budget-usd",
+            default=None,
+            help="stop claiming requests when spent plus in-flight estimated cost would pass this many dollars "
+            "(the run pauses, resumable); with --resume, the paused run's new budget",
+        )
+        parser.add_argument(
+            "--estimate", action="store_true", help="print the requests and estimated cost, launch nothing"
         )
         parser.add_argument(
             "--inline", action="store_true", help="run the chunks in this process (no worker)"
@@ -50,9 +67,14 @@ class Command(BaseCommand):
             current_app.conf.task_always_eager = True
         try:
             if options["resume"]:
-                run = eval_run_resume(run=EvalRun.objects.get(pk=options["resume"]))
+                run = EvalRun.objects.get(pk=options["resume"])
+                if options["budget_usd"] is not None:
+                    run = eval_run_budget_set(run=run, budget_usd=options["budget_usd"])
+                run = eval_run_resume(run=run)
             else:
                 run = self._create(options)
+                if run is None:
+                    return
         except (ApplicationError, EvalRun.DoesNotExist) as exc:
             raise CommandError(str(getattr(exc, "message", exc))) from exc
         self.stdout.write(f"run {run.pk}: {run.total} planned requests")
@@ -83,18 +105,31 @@ class Command(BaseCommand):
             )
         models = [m for m in options["models"].split(",") if m]
         conditions = [c for c in options["conditions"].split(",") if c]
-        return eval_run_create(
-            model_names=models,
-            conditions=conditions,
-            release=release,
-            probe_filter=probe_filter,
-            name=options["name"],
-            options={
-                "resamples": options["resamples"],
-                **({"reuse_responses": True} if options["reuse_responses"] else {}),
-            },
-            start=not options["inline"],
-        )
+        plan = {
+            "model_names": models,
+            "conditions": conditions,
+            "release": release,
+            "probe_filter": probe_filter,
+        }
+        self._estimate(plan)
+        if options["estimate"]:
+            return None
+        run_options = {"resamples": options["resamples"]}
+        if options["reuse_responses"]:
+            run_options["reuse_responses"] = True
+        if options["budget_usd"] is not None:
+            run_options["budget_usd"] = str(budget_parse(options["budget_usd"]))
+        return eval_run_create(**plan, name=options["name"], options=run_options, start=not options["inline"])
+
+    def _estimate(self, plan):
+        """The launch preview's requests and estimated cost (``llm.estimate``'s approximation)."""
+        preview = eval_run_preview(**plan)
+        for e in preview.estimates:
+            self.stdout.write(
+                f"  {e.model}: {e.requests} requests, ~{e.input_tokens} input tokens, "
+                f"≤{e.output_tokens} output tokens, ~${e.cost_usd:.6f}"
+            )
+        self.stdout.write(f"estimate: {preview.total} requests, ~${preview.cost_usd:.6f} in all")
 
     def _follow(self, run):
         with progress(self, run.total, "Evaluating") as bar:
@@ -104,7 +139,14 @@ class Command(BaseCommand):
                 rate = f"{p.rate_per_s:.1f}/s" if p.rate_per_s else "-"
                 eta = f"{p.eta_s:.0f}s" if p.eta_s is not None else "-"
                 bar.update(p.done, total=p.total, rate=rate, ETA=eta, status=run.status)
-                if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.CANCELLED, EvalRun.Status.FAILED):
+                if run.status in (
+                    EvalRun.Status.COMPLETED,
+                    EvalRun.Status.CANCELLED,
+                    EvalRun.Status.PAUSED,
+                    EvalRun.Status.FAILED,
+                ):
                     break
                 time.sleep(1)
         self.stdout.write(f"run {run.pk}: {run.status}; statuses {p.by_status}; cost ${p.cost_usd:.4f}")
+        if run.error:
+            self.stdout.write(run.error)

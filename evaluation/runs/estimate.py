@@ -1,0 +1,69 @@
+"""What a run will cost, before and while it runs: ``llm.estimate``'s approximation applied to a run's requests.
+
+The launch preview estimates every planned request (its real system and user text for the condition, and its
+images' pixel sizes from the attachment metadata); the chunk executor estimates each built request before it
+claims it when the run carries a budget (``budget``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from llm import LLMRequest, ProviderConfig, Usage
+from llm.cost import usage_cost
+from llm.estimate import CallEstimate, call_estimate, request_estimate
+from probes.attachments import AttachmentIndex, AttachmentMissing
+from probes.models import Probe
+
+
+@dataclass(frozen=True)
+class ModelEstimate:
+    """A model's share of a run: its requests, their estimated input tokens, output caps and dollars."""
+
+    model: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Decimal
+
+
+def _messages(probe: Probe, condition: str) -> tuple[str, str]:
+    """The condition's system and user text (``reordered`` permutes the raw user text's candidate lines, so
+    its characters are the raw text's)."""
+    messages = probe.gold_messages if condition == "gold" else probe.raw_messages
+    return messages["system"], messages["user"]
+
+
+def plan_estimates(
+    configs: Iterable[tuple[str, ProviderConfig]], pairs: list[tuple[str, Probe]]
+) -> list[ModelEstimate]:
+    """The estimate of each model over the (condition, probe) pairs a run asks every model (probes loaded with
+    their messages, ``parent_id`` and ``attachment_ids``)."""
+    index = AttachmentIndex(list({p.pk: p for _, p in pairs}.values())) if pairs else None
+    sizes: dict[int, list[tuple[int, int] | None]] = {}
+    for _, probe in pairs:
+        if probe.pk not in sizes and index is not None:
+            try:
+                sizes[probe.pk] = [(a.width, a.height) for a in index.of(probe)]
+            except AttachmentMissing:  # its rows end infra_missing without a call
+                sizes[probe.pk] = []
+    result = []
+    for name, config in configs:
+        calls: list[CallEstimate] = [
+            call_estimate(config, _messages(probe, c), [] if c == "no_image" else sizes.get(probe.pk, []))
+            for c, probe in pairs
+        ]
+        tokens_in, tokens_out = sum(e.input_tokens for e in calls), sum(e.output_tokens for e in calls)
+        cost = usage_cost(
+            Usage(input_tokens=tokens_in, output_tokens=tokens_out),
+            price_in_per_mtok=config.price_in_per_mtok,
+            price_out_per_mtok=config.price_out_per_mtok,
+        )  # priced once over the model's tokens, not rounded per request
+        result.append(ModelEstimate(name, len(calls), tokens_in, tokens_out, cost))
+    return result
+
+
+def row_estimate(request: LLMRequest, config: ProviderConfig) -> Decimal:
+    """The estimated dollars of one built request (the budget's in-flight reservation)."""
+    return request_estimate(request, config).cost_usd

@@ -106,6 +106,20 @@ CASES: list[Case] = [
         fmt=None,
     ),
     Case(
+        "release page: the Hugging Face export download before it is built",
+        "get",
+        lambda w: f"/releases/{w.release_id}/hf/download/",
+        expected={**only({ADM: 404}), ANON: 302},
+        fmt=None,
+    ),
+    Case(
+        "release page builds the Hugging Face export",
+        "post",
+        lambda w: f"/releases/{w.release_id}/hf/",
+        expected={**only({ADM: 302}), ANON: 302},
+        fmt=None,
+    ),
+    Case(
         "release zip not built",
         "get",
         lambda w: f"/api/releases/{w.release_id}/zip/",

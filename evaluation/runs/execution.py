@@ -344,15 +344,31 @@ class _ChunkExecutor:
             return take, False
         budget, spent, in_flight = room
         reserved = spent + in_flight
-        for n, pk in enumerate(take):
+        requests: dict[int, LLMRequest | None] = {}
+        for pk in take:
             row = rows[pk]
             attachments = images.get(row.probe.pk, ()) if row.condition != "no_image" else ()
+            requests[pk] = (
+                None
+                if isinstance(attachments, AttachmentError)
+                else build_request(row, self.run.seed, attachments)
+            )
+        # with the response cache on, a row an earlier answer will serve costs nothing
+        free = set()
+        if self.reuse:
+            keys = {
+                pk: (request.fingerprint(), self.settings_hashes[rows[pk].model_id])
+                for pk, request in requests.items()
+                if request is not None
+            }
+            found = cached_sources(self.run.pk, list(keys.values()))
+            free = {pk for pk, key in keys.items() if key in found}
+        for n, pk in enumerate(take):
+            row, request = rows[pk], requests[pk]
             estimate = (
                 Decimal(0)
-                if isinstance(attachments, AttachmentError)
-                else row_estimate(
-                    build_request(row, self.run.seed, attachments), self.provider_configs[row.model_id]
-                )
+                if request is None or pk in free
+                else row_estimate(request, self.provider_configs[row.model_id])
             )
             if spent < 0 or reserved + estimate > budget:
                 budget_pause(self.run.pk, budget=budget, spent=spent, in_flight=in_flight, next_usd=estimate)

@@ -160,3 +160,22 @@ def test_the_pages_show_the_estimate_and_resume_a_paused_run_with_a_raised_budge
     client.post(reverse("evaluation:run_action", args=[run.pk, "resume"]), {"budget_usd": "3"})
     run.refresh_from_db()
     assert run.status == "completed" and run.options["budget_usd"] == "3"
+
+
+def test_a_cached_rerun_is_not_stopped_by_its_budget(approved_probes, eager, monkeypatch):
+    _priced("m")
+    first = eval_run_create(model_names=["m"], conditions=["raw"], start=False, options={"resamples": 20})
+    eval_run_dispatch(run_id=first.pk)
+    monkeypatch.setattr(llm, "generate", lambda *a, **k: pytest.fail("a model was called"))
+    again = eval_run_create(
+        model_names=["m"],
+        conditions=["raw"],
+        start=False,
+        options={"resamples": 20, "budget_usd": "0", "reuse_responses": True},
+    )
+    eval_run_dispatch(run_id=again.pk)
+    again.refresh_from_db()
+    assert (
+        again.status == "completed"
+        and again.requests.filter(cached_from__isnull=False).count() == again.total
+    )

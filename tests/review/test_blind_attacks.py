@@ -52,8 +52,12 @@ def _typed_blind(probe: Probe, n: int) -> services.BlindAnswerIn:
     )
 
 
-# Per-request random tokens (CSP nonces, CSRF tokens) can contain any short string by chance; they are not content.
-_RANDOM_TOKENS = re.compile(r'nonce="[^"]*"|"X-CSRFToken": "[^"]*"|name="csrfmiddlewaretoken" value="[^"]*"')
+# Per-request random tokens (CSP nonces, CSRF tokens) can contain any short string by chance, and ISO timestamps
+# a short id such as "T2" between 20:00 and 23:59 ("…-01T20:13:51Z"); they are not content.
+_RANDOM_TOKENS = re.compile(
+    r'nonce="[^"]*"|"X-CSRFToken": "[^"]*"|name="csrfmiddlewaretoken" value="[^"]*"'
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+)
 
 
 class Walker:

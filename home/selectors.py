@@ -144,9 +144,13 @@ def pipeline_board() -> list[Stage]:
         Exists(EvalRequest.objects.filter(probe=OuterRef("pk"), run__status=EvalRun.Status.COMPLETED))
     ).aggregate(probes=Count("pk"), parents=Count("parent", distinct=True))
     runs = EvalRun.objects.filter(status=EvalRun.Status.COMPLETED).count()
-    active_runs = EvalRun.objects.filter(
-        status__in=[EvalRun.Status.QUEUED, EvalRun.Status.RUNNING, EvalRun.Status.SCORING]
-    ).count()
+    run_states = EvalRun.objects.aggregate(
+        active=Count(
+            "pk", filter=Q(status__in=[EvalRun.Status.QUEUED, EvalRun.Status.RUNNING, EvalRun.Status.SCORING])
+        ),
+        paused=Count("pk", filter=Q(status=EvalRun.Status.PAUSED)),  # stopped at its budget: an admin decides
+    )
+    active_runs, paused_runs = run_states["active"], run_states["paused"]
 
     def blockers(*figures: Figure) -> list[Figure]:
         return [f for f in figures if f.value]
@@ -232,6 +236,7 @@ def pipeline_board() -> list[Stage]:
             blockers=blockers(
                 Figure(unevaluated, "releases without a completed evaluation", _url("evaluation:run_list")),
                 Figure(active_runs, "evaluation runs in progress", _url("evaluation:run_list")),
+                Figure(paused_runs, "evaluation runs paused at their budget", _url("evaluation:run_list")),
             ),
             done=f"Every release has been evaluated ({releases} release{'s' if releases != 1 else ''}).",
         ),

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.models import ParentProblem, PassDocument
 from audit.models import Event
+from evaluation.models import EvalRun
 from home.nav import MENUS, menus_for
 from physalign_site.roles import ALL_ROLES
 from probes.models import Probe
@@ -182,6 +183,12 @@ def test_the_pipeline_board_counts_each_stage_and_says_what_blocks_the_next(
     assert "Every approved parent is compiled." in html
     listed = client.get("/probes/?state=pending_review").content.decode()
     assert listed.count("/probes/" + compiled[0].logical_probe_id) >= 1
+    # a run stopped at its budget waits for an admin: the board says so, and a running one is in progress
+    EvalRun.objects.create(name="over budget", status=EvalRun.Status.PAUSED)
+    EvalRun.objects.create(name="going", status=EvalRun.Status.RUNNING)
+    html = client.get("/").content.decode()
+    assert '<a href="/runs/">1 evaluation runs paused at their budget</a>' in html
+    assert '<a href="/runs/">1 evaluation runs in progress</a>' in html
 
 
 def test_home_pages_never_write(client, compiled, work, django_user_model):

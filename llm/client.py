@@ -82,8 +82,10 @@ def generate(
     max_attempts = 1 + max(int(config.max_retries), 0)
     for number in range(1, max_attempts + 1):
         with limiter.slot(config.name, limits):
-            t0 = clock()
+            # wall time first: a preemption between the two readings then shortens the recorded span
+            # (started_at + latency) instead of stretching it past the moment the slot was released
             wall = time.time()
+            t0 = clock()
             try:
                 reply = provider.call(request, config, http_client=http_client, attempt=number)
             except ProviderError as exc:

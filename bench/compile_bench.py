@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._fixtures import stop_processes  # noqa: E402
 from bench._sandbox import add_sandbox_arguments, open_sandbox  # noqa: E402
 
 
@@ -228,16 +229,7 @@ def _start_workers(count: int, tag: str) -> None:
 
 
 def _stop_workers() -> None:
-    import subprocess
-
-    for worker in WORKERS:
-        if worker.poll() is None:
-            worker.terminate()
-    for worker in WORKERS:
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+    stop_processes(WORKERS)
 
 
 def main() -> None:

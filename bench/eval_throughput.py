@@ -47,30 +47,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._fixtures import ensure_probes, stop_processes  # noqa: E402
 from bench._sandbox import add_sandbox_arguments, open_sandbox  # noqa: E402
-
-
-def _ensure_probes(needed: int, seed: int) -> None:
-    from annotation.demo import generate_workspace
-    from annotation.importers import import_kit_workspace
-    from probes.models import Probe
-    from probes.services import compile_run_create, compile_run_execute
-
-    have = Probe.objects.exclude(state__in=["superseded", "rejected"]).count()
-    if have >= needed:
-        return
-    count = int((needed - have) / 3.0) + 20  # the generator yields ≈3.4 probes per parent
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        generate_workspace(Path(tmp) / "ws", count=count, seed=seed + have)
-        import_kit_workspace(workspace=Path(tmp) / "ws", dataset_root=None)
-    compile_run_execute(run_id=compile_run_create(actor=None, seed=seed, enqueue=False).pk)
-    have = Probe.objects.exclude(state__in=["superseded", "rejected"]).count()
-    print(
-        f"fixture: {have} probes ({time.perf_counter() - started:.0f} s; --keep-db keeps them for later runs)"
-    )
-    if have < needed:
-        raise SystemExit(f"only {have} probes after compiling; need {needed}")
 
 
 def _cpu_seconds(match) -> float:
@@ -264,7 +242,7 @@ def _start_workers(args: argparse.Namespace, env: dict[str, str], tag: str) -> l
             return workers
         dead = [w for w in workers if w.poll() is not None]
         if dead or time.monotonic() > deadline:
-            _stop(workers)
+            stop_processes(workers)
             errors = _log_tail()
             raise SystemExit(f"Celery workers did not start ({sorted(answered)} answered):\n{errors}")
 
@@ -277,17 +255,6 @@ def _log_tail(chars: int = 3000) -> str:
         f"--- {path.name}\n{path.read_text(errors='replace')[-chars:]}"
         for path in sorted(WORKER_LOG_DIR.glob("*.log"))
     )
-
-
-def _stop(workers: list[subprocess.Popen]) -> None:
-    for worker in workers:
-        if worker.poll() is None:
-            worker.terminate()
-    for worker in workers:
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
 
 
 def main() -> None:
@@ -352,7 +319,7 @@ def main() -> None:
     if args.chunk_size is None:
         args.chunk_size = int(DEFAULT_OPTIONS["chunk_size"])
 
-    _ensure_probes(probes_needed, args.seed)
+    ensure_probes(probes_needed, args.seed)
     names = []
     for m in range(args.models):
         name = f"bench-sim-{m}"
@@ -431,7 +398,7 @@ def main() -> None:
             time.sleep(0.1)
         finalized = time.perf_counter()
     finally:
-        _stop(workers)
+        stop_processes(workers)
     calibrated_after = calibrate()
 
     run.refresh_from_db()

@@ -31,40 +31,18 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._fixtures import ensure_probes  # noqa: E402
 from bench._sandbox import add_sandbox_arguments, open_sandbox  # noqa: E402
 
 CONDITIONS = ["raw", "no_image", "reordered"]
 RUN_NAME = "bench run finish"
 STORE_CHUNK = 2000
-
-
-def _ensure_probes(needed: int, seed: int) -> None:
-    """Compile generated parents until there are ``needed`` probes (as ``bench/eval_throughput.py`` does)."""
-    from annotation.demo import generate_workspace
-    from annotation.importers import import_kit_workspace
-    from probes.models import Probe
-    from probes.services import compile_run_create, compile_run_execute
-
-    have = Probe.objects.exclude(state__in=["superseded", "rejected"]).count()
-    if have >= needed:
-        return
-    count = int((needed - have) / 3.0) + 20  # the generator yields ≈3.4 probes per parent
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        generate_workspace(Path(tmp) / "ws", count=count, seed=seed + have)
-        import_kit_workspace(workspace=Path(tmp) / "ws", dataset_root=None)
-    compile_run_execute(run_id=compile_run_create(actor=None, seed=seed, enqueue=False).pk)
-    have = Probe.objects.exclude(state__in=["superseded", "rejected"]).count()
-    print(f"fixture: {have} probes ({time.perf_counter() - started:.0f} s; --keep-db keeps them)", flush=True)
-    if have < needed:
-        raise SystemExit(f"only {have} probes after compiling; need {needed}")
 
 
 def _answers(probe) -> tuple[str, str]:
@@ -158,7 +136,7 @@ def build(args: argparse.Namespace) -> int:
         print(f"reusing run {existing.pk} ({existing.total:,} ended requests)")
         return existing.pk
     EvalRun.objects.filter(name=RUN_NAME).delete()
-    _ensure_probes(probes, args.seed)
+    ensure_probes(probes, args.seed)
     names = []
     for m in range(args.models):
         config, _ = ModelConfig.objects.update_or_create(

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anthropic
+from anthropic.types import Message, TextBlock
 
 from ..capabilities import (
     Reasoning,
@@ -64,42 +67,60 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
     return payload
 
 
-class AnthropicProvider:
-    def call(
-        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
-    ) -> ProviderReply:
-        endpoint = endpoint_for(config)
-        payload = build_payload(request, config)
-        # never follow a redirect: it could lead to an address the endpoint check never saw
-        owned = None if http_client is not None else anthropic.DefaultHttpxClient(follow_redirects=False)
-        client = anthropic.Anthropic(
+@contextmanager
+def open_client(config: ProviderConfig, http_client: Any = None) -> Iterator[anthropic.Anthropic]:
+    """An SDK client for ``config`` after the endpoint policy check: SDK retries off and, unless the
+    caller brings its own HTTP client, one that never follows a redirect (it could lead to an address
+    the endpoint check never saw). Closed on exit when it is ours."""
+    endpoint = endpoint_for(config)
+    owned = None if http_client is not None else anthropic.DefaultHttpxClient(follow_redirects=False)
+    try:
+        yield anthropic.Anthropic(
             api_key=endpoint.api_key,
             base_url=endpoint.base_url,
             max_retries=0,
             timeout=config.timeout_seconds,
             http_client=http_client or owned,
         )
-        try:
-            message = client.messages.create(**payload)
-        except anthropic.APITimeoutError as exc:
-            raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
-        except anthropic.APIConnectionError as exc:
-            raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
-        except anthropic.APIStatusError as exc:
-            raise ProviderError(
-                f"HTTP {exc.status_code}: {exc.message}",
-                kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
-                status_code=exc.status_code,
-                retry_after=retry_after_seconds(exc.response.headers),
-            ) from exc
-        finally:
-            if owned is not None:
-                owned.close()
-        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
-        finish = FINISH.get(message.stop_reason or "", "other")
-        usage = Usage(
-            input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0
-        )
-        return ProviderReply(
-            text=text, finish_reason=finish, usage=usage, raw=message.model_dump(mode="json")
-        )
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+@contextmanager
+def sdk_errors() -> Iterator[None]:
+    """The SDK's exceptions as our ``ProviderError`` (kind, status, Retry-After)."""
+    try:
+        yield
+    except anthropic.APITimeoutError as exc:
+        raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
+    except anthropic.APIConnectionError as exc:
+        raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
+    except anthropic.APIStatusError as exc:
+        raise ProviderError(
+            f"HTTP {exc.status_code}: {exc.message}",
+            kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
+            status_code=exc.status_code,
+            retry_after=retry_after_seconds(exc.response.headers),
+        ) from exc
+
+
+def reply_from_message(message: Message) -> ProviderReply:
+    """A message (a direct reply or one succeeded batch result) normalised; thinking blocks are not the answer."""
+    text = "".join(block.text for block in message.content if isinstance(block, TextBlock))
+    finish = FINISH.get(message.stop_reason or "", "other")
+    usage = Usage(
+        input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0
+    )
+    return ProviderReply(text=text, finish_reason=finish, usage=usage, raw=message.model_dump(mode="json"))
+
+
+class AnthropicProvider:
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply:
+        with open_client(config, http_client) as client:
+            payload = build_payload(request, config)
+            with sdk_errors():
+                message = client.messages.create(**payload)
+        return reply_from_message(message)

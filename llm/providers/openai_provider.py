@@ -4,9 +4,12 @@ Completions API, which both speak. Images go as ``image_url`` data URLs after th
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from ..capabilities import capabilities_for, check_images, check_reasoning, temperature_allowed, token_cap
 from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
@@ -48,59 +51,77 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
     return payload
 
 
-class OpenAIProvider:
-    def call(
-        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
-    ) -> ProviderReply:
-        compatible = config.provider == "openai_compatible"
-        endpoint = endpoint_for(config, key_required=not compatible)
-        key = endpoint.api_key or "not-needed"  # local servers often need none
-        payload = build_payload(request, config)
-        # never follow a redirect: it could lead to an address the endpoint check never saw
-        owned = None if http_client is not None else openai.DefaultHttpxClient(follow_redirects=False)
-        client = openai.OpenAI(
+@contextmanager
+def open_client(config: ProviderConfig, http_client: Any = None) -> Iterator[openai.OpenAI]:
+    """An SDK client for ``config`` after the endpoint policy check: SDK retries off and, unless the
+    caller brings its own HTTP client, one that never follows a redirect (it could lead to an address
+    the endpoint check never saw). Closed on exit when it is ours."""
+    compatible = config.provider == "openai_compatible"
+    endpoint = endpoint_for(config, key_required=not compatible)
+    key = endpoint.api_key or "not-needed"  # local servers often need none
+    owned = None if http_client is not None else openai.DefaultHttpxClient(follow_redirects=False)
+    try:
+        yield openai.OpenAI(
             api_key=key,
             base_url=endpoint.base_url,
             max_retries=0,
             timeout=config.timeout_seconds,
             http_client=http_client or owned,
         )
-        try:
-            completion = client.chat.completions.create(**payload)
-        except openai.APITimeoutError as exc:
-            raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
-        except openai.APIConnectionError as exc:
-            raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
-        except openai.APIStatusError as exc:
-            message = f"HTTP {exc.status_code}: {exc.message}"
-            raise ProviderError(
-                message,
-                kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
-                status_code=exc.status_code,
-                retry_after=retry_after_seconds(exc.response.headers),
-            ) from exc
-        except openai.APIResponseValidationError as exc:  # pragma: no cover - strict validation is off
-            raise ProviderError(f"invalid response: {exc}", kind=ErrorKind.OTHER, retryable=True) from exc
-        finally:
-            if owned is not None:
-                owned.close()
-        if not completion.choices:
-            raise ProviderError("The response has no choices.", kind=ErrorKind.SERVER, retryable=True)
-        choice = completion.choices[0]
-        message = choice.message
-        finish = FINISH.get(choice.finish_reason or "", "other") if choice.finish_reason else "stop"
-        if getattr(message, "refusal", None):
-            finish = "refusal"
-        text = message.content or (message.refusal if finish == "refusal" else "") or ""
-        usage = Usage()
-        if completion.usage is not None:
-            details = getattr(completion.usage, "completion_tokens_details", None)
-            reasoning = int(getattr(details, "reasoning_tokens", 0) or 0) if details is not None else 0
-            usage = Usage(
-                input_tokens=completion.usage.prompt_tokens or 0,
-                output_tokens=max((completion.usage.completion_tokens or 0) - reasoning, 0),
-                reasoning_tokens=reasoning,
-            )
-        return ProviderReply(
-            text=text, finish_reason=finish, usage=usage, raw=completion.model_dump(mode="json")
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+@contextmanager
+def sdk_errors() -> Iterator[None]:
+    """The SDK's exceptions as our ``ProviderError`` (kind, status, Retry-After)."""
+    try:
+        yield
+    except openai.APITimeoutError as exc:
+        raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
+    except openai.APIConnectionError as exc:
+        raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
+    except openai.APIStatusError as exc:
+        message = f"HTTP {exc.status_code}: {exc.message}"
+        raise ProviderError(
+            message,
+            kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
+            status_code=exc.status_code,
+            retry_after=retry_after_seconds(exc.response.headers),
+        ) from exc
+    except openai.APIResponseValidationError as exc:  # pragma: no cover - strict validation is off
+        raise ProviderError(f"invalid response: {exc}", kind=ErrorKind.OTHER, retryable=True) from exc
+
+
+def reply_from_completion(completion: ChatCompletion) -> ProviderReply:
+    """A chat completion (a direct reply or one line of a batch's output) normalised."""
+    if not completion.choices:
+        raise ProviderError("The response has no choices.", kind=ErrorKind.SERVER, retryable=True)
+    choice = completion.choices[0]
+    message = choice.message
+    finish = FINISH.get(choice.finish_reason or "", "other") if choice.finish_reason else "stop"
+    if getattr(message, "refusal", None):
+        finish = "refusal"
+    text = message.content or (message.refusal if finish == "refusal" else "") or ""
+    usage = Usage()
+    if completion.usage is not None:
+        details = getattr(completion.usage, "completion_tokens_details", None)
+        reasoning = int(getattr(details, "reasoning_tokens", 0) or 0) if details is not None else 0
+        usage = Usage(
+            input_tokens=completion.usage.prompt_tokens or 0,
+            output_tokens=max((completion.usage.completion_tokens or 0) - reasoning, 0),
+            reasoning_tokens=reasoning,
         )
+    return ProviderReply(text=text, finish_reason=finish, usage=usage, raw=completion.model_dump(mode="json"))
+
+
+class OpenAIProvider:
+    def call(
+        self, request: LLMRequest, config: ProviderConfig, *, http_client: Any = None, attempt: int = 1
+    ) -> ProviderReply:
+        with open_client(config, http_client) as client:
+            payload = build_payload(request, config)
+            with sdk_errors():
+                completion = client.chat.completions.create(**payload)
+        return reply_from_completion(completion)

@@ -46,6 +46,13 @@ class Backoff:
         return delay
 
 
+def as_sent(request: LLMRequest, config: ProviderConfig) -> LLMRequest:
+    """The request as the model sees it: without its images when the config does not send images."""
+    if not config.send_images and request.images:
+        return replace(request, images=())
+    return request
+
+
 def limits_for(config: ProviderConfig) -> Limits:
     return Limits(
         requests_per_window=config.requests_per_minute,
@@ -67,8 +74,7 @@ def generate(
     provider: Provider | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> LLMResult:
-    if not config.send_images and request.images:
-        request = replace(request, images=())
+    request = as_sent(request, config)
     limiter = limiter or NoRateLimiter()
     backoff = backoff or Backoff(base_seconds=float(config.extra.get("backoff_base_seconds", 1.0)))
     rng = rng or random.Random()

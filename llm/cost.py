@@ -19,3 +19,8 @@ def usage_cost(usage: Usage, *, price_in_per_mtok: Decimal, price_out_per_mtok: 
         + Decimal(billed_out) * Decimal(price_out_per_mtok)
     ) / MILLION
     return cost.quantize(QUANTUM, rounding=ROUND_HALF_UP)
+
+
+def discounted_cost(cost: Decimal, factor: Decimal) -> Decimal:
+    """A cost at a provider's discount (e.g. 0.5 for a batch API), quantized like ``usage_cost``."""
+    return (Decimal(cost) * Decimal(factor)).quantize(QUANTUM, rounding=ROUND_HALF_UP)

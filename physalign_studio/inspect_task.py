@@ -21,8 +21,8 @@ parent-clustered metrics come from the app: ``manage.py import_inspect_log LOG.e
         -T private=RELEASE_DIR/private/mappings.json --model openai/gpt-4o
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: ``inspect eval FILE`` executes this file as a module it does not
+# register in ``sys.modules``, where dataclasses cannot resolve string annotations.
 import json
 import logging
 import math

@@ -200,6 +200,12 @@ def inspect_log_import(
     eval_id = log.eval.eval_id
     if not eval_id:
         raise InspectLogError(f"{path.name} has no eval id", code="inspect_log_invalid")
+    if log.status != "success":
+        raise InspectLogError(
+            f"the eval of {path.name} ended {log.status}, not success: only a finished eval is a run "
+            "(finish it with inspect eval-retry, then import that log)",
+            code="inspect_log_unfinished",
+        )
     if log.samples is None or not log.samples:
         raise InspectLogError(f"{path.name} holds no samples (was it run with --no-log-samples?)")
     condition = _condition(log)

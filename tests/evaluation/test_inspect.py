@@ -11,13 +11,15 @@ import io
 import json
 import math
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import inspect_ai
 import pytest
 from django.core.management import CommandError, call_command
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from evaluation.models import EvalRequest, EvalRun, ItemScore
@@ -270,6 +272,11 @@ def test_the_model_gets_the_released_messages_and_the_scores_are_the_apps_on_eve
             assert {e[1] for e in scored.values()} == {None, 0, 1}  # C only on the probe with a reading
         assert log.eval.task_args["condition"] == condition
         assert log.eval.metadata["physalign_release_id"] == release.release_id
+        # (d) the whole scored log (samples, messages, scores, task and scorer arguments) holds nothing private
+        as_json = offline / f"log-json-{fmt}-{condition}"
+        as_json.mkdir()
+        write_eval_log(log, str(as_json / "log.json"), format="json")
+        assert export_leaks(root, as_json, [], lambda p: p.read_text()) == []
 
 
 def test_nothing_private_is_in_the_samples(release, exports, offline):  # noqa: F811
@@ -313,6 +320,14 @@ def test_without_the_private_key_nothing_is_scored_and_a_wrong_key_is_refused(re
     log, *_ = _run_inspect(root, root, "raw", offline / "logs-nokey", None, lambda pid, n: variants[pid][0])
     assert log.status == "success" and log.samples and all(not s.scores for s in log.samples)
     assert not log.results or not log.results.scores
+    # scored afterwards with the key (``inspect score``): the app's scores
+    scored = inspect_ai.score(
+        log, physalign_scorer(private=str(root / "private" / "mappings.json")), display="none"
+    )
+    keys = _keys(release)
+    assert _inspect_scores(scored) == {
+        (str(s.id), s.epoch): _app_score(s, keys[str(s.id)], "raw") for s in scored.samples
+    }
     wrong = offline / "wrong.json"
     wrong.write_text(json.dumps([{"logical_probe_id": "PB-not-this-release"}]))
     with pytest.raises(ReleaseSourceError, match="no mapping for"):
@@ -442,15 +457,17 @@ def test_bad_input_is_refused_and_writes_nothing(release, exports, offline):  # 
         lambda pid, n: variants[pid][1],
     )
     # a log whose samples name probes this database does not have
-    from inspect_ai.log import write_eval_log
-
     edited = read_eval_log(log.location)
     edited.samples[0].id = "PB-unknown-probe"
     edited.eval.eval_id = "another-eval"
     unknown = offline / "unknown.eval"
     write_eval_log(edited, str(unknown))
+    cancelled = read_eval_log(log.location)
+    cancelled.status = "cancelled"
+    write_eval_log(cancelled, str(offline / "cancelled.eval"))
     counts = (EvalRun.objects.count(), EvalRequest.objects.count(), ModelConfig.objects.count())
     for path, message in (
+        (offline / "cancelled.eval", "ended cancelled, not success"),
         (garbage, "is not an inspect_ai log"),
         (text, "is not an inspect_ai log"),
         (offline / "missing.eval", "no such file"),
@@ -460,4 +477,21 @@ def test_bad_input_is_refused_and_writes_nothing(release, exports, offline):  # 
             call_command("import_inspect_log", str(path), stdout=io.StringIO())
     with pytest.raises(CommandError, match="no release NOPE"):
         call_command("import_inspect_log", str(log.location), "--release", "NOPE", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no model config named 'nope'"):
+        call_command("import_inspect_log", str(log.location), "--model", "nope", stdout=io.StringIO())
     assert (EvalRun.objects.count(), EvalRequest.objects.count(), ModelConfig.objects.count()) == counts
+
+
+def test_the_task_module_is_django_free():
+    code = (
+        "import sys, physalign_studio.inspect_task; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework', 'celery'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        check=True,
+    )
+    assert done.stdout.strip() == "[]"

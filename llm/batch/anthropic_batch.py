@@ -20,7 +20,9 @@ from anthropic.types.messages import MessageBatchIndividualResponse
 from ..errors import ErrorKind, ProviderError
 from ..providers.anthropic_provider import build_payload, open_client, reply_from_message, sdk_errors
 from ..types import LLMRequest, ProviderConfig
-from .base import BatchErrorKind, BatchStatus, ItemOutcome, malformed, salvage_custom_id
+from .base import BatchErrorKind, BatchStatus, ItemOutcome, Limits, check_limits, malformed, salvage_custom_id
+
+LIMITS = Limits(max_items=100_000, max_bytes=256 * 1024 * 1024)  # per batch (Message Batches docs)
 
 # an errored item's error type → our kind (https://docs.anthropic.com/en/api/errors)
 ERROR_KIND = {
@@ -47,6 +49,8 @@ class AnthropicBatch:
                 {"custom_id": custom_id, "params": build_payload(request, config)}
                 for custom_id, request in items
             ]
+            size = len(json.dumps({"requests": requests}, separators=(",", ":")).encode("utf-8"))
+            check_limits(config, LIMITS, items=len(requests), size=size)
             with sdk_errors():
                 batch = client.messages.batches.create(requests=requests)
         return batch.id

@@ -40,6 +40,33 @@ class ItemOutcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What one batch submission may hold, as the provider documents it (``None``: no count limit)."""
+
+    max_items: int | None
+    max_bytes: int
+
+
+def check_limits(config: ProviderConfig, limits: Limits, *, items: int, size: int) -> None:
+    """Refuse a batch over the provider's limits before it is sent (``ProviderError``, kind ``config``: the
+    caller submits fewer items or calls directly). ``extra["batch_max_items"]`` / ``["batch_max_bytes"]``
+    replace them (a provider may change its limits)."""
+    max_items = config.extra.get("batch_max_items", limits.max_items)
+    max_bytes = int(config.extra.get("batch_max_bytes", limits.max_bytes))
+    if max_items is not None and items > int(max_items):
+        raise ProviderError(
+            f"A batch of {items} requests is over the limit of {int(max_items)} for {config.provider}.",
+            kind=ErrorKind.CONFIG,
+        )
+    if size > max_bytes:
+        raise ProviderError(
+            f"A batch of {size} bytes is over the limit of {max_bytes} bytes for {config.provider}; "
+            "submit fewer requests.",
+            kind=ErrorKind.CONFIG,
+        )
+
+
 def malformed(raw: dict[str, Any], detail: str) -> ItemOutcome:
     """A result line we cannot read: a failed item (the direct path may still answer it), never a crash."""
     return ItemOutcome(

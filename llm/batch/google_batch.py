@@ -29,7 +29,7 @@ from ..providers.google_provider import (
     sdk_errors,
 )
 from ..types import LLMRequest, ProviderConfig
-from .base import BatchStatus, ItemOutcome, malformed
+from .base import BatchStatus, ItemOutcome, Limits, check_limits, malformed
 
 STATE = {
     "JOB_STATE_UNSPECIFIED": "running",
@@ -45,6 +45,10 @@ STATE = {
     "JOB_STATE_CANCELLED": "cancelled",
     "JOB_STATE_EXPIRED": "expired",
 }
+
+# inlined requests: "keep the total request size under 20MB" (Gemini batch mode docs); larger batches
+# would go through an uploaded JSONL file, which is not done here
+LIMITS = Limits(max_items=None, max_bytes=20 * 1000 * 1000)
 
 # google.rpc.Code of an inlined error → our kind
 RPC_KIND = {
@@ -124,6 +128,7 @@ class GoogleBatch:
                 )
                 for custom_id, request in items
             ]
+            check_limits(config, LIMITS, items=len(requests), size=sum(_size(r) for _, r in items))
             with _sdk_errors():
                 job = client.batches.create(
                     model=config.model,
@@ -195,6 +200,12 @@ class GoogleBatch:
     def cancel(self, batch_id: str, config: ProviderConfig, http_client: Any) -> None:
         with _client(config, http_client) as (client, _), _sdk_errors():
             client.batches.cancel(name=batch_id)
+
+
+def _size(request: LLMRequest) -> int:
+    """The JSON size of one inlined request, closely enough: texts, base64 images and some structure."""
+    images = sum(4 * -(-len(i.data) // 3) + 64 for i in request.images)
+    return len(request.system.encode("utf-8")) + len(request.user.encode("utf-8")) + images + 256
 
 
 def _dict(value: Any) -> dict[str, Any]:

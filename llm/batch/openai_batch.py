@@ -17,9 +17,10 @@ from openai.types.chat import ChatCompletion
 from ..errors import ErrorKind, ProviderError, kind_for_status
 from ..providers.openai_provider import build_payload, open_client, reply_from_completion, sdk_errors
 from ..types import LLMRequest, ProviderConfig
-from .base import BatchErrorKind, BatchStatus, ItemOutcome, malformed, salvage_custom_id
+from .base import BatchErrorKind, BatchStatus, ItemOutcome, Limits, check_limits, malformed, salvage_custom_id
 
 ENDPOINT: Final = "/v1/chat/completions"
+LIMITS = Limits(max_items=50_000, max_bytes=200 * 1024 * 1024)  # per input file (OpenAI Batch guide)
 
 STATE = {
     "validating": "running",
@@ -55,6 +56,7 @@ class OpenAIBatch:
                 for custom_id, r in items
             ]
             data = ("\n".join(lines) + "\n").encode("utf-8")
+            check_limits(config, LIMITS, items=len(lines), size=len(data))
             with sdk_errors():
                 uploaded = client.files.create(
                     file=("physalign-batch.jsonl", data, "application/jsonl"), purpose="batch"

@@ -36,7 +36,8 @@ sent). Knobs, settable any time (read when a batch is created or polled):
   ``POST /v1/messages/batches`` answers HTTP 400 with it).
 - ``expire_batch``: a new batch ends ``expired`` (OpenAI, Gemini), every item expired (Anthropic ends).
 - ``anthropic_results_url``: the ``results_url`` an ended Anthropic batch names (default: this server).
-- ``direct_status``: an HTTP status (e.g. 503) every direct call answers with instead (0: answer).
+- ``direct_status`` / ``batch_status``: an HTTP status (e.g. 503) every direct call / every batch-endpoint
+  request answers with instead (0: answer normally).
 
 Records: ``calls`` (every HTTP request: provider, mode "direct"/"batch", method, path, headers), ``seen``
 (every model request, direct or a batch item: ``Seen`` with custom id, model, max tokens, system, user,
@@ -125,6 +126,7 @@ class BatchServer:
         self.fail_batch = ""
         self.expire_batch = False
         self.direct_status = 0
+        self.batch_status = 0  # an HTTP status every batch-endpoint request answers with instead (0: answer)
         self.anthropic_results_url = (
             ""  # non-empty: the results URL Anthropic batches name (default: this server)
         )
@@ -300,6 +302,10 @@ class BatchServer:
             raise _Reply(404, {"error": {"message": f"no batch {batch_id}", "type": "not_found_error"}})
         return batch
 
+    def _batch_status(self) -> None:
+        if self.batch_status:
+            raise _Reply(self.batch_status, {"error": {"message": "unavailable", "type": "api_error"}})
+
     def _direct_status(self) -> None:
         if self.direct_status:
             raise _Reply(self.direct_status, {"error": {"message": "unavailable", "type": "api_error"}})
@@ -316,6 +322,7 @@ class BatchServer:
                 self.seen.append(seen)
             return 200, self._openai_completion(seen), "application/json"
         self._record("openai", "batch", method, path, handler)
+        self._batch_status()
         if method == "POST" and path == "/v1/files":
             data, filename, purpose = _multipart_file(handler.headers.get("content-type", ""), body)
             file_id = self._new_id("file-")
@@ -460,6 +467,7 @@ class BatchServer:
                 self.seen.append(seen)
             return 200, self._anthropic_message(seen), "application/json"
         self._record("anthropic", "batch", method, path, handler)
+        self._batch_status()
         if method == "POST" and path == "/v1/messages/batches":
             if self.fail_batch:
                 raise _Reply(
@@ -581,6 +589,7 @@ class BatchServer:
                 self.seen.append(seen)
             return 200, self._gemini_response(seen), "application/json"
         self._record("google", "batch", method, path, handler)
+        self._batch_status()
         if method == "POST" and (
             match := re.fullmatch(r"/v1(?:beta)?/models/([^/:]+):batchGenerateContent", path)
         ):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import httpx2
 import pytest
 
 from llm import ErrorKind, ImageInput, LLMRequest, OutputStatus, ProviderConfig, ProviderError, generate
@@ -363,3 +364,48 @@ def test_price_factor_override_prices_the_results(server):
     got = batch_results(batch_id, config)["r1"]
     direct = generate(requests()[0][1], config)
     assert got.cost_usd == discounted_cost(direct.cost_usd, Decimal("0.25"))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_sdk_retries_are_off_and_errors_are_classified(server, provider):
+    server.batch_status = 503
+    with pytest.raises(ProviderError) as caught:
+        batch_submit(requests()[:1], cfg(server, provider))
+    assert caught.value.status_code == 503 and caught.value.retryable
+    assert server.batch_calls() == 1  # one attempt: retries are ours, not the SDK's
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_callers_http_client_is_used_and_left_as_it_was(server, provider):
+    config = cfg(server, provider)
+    with httpx2.Client() as client:
+        hooks_before = {name: list(found) for name, found in client.event_hooks.items()}
+        batch_id = batch_submit(requests()[:2], config, http_client=client)
+        assert poll_until_done_with(batch_id, config, client)[-1].state == "ended"
+        results = batch_results(batch_id, config, http_client=client)
+        assert sorted(results) == ["r1", "r2"] and all(r.ok for r in results.values())
+        assert client.event_hooks == hooks_before  # the Gemini response hook is removed again
+    if provider == "google":  # progress counts read from the operation JSON on the caller's client too
+        assert batch_status(batch_id, config).total == 2
+
+
+def poll_until_done_with(batch_id: str, config: ProviderConfig, client, limit: int = 20):
+    seen = []
+    for _ in range(limit):
+        seen.append(batch_status(batch_id, config, http_client=client))
+        if seen[-1].state != "running":
+            return seen
+    raise AssertionError(seen)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_batch_over_the_providers_limits_is_refused_before_it_is_sent(server, provider):
+    with pytest.raises(ProviderError) as caught:
+        batch_submit(requests(), cfg(server, provider, extra={"batch_max_bytes": 300}))
+    assert caught.value.kind == ErrorKind.CONFIG and "300 bytes" in caught.value.message
+    with pytest.raises(ProviderError) as caught:
+        batch_submit(requests(), cfg(server, provider, extra={"batch_max_items": 3}))
+    assert caught.value.kind == ErrorKind.CONFIG and "4 requests" in caught.value.message
+    assert server.calls == []
+    batch_submit(requests(), cfg(server, provider, extra={"batch_max_items": 4, "batch_max_bytes": 100_000}))
+    assert server.batch_calls(provider) >= 1

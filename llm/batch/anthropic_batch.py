@@ -1,6 +1,6 @@
 """Anthropic Message Batches through the official SDK: ``messages.batches.create`` with each request's
-``params`` exactly the direct path's ``build_payload``; results (JSONL, in no particular order) matched
-by ``custom_id``, a succeeded item's message read by the direct path's ``reply_from_message``.
+``params`` exactly the direct path's ``build_payload``; results (JSONL, in no particular order, from the
+batch's ``results_url``) matched by ``custom_id``, a succeeded item's message read by the direct path's ``reply_from_message``.
 
 Anthropic has no failed state for a whole batch (a bad batch is refused at creation: ``ProviderError``),
 and reports item counts only once processing ended. The results URL the API names must be on the same
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
 import pydantic
 from anthropic.types.messages import MessageBatchIndividualResponse
 
@@ -80,11 +81,14 @@ class AnthropicBatch:
                     retryable=True,
                 )
             _check_same_origin(batch.results_url, str(client.base_url))
-            decoder = client.messages.batches.results(batch_id)
-            try:
-                content = decoder.http_response.read()
-            finally:
-                decoder.close()
+            # the URL just checked, fetched once through the SDK (auth, errors); ``batches.results`` would
+            # retrieve the batch again and follow whatever URL that second answer names
+            response = client.get(
+                batch.results_url,
+                cast_to=httpx2.Response,
+                options={"headers": {"Accept": "application/binary"}},
+            )
+            content = response.read()
         outcomes: dict[str, ItemOutcome] = {}
         for number, line in enumerate(content.splitlines(), start=1):
             if not line.strip():

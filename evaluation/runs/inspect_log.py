@@ -51,6 +51,8 @@ SOURCE = "inspect_ai"
 SCORER = "physalign_scorer"
 # the task argument that names the key file: a local path, not recorded
 _PRIVATE_ARGS = ("private",)
+# what the import does not read of a probe (it reads the messages, pool flags and the key's mapping)
+_PROBE_DEFERRED = ("raw_view", "gold_view", "metadata", "key__native_query", "key__displays", "key__assets")
 
 
 class InspectLogError(ApplicationError):
@@ -225,7 +227,11 @@ def inspect_log_import(
             )
         release = _release(log, release_id)
         items = dict(release.items.values_list("logical_probe_id", "membership")) if release else None
-        probes = Probe.objects.select_related("key").in_bulk(ids, field_name="logical_probe_id")
+        probes = (
+            Probe.objects.select_related("key")
+            .defer(*_PROBE_DEFERRED)
+            .in_bulk(ids, field_name="logical_probe_id")
+        )
         missing = set(ids) - probes.keys()
         if items is not None:
             missing |= set(ids) - items.keys()

@@ -19,6 +19,7 @@ from pathlib import Path
 import inspect_ai
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
@@ -43,6 +44,7 @@ from tests.probes.test_exports_hf import release  # noqa: F401  (the fixture)
 pytestmark = pytest.mark.django_db
 
 SCORER = "physalign_scorer"
+TASK_FILE = Path(__file__).parents[2] / "physalign_studio" / "inspect_task.py"
 
 
 @pytest.fixture
@@ -317,7 +319,15 @@ def test_without_the_private_key_nothing_is_scored_and_a_wrong_key_is_refused(re
     task = physalign(source=str(root), condition="raw")
     assert task.scorer is None or task.scorer == []
     variants = _variants(root, release, "raw")
-    log, *_ = _run_inspect(root, root, "raw", offline / "logs-nokey", None, lambda pid, n: variants[pid][0])
+    # the task as ``inspect eval physalign_studio/inspect_task.py@physalign -T source=…`` loads it (by file)
+    [log] = inspect_ai.eval(
+        f"{TASK_FILE}@physalign",
+        task_args={"source": str(root), "condition": "raw"},
+        model=_mock_model(root, "raw", lambda pid, n: variants[pid][0], {}),
+        log_dir=str(offline / "logs-nokey"),
+        display="none",
+    )
+    assert log.eval.task_args == {"source": str(root), "condition": "raw", "interface": None, "private": None}
     assert log.status == "success" and log.samples and all(not s.scores for s in log.samples)
     assert not log.results or not log.results.scores
     # scored afterwards with the key (``inspect score``): the app's scores
@@ -358,6 +368,8 @@ def test_an_imported_log_is_a_run_with_the_apps_scores_and_metrics(
     exports,
     offline,
     eager,
+    client,
+    admin_user_role,
     condition,
 ):
     root = exports["kit"]
@@ -411,6 +423,13 @@ def test_an_imported_log_is_a_run_with_the_apps_scores_and_metrics(
     assert {s for s, *_ in items.values()} == (
         {"completed", "truncated", "infra_missing"} if condition == "raw" else {"refusal", "unparseable"}
     )
+
+    # the run's pages read it like any other run
+    client.force_login(admin_user_role)
+    for page in ("run_detail", "run_items"):
+        response = client.get(reverse(f"evaluation:{page}", args=[run.pk]))
+        assert response.status_code == 200 and "inspect-mockllm-model" in response.content.decode()
+    assert client.get(reverse("home:home")).status_code == 200
 
     # the same outputs through the app's own run (the scripted provider) give the same scores and metrics
     script = []

@@ -105,13 +105,17 @@ def _client(config: ProviderConfig, http_client: Any) -> Iterator[tuple[genai.Cl
 
 @contextmanager
 def _sdk_errors() -> Iterator[None]:
-    """The direct path's error translation, plus the SDK's refusal of a malformed batch name."""
+    """The direct path's error translation, plus the SDK's refusal of a malformed batch name or answer."""
     with sdk_errors():
         try:
             yield
+        except pydantic.ValidationError as exc:  # an answer the SDK's types refuse
+            raise ProviderError(
+                f"invalid response: {exc.error_count()} invalid field(s)",
+                kind=ErrorKind.OTHER,
+                retryable=True,
+            ) from exc
         except ValueError as exc:
-            if isinstance(exc, pydantic.ValidationError):
-                raise
             raise ProviderError(f"Gemini batch: {exc}", kind=ErrorKind.CONFIG) from exc
 
 
@@ -174,7 +178,9 @@ class GoogleBatch:
         raw = capture.last()
         metadata = _dict(raw.get("metadata"))
         output = _dict(metadata.get("output"))
-        raw_items = _dict(output.get("inlinedResponses")).get("inlinedResponses") or []
+        raw_items = _dict(output.get("inlinedResponses")).get("inlinedResponses")
+        if not isinstance(raw_items, list):
+            raw_items = []
         if job is not None:
             if job.dest is not None and job.dest.file_name and not job.dest.inlined_responses:
                 raise ProviderError(

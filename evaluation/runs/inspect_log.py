@@ -12,8 +12,8 @@ counts the agreement and names any difference.
 The model is a ``ModelConfig`` that never calls anything: an existing config named with ``model_name``, else
 ``inspect-<model>``, created inactive (no run can plan it) with the ``scripted`` provider and no script (a call,
 were one ever made, is refused before anything is sent). A log is imported once: its eval id is recorded in the
-run's options and a second import is refused, naming the run. Every check runs before anything is written, and
-the import is one transaction: a refused log leaves nothing behind.
+run's options and a second import is refused, naming the run. The import is one transaction: a refused log leaves
+nothing behind. Of each sample only the text, tokens and scores are kept (not its images or events).
 """
 
 from __future__ import annotations
@@ -68,35 +68,72 @@ class InspectImport:
     differences: list[str] = field(default_factory=list)
 
 
-def _read(path: Path) -> Any:
+@dataclass(frozen=True)
+class LoggedSample:
+    """What the import keeps of one sample (the log's images, events and transcript are not held)."""
+
+    id: str
+    output: InspectOutput
+    usage: Usage
+    system: str
+    user_texts: tuple[str, ...]
+    logged: tuple[int | None, int | None, int | None] | None  # the PhysAlign scorer's C, G, J in the log
+    error: str
+    total_time: float | None
+    completed_at: Any
+
+
+def _invalid(path: Path, exc: Exception) -> InspectLogError:
+    return InspectLogError(
+        f"{path.name} is not an inspect_ai log ({type(exc).__name__}: {str(exc)[:300]})",
+        code="inspect_log_invalid",
+    )
+
+
+def _read(path: Path) -> tuple[Any, list[LoggedSample]]:
+    """The log's header and its samples, each kept as a ``LoggedSample``; the events, the attachments (the
+    images) and the stores are not read."""
     from inspect_ai.log import read_eval_log
 
     if not path.is_file():
         raise InspectLogError(f"no such file: {path}", code="inspect_log_missing")
     try:
-        return read_eval_log(str(path))
+        log = read_eval_log(str(path), exclude_fields={"events", "attachments", "store"})
+        return log, [_logged_sample(s) for s in log.samples or []]
     except Exception as exc:  # inspect raises zip, JSON and validation errors of many types
-        raise InspectLogError(
-            f"{path.name} is not an inspect_ai log ({type(exc).__name__}: {str(exc)[:300]})",
-            code="inspect_log_invalid",
-        ) from exc
+        raise _invalid(path, exc) from exc
 
 
-def _output(sample: Any) -> InspectOutput:
+def _logged_sample(sample: Any) -> LoggedSample:
     served = sample.error is None and bool(sample.output.choices)
-    return inspect_response(
+    output = inspect_response(
         served=served,
         completion=sample.output.completion if served else None,
         stop_reason=sample.output.stop_reason if served else None,
     )
-
-
-def _usage(sample: Any) -> Usage:
-    """The sample's tokens: its output's usage, else the sum of what it used per model."""
+    # the tokens: the output's usage, else the sum of what the sample used per model
     usages = [sample.output.usage] if sample.output.usage else list(sample.model_usage.values())
-    return Usage(
-        input_tokens=sum(u.input_tokens or 0 for u in usages),
-        output_tokens=sum(u.output_tokens or 0 for u in usages),
+    messages = sample.input if isinstance(sample.input, list) else []
+    user = next((m for m in messages if m.role == "user"), None)
+    if user is None:
+        texts: tuple[str, ...] = (sample.input,) if isinstance(sample.input, str) else ()
+    elif isinstance(user.content, str):
+        texts = (user.content,)
+    else:
+        texts = tuple(c.text for c in user.content if c.type == "text")
+    return LoggedSample(
+        id=str(sample.id),
+        output=output,
+        usage=Usage(
+            input_tokens=sum(u.input_tokens or 0 for u in usages),
+            output_tokens=sum(u.output_tokens or 0 for u in usages),
+        ),
+        system=next((m.text for m in messages if m.role == "system"), ""),
+        user_texts=texts,
+        logged=_logged_score(sample),
+        error=str(sample.error.message) if sample.error else "",
+        total_time=sample.total_time,
+        completed_at=sample.completed_at,
     )
 
 
@@ -151,20 +188,11 @@ def _model_config(log: Any, model_name: str | None) -> ModelConfig:
     return config
 
 
-def _check_messages(sample: Any, probe: Probe, condition: str) -> None:
+def _check_messages(sample: LoggedSample, probe: Probe, condition: str) -> None:
     """The sample asked the probe's released messages (system, then the user text), else its scores would be
     of another question."""
     expected = probe.gold_messages if condition == "gold" else probe.raw_messages
-    system = next((m.text for m in sample.input if getattr(m, "role", "") == "system"), "")
-    user = next((m for m in sample.input if getattr(m, "role", "") == "user"), None)
-    texts = (
-        [c.text for c in user.content if c.type == "text"]
-        if user and not isinstance(user.content, str)
-        else []
-    )
-    if user is not None and isinstance(user.content, str):
-        texts = [user.content]
-    if system != expected["system"] or texts != [expected["user"]]:
+    if sample.system != expected["system"] or sample.user_texts != (expected["user"],):
         raise InspectLogError(
             f"sample {probe.logical_probe_id} was not asked the probe's {condition} messages as released",
             code="inspect_messages_differ",
@@ -198,7 +226,8 @@ def inspect_log_import(
     model_name: str | None = None,
     actor: Any = None,
 ) -> InspectImport:
-    log = _read(path)
+    log, samples = _read(path)
+    log.samples = None  # only the kept parts of the samples stay in memory
     eval_id = log.eval.eval_id
     if not eval_id:
         raise InspectLogError(f"{path.name} has no eval id", code="inspect_log_invalid")
@@ -208,10 +237,10 @@ def inspect_log_import(
             "(finish it with inspect eval-retry, then import that log)",
             code="inspect_log_unfinished",
         )
-    if log.samples is None or not log.samples:
-        raise InspectLogError(f"{path.name} holds no samples (was it run with --no-log-samples?)")
     condition = _condition(log)
-    ids = [str(s.id) for s in log.samples]
+    if not samples:
+        raise InspectLogError(f"{path.name} holds no samples (was it run with --no-log-samples?)")
+    ids = [s.id for s in samples]
     if len(set(ids)) != len(ids):
         raise InspectLogError(
             "the log has several samples per probe (epochs > 1); a run holds one response per probe",
@@ -246,8 +275,8 @@ def inspect_log_import(
         config = _model_config(log, model_name)
         run = _run(log, path, eval_id, name, release, condition, config, probes, ids, actor)
         rows = []
-        for sample in log.samples:
-            probe = probes[str(sample.id)]
+        for sample in samples:
+            probe = probes[sample.id]
             pools = _pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p))
             if not condition_applies(condition, pools):
                 raise InspectLogError(
@@ -259,24 +288,24 @@ def inspect_log_import(
         EvalRequest.objects.bulk_create(rows, batch_size=1000)
         result = InspectImport(run=run, samples=len(rows))
         scores = []
-        for row, sample in zip(rows, log.samples, strict=True):
+        for row, sample in zip(rows, samples, strict=True):
             item = score_of(row)
             row.status = item.status  # the scored status is the row's final status, as in a run
             scores.append(item)
-            logged = _logged_score(sample)
-            if logged is not None:
+            if sample.logged is not None:
                 result.compared += 1
-                if logged == (item.C, item.G, item.J):
+                if sample.logged == (item.C, item.G, item.J):
                     result.agreed += 1
                 else:
                     result.differences.append(
-                        f"{row.probe.logical_probe_id}: inspect C/G/J {logged}, app {(item.C, item.G, item.J)}"
+                        f"{sample.id}: inspect C/G/J {sample.logged}, app {(item.C, item.G, item.J)}"
                     )
         EvalRequest.objects.bulk_update(rows, ["status"], batch_size=1000)
         ItemScore.objects.bulk_create(scores, batch_size=1000)
         progress_counters_recount(run.pk)
         finalized = eval_run_finalize(run_id=run.pk)
-        assert finalized is not None  # every row ended in this transaction, and the run is running
+        if finalized is None:  # not reached: every row ended in this transaction, and the run is running
+            raise InspectLogError(f"run {run.pk} could not be finalized", code="inspect_run_unfinished")
         finished = _when(log.stats.completed_at)
         if finished:
             EvalRun.objects.filter(pk=run.pk).update(finished_at=finished)
@@ -353,10 +382,9 @@ def _run(
 
 
 def _row(
-    run: EvalRun, config: ModelConfig, probe: Probe, condition: str, pools: list[str], sample: Any
+    run: EvalRun, config: ModelConfig, probe: Probe, condition: str, pools: list[str], sample: LoggedSample
 ) -> EvalRequest:
-    output = _output(sample)
-    usage = _usage(sample)
+    output, usage = sample.output, sample.usage
     served = output.text is not None
     return EvalRequest(
         run=run,
@@ -368,7 +396,7 @@ def _row(
         raw_output=output.text,
         finish_reason=output.finish_reason,
         provider_status=output.status if served else OutputStatus.FAILED,
-        error=(str(sample.error.message)[:2000] if sample.error else ("" if served else "no model output")),
+        error=sample.error[:2000] or ("" if served else "no model output"),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cost_usd=usage_cost(

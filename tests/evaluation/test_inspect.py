@@ -481,12 +481,18 @@ def test_bad_input_is_refused_and_writes_nothing(release, exports, offline):  # 
     edited.eval.eval_id = "another-eval"
     unknown = offline / "unknown.eval"
     write_eval_log(edited, str(unknown))
+    # a log whose model was asked something else than the released probe
+    changed = read_eval_log(log.location)
+    changed.samples[1].input[-1].content[0].text += " (edited)"
+    changed.eval.eval_id = "a-third-eval"
+    write_eval_log(changed, str(offline / "changed.eval"))
     cancelled = read_eval_log(log.location)
     cancelled.status = "cancelled"
     write_eval_log(cancelled, str(offline / "cancelled.eval"))
     counts = (EvalRun.objects.count(), EvalRequest.objects.count(), ModelConfig.objects.count())
     for path, message in (
         (offline / "cancelled.eval", "ended cancelled, not success"),
+        (offline / "changed.eval", "was not asked the probe's raw messages as released"),
         (garbage, "is not an inspect_ai log"),
         (text, "is not an inspect_ai log"),
         (offline / "missing.eval", "no such file"),

@@ -99,9 +99,9 @@ def _read(path: Path) -> tuple[Any, list[LoggedSample]]:
         raise InspectLogError(f"no such file: {path}", code="inspect_log_missing")
     try:
         log = read_eval_log(str(path), exclude_fields={"events", "attachments", "store"})
-        return log, [_logged_sample(s) for s in log.samples or []]
     except Exception as exc:  # inspect raises zip, JSON and validation errors of many types
         raise _invalid(path, exc) from exc
+    return log, [_logged_sample(s) for s in log.samples or []]
 
 
 def _logged_sample(sample: Any) -> LoggedSample:

@@ -17,8 +17,10 @@ metrics are the means over the items where the score applies (inspect leaves NaN
 G's mean is GAcc over pool B and C's and J's are CAcc and JAcc over pool L, as plain item means. The paper's
 parent-clustered metrics come from the app: ``manage.py import_inspect_log LOG.eval``.
 
-    inspect eval physalign_studio/inspect_task.py@physalign -T source=RELEASE_DIR -T condition=raw \
-        -T private=RELEASE_DIR/private/mappings.json --model openai/gpt-4o
+    PYTHONPATH=. inspect eval physalign_studio/inspect_task.py@physalign -T source=RELEASE_DIR \
+        -T condition=raw -T private=RELEASE_DIR/private/mappings.json --model openai/gpt-4o
+
+(from the checkout: the task imports the app's scorer, so the checkout must be on ``PYTHONPATH``).
 """
 
 # No ``from __future__ import annotations``: ``inspect eval FILE`` executes this file as a module it does not

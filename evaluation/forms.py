@@ -42,6 +42,17 @@ class RunLaunchForm(forms.Form):
         help_text="a request already answered completely by an earlier run with the same model settings "
         "takes that answer instead of a new call (errors, refusals and truncations are asked again)",
     )
+    execution = forms.ChoiceField(
+        choices=[
+            ("direct", "Direct calls"),
+            ("batch", "Provider batch API where the provider has one (about half the price, within 24 h)"),
+        ],
+        initial="direct",
+        required=False,
+        label="Execution",
+        help_text="OpenAI, Anthropic and Gemini models are sent as provider batches, polled until they end; "
+        "items that fail or expire are then called directly. Other models are called directly",
+    )
     budget_usd = forms.DecimalField(
         required=False,
         min_value=0,
@@ -60,7 +71,16 @@ class RunLaunchForm(forms.Form):
             options["reuse_responses"] = True
         if data.get("budget_usd") is not None:
             options["budget_usd"] = str(data["budget_usd"])
+        if data.get("execution") == "batch":
+            options["execution"] = "batch"
         return options
+
+    def batch_chosen(self) -> bool:
+        """Whether the launch asks for provider batches (the preview prices them at the batch discount)."""
+        if not self.is_bound:
+            return False
+        self.errors  # noqa: B018  (runs the validation once)
+        return self.cleaned_data.get("execution") == "batch"
 
     def plan_arguments(self) -> dict[str, Any]:
         """What the run planner needs from the fields that validated (all of them once ``is_valid()``): the

@@ -142,6 +142,53 @@ class ItemScore(models.Model):
         return f"score of {self.request_id}"
 
 
+class ProviderBatch(models.Model):
+    """One submission of a run's rows to a provider's batch API (``evaluation.runs.batch``): the rows it holds
+    (claimed under ``claim_token``), the provider's id and progress, until its results are collected."""
+
+    class State(models.TextChoices):
+        RUNNING = "running", "Running"
+        ENDED = "ended", "Ended"
+        FAILED = "failed", "Failed"
+        EXPIRED = "expired", "Expired"
+        CANCELLED = "cancelled", "Cancelled"
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="batches")
+    model = models.ForeignKey(ModelConfig, on_delete=models.PROTECT, related_name="+")
+    external_id = models.CharField(max_length=300)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
+    request_ids = models.JSONField(default=list)
+    claim_token = models.CharField(max_length=64)
+    # as the provider reports them while it runs
+    total = models.PositiveIntegerField(default=0)
+    succeeded = models.PositiveIntegerField(default=0)
+    errored = models.PositiveIntegerField(default=0)
+    polls = models.PositiveIntegerField(default=0)
+    # the poll chain that may check it: a requeue (resume) starts a new chain and the old one stops
+    poll_token = models.CharField(max_length=32, blank=True)
+    # once collected: rows answered from the batch, and rows sent back to direct calls (errored, expired, missing)
+    collected = models.BooleanField(default=False)
+    answered = models.PositiveIntegerField(default=0)
+    fallback = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(state__in=["running", "ended", "failed", "expired", "cancelled"]),
+                name="provider_batch_state_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "collected"], name="provider_batch_open")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}/{self.external_id}"
+
+
 class MetricSnapshot(models.Model):
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="snapshots")
     model = models.ForeignKey(ModelConfig, null=True, blank=True, on_delete=models.CASCADE, related_name="+")

@@ -33,6 +33,7 @@ from .runs import (
     run_progress,
     runs_progress,
 )
+from .runs.batch import run_batches
 
 
 @login_required
@@ -64,7 +65,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
             "form": form,
             "error": error,
             "nav_section": "runs",
-            "preview": eval_run_preview(**form.plan_arguments()),
+            "preview": eval_run_preview(**form.plan_arguments(), batch=form.batch_chosen()),
         },
     )
 
@@ -78,7 +79,7 @@ def run_preview(request: HttpRequest) -> TemplateResponse:
     return TemplateResponse(
         request,
         "evaluation/run_list.html#run-preview",
-        {"preview": eval_run_preview(**form.plan_arguments())},
+        {"preview": eval_run_preview(**form.plan_arguments(), batch=form.batch_chosen())},
     )
 
 
@@ -91,6 +92,7 @@ def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
     context = {
         "run": run,
         "progress": run_progress(run),
+        "batches": run_batches(run),
         "tables": selectors.results_tables(run.metrics),
         "chart": selectors.chart_data(run.metrics),
         "nav_section": "runs",
@@ -108,7 +110,9 @@ def run_progress_fragment(request: HttpRequest, pk: int) -> HttpResponse:
     if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED) and request.htmx:
         return HttpResponseClientRefresh()  # show the results once, then stop polling
     return TemplateResponse(
-        request, "evaluation/run_detail.html#progress", {"run": run, "progress": run_progress(run)}
+        request,
+        "evaluation/run_detail.html#progress",
+        {"run": run, "progress": run_progress(run), "batches": run_batches(run)},
     )
 
 

@@ -4,7 +4,7 @@ denominator), executed by chunk tasks under the run engine's leases, scored once
 One job per module: ``tables`` (options and statuses), ``planning`` (what a run asks), ``control``
 (dispatch, cancel, resume through ``run_engine``), ``attachments`` (the images a request carries, cached by
 content), ``request`` (the exact request of a row), ``execution`` (claiming, calling and storing a chunk),
-``cache`` (reusing earlier completed responses), ``estimate`` (what a run will cost), ``budget`` (a run's
+``cache`` (reusing earlier completed responses), ``batch`` (provider batch APIs as an execution mode), ``estimate`` (what a run will cost), ``budget`` (a run's
 dollar budget, checked before each claim), ``scores`` (a row's item score), ``progress`` (the counters kept on the run, and what a progress poll shows),
 ``item_file`` (the stored item file) and ``results`` (items, metrics, rescoring).
 """

@@ -41,8 +41,13 @@ RUNS = RunTable(
 
 
 def eval_run_dispatch(*, run_id: int) -> int:
-    """Queue chunk tasks for every non-terminal row. Safe to call again (resume, watchdog)."""
-    return run_dispatch(RUNS, run_id=run_id)
+    """Queue chunk tasks for every non-terminal row, and a poll for every open provider batch (``batch``).
+    Safe to call again (resume, watchdog)."""
+    from .batch import batch_polls_requeue  # batch builds on execution, which builds on this module
+
+    queued = run_dispatch(RUNS, run_id=run_id)
+    batch_polls_requeue(run_id)
+    return queued
 
 
 def eval_run_cancel(*, run: EvalRun, actor: Any = None) -> EvalRun:

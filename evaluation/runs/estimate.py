@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from llm import LLMRequest, ProviderConfig, Usage
-from llm.cost import usage_cost
+from llm.batch import batch_price_factor, batch_supported
+from llm.cost import discounted_cost, usage_cost
 from llm.estimate import CallEstimate, call_estimate, request_estimate
 from probes.attachments import AttachmentIndex, AttachmentMissing
 from probes.models import Probe
@@ -36,10 +37,11 @@ def _messages(probe: Probe, condition: str) -> tuple[str, str]:
 
 
 def plan_estimates(
-    configs: Iterable[tuple[str, ProviderConfig]], pairs: list[tuple[str, Probe]]
+    configs: Iterable[tuple[str, ProviderConfig]], pairs: list[tuple[str, Probe]], *, batch: bool = False
 ) -> list[ModelEstimate]:
     """The estimate of each model over the (condition, probe) pairs a run asks every model (probes loaded with
-    their messages, ``parent_id`` and ``attachment_ids``)."""
+    their messages, ``parent_id`` and ``attachment_ids``); with ``batch``, at the batch price of the models
+    whose provider has a batch API (``price_factor``)."""
     index = AttachmentIndex(list({p.pk: p for _, p in pairs}.values())) if pairs else None
     sizes: dict[int, list[tuple[int, int] | None]] = {}
     for _, probe in pairs:
@@ -60,10 +62,20 @@ def plan_estimates(
             price_in_per_mtok=config.price_in_per_mtok,
             price_out_per_mtok=config.price_out_per_mtok,
         )  # priced once over the model's tokens, not rounded per request
+        if batch:
+            cost = discounted_cost(cost, price_factor(config, batch=True))
         result.append(ModelEstimate(name, len(calls), tokens_in, tokens_out, cost))
     return result
 
 
-def row_estimate(request: LLMRequest, config: ProviderConfig) -> Decimal:
-    """The estimated dollars of one built request (the budget's in-flight reservation)."""
-    return request_estimate(request, config).cost_usd
+def price_factor(config: ProviderConfig, *, batch: bool) -> Decimal:
+    """What a request of this model costs relative to a direct call: the batch discount in a batch-mode run
+    when the provider has a batch API, else 1."""
+    return batch_price_factor(config) if batch and batch_supported(config) else Decimal(1)
+
+
+def row_estimate(request: LLMRequest, config: ProviderConfig, *, batch: bool = False) -> Decimal:
+    """The estimated dollars of one built request (the budget's in-flight reservation); ``batch``: sent in a
+    provider batch (``price_factor``)."""
+    cost = request_estimate(request, config).cost_usd
+    return discounted_cost(cost, price_factor(config, batch=True)) if batch else cost

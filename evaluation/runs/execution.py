@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 import llm
-from llm import ImageInput, LLMRequest, OutputStatus, ProviderConfig
+from llm import ImageInput, LLMRequest, LLMResult, OutputStatus, ProviderConfig
 from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
 from run_engine.engine import (
@@ -198,7 +198,11 @@ def _store_results_postgres(done: list[tuple[EvalRequest, ItemScore]], *, token:
 def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tuple[EvalRequest, ItemScore]:
     """One provider call and its score; no database access (runs in a pool thread)."""
     config = replace(config, max_retries=min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
-    result = llm.generate(request, config, limiter=shared_limiter())
+    return result_applied(row, request.fingerprint(), llm.generate(request, config, limiter=shared_limiter()))
+
+
+def result_applied(row: EvalRequest, fingerprint: str, result: LLMResult) -> tuple[EvalRequest, ItemScore]:
+    """Give a row a provider result (a direct call's or a batch item's) and score it; no database access."""
     row.attempts, row.finish_reason, row.provider_status = (
         result.attempts_record(),
         result.finish_reason or "",
@@ -206,7 +210,7 @@ def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tupl
     )
     row.input_tokens, row.output_tokens = result.usage.input_tokens, result.usage.output_tokens
     row.cost_usd, row.latency_ms = Decimal(result.cost_usd), result.latency_ms
-    row.request_hash, row.error = request.fingerprint(), result.error[:2000]
+    row.request_hash, row.error = fingerprint, result.error[:2000]
     if result.status == OutputStatus.FAILED:
         row.status, row.raw_output = EvalRequest.Status.INFRA_MISSING, None
     else:
@@ -251,8 +255,9 @@ class _ChunkExecutor:
 
     _pools = threading.local()
 
-    def __init__(self, run: EvalRun, lease: int) -> None:
+    def __init__(self, run: EvalRun, lease: int, *, batch: bool = False) -> None:
         self.run, self.lease = run, lease
+        self.batch = batch  # the rows go into provider batches (``batch``), priced at the batch discount
         self.token = new_token()
         self.configs = {c.pk: c for c in run.model_configs.all()}
         self.provider_configs = {pk: provider_config_for(c) for pk, c in self.configs.items()}
@@ -368,7 +373,7 @@ class _ChunkExecutor:
             estimate = (
                 Decimal(0)
                 if request is None or pk in free
-                else row_estimate(request, self.provider_configs[row.model_id])
+                else row_estimate(request, self.provider_configs[row.model_id], batch=self.batch)
             )
             if spent < 0 or reserved + estimate > budget:
                 budget_pause(self.run.pk, budget=budget, spent=spent, in_flight=in_flight, next_usd=estimate)
@@ -394,6 +399,25 @@ class _ChunkExecutor:
             else:
                 done.append((response_reuse(row, request, source), score_of(row)))
         return calls
+
+    def requests_of(
+        self,
+        claimed: list[EvalRequest],
+        images: dict[int, tuple[ImageInput, ...]],
+        done: list[tuple[EvalRequest, ItemScore]],
+    ) -> list[tuple[EvalRequest, LLMRequest]]:
+        """The requests of claimed rows still to send. A row whose request cannot be built (its images
+        failed to load) and, with the response cache on, a row an earlier answer serves are added to
+        ``done``, scored."""
+        sendable = []
+        for row in claimed:
+            attachments = images.get(row.probe.pk, ()) if row.condition != "no_image" else ()
+            if isinstance(attachments, AttachmentError):
+                done.append(_unsendable(row, str(attachments)))
+                continue
+            row.settings_hash = self.settings_hashes[row.model_id]
+            sendable.append((row, build_request(row, self.run.seed, attachments)))
+        return self._reused(sendable, done)
 
     def _pool(self) -> ThreadPoolExecutor:
         """This thread's call pool of ``threads`` threads (a new one after a fork or another size)."""
@@ -429,16 +453,9 @@ class _ChunkExecutor:
                 if (free and (free >= refill or not in_flight)) or (
                     done and (not in_flight or len(done) >= refill or now - stored >= 1.0)
                 ):
-                    unsendable = []  # stored with the next refill (as are reused responses)
-                    sendable = []
-                    for row in self._refill(done, queue, free, busy, rows, images):
-                        attachments = images.get(row.probe.pk, ()) if row.condition != "no_image" else ()
-                        if isinstance(attachments, AttachmentError):
-                            unsendable.append(_unsendable(row, str(attachments)))
-                            continue
-                        row.settings_hash = self.settings_hashes[row.model_id]
-                        sendable.append((row, build_request(row, self.run.seed, attachments)))
-                    for row, request in self._reused(sendable, unsendable):
+                    unsendable: list[tuple[EvalRequest, ItemScore]] = []  # stored with the next refill
+                    claimed = self._refill(done, queue, free, busy, rows, images)
+                    for row, request in self.requests_of(claimed, images, unsendable):
                         in_flight[pool.submit(_call, row, request, self.provider_configs[row.model_id])] = (
                             row.pk
                         )
@@ -470,14 +487,27 @@ class _ChunkExecutor:
         return busy
 
 
-def eval_chunk_process(*, run_id: int, request_ids: list[int]) -> list[int]:
+def eval_chunk_process(*, run_id: int, request_ids: list[int], direct: bool = False) -> list[int]:
     """Execute the chunk with up to EVAL_CHUNK_THREADS provider calls in flight; store each answer and
     score once; return the ids another live claim still holds (the task retries those later). A
-    cancelled or paused run claims nothing more."""
+    cancelled or paused run claims nothing more. In a batch-mode run (``batch``) the rows of models whose
+    provider has a batch API are submitted as provider batches instead, unless ``direct`` (the fallback of
+    a batch's failed items); rows an open batch holds are left to it."""
+    from .batch import batch_chunk_submit, batch_held, batch_mode, batch_split
+
     run = EvalRun.objects.only("pk", "status", "seed", "options").get(pk=run_id)
     if run.status in _STOPPED:
         return []
-    busy = _ChunkExecutor(run, int(run.options.get("claim_lease_seconds", 300))).run_chunk(request_ids)
+    busy: list[int] = []
+    if batch_mode(run.options):
+        held = batch_held(run_id, request_ids)
+        request_ids = [pk for pk in request_ids if pk not in held]
+        if not direct:
+            batched, request_ids = batch_split(run, request_ids)
+            if batched:
+                busy += batch_chunk_submit(run, batched)
+    if request_ids:
+        busy += _ChunkExecutor(run, int(run.options.get("claim_lease_seconds", 300))).run_chunk(request_ids)
     if not busy and not EvalRequest.objects.filter(run_id=run_id, status__in=ACTIVE).exists():
         eval_run_finalize(run_id=run_id)
     return busy

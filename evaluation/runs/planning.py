@@ -163,6 +163,7 @@ class RunPreview:
     total: int  # request rows: models × pairs
     estimates: list[ModelEstimate] = field(default_factory=list)  # per model (``llm.estimate``'s rule)
     cost_usd: Decimal = Decimal(0)  # the estimates' total
+    batch: bool = False  # priced at the batch discount (a batch-mode launch)
 
 
 def eval_run_preview(
@@ -171,9 +172,11 @@ def eval_run_preview(
     conditions: list[str],
     release: Release | None = None,
     probe_filter: dict[str, Any] | None = None,
+    batch: bool = False,
 ) -> RunPreview:
     """The rows ``eval_run_create`` would make for the same arguments, counted by the same planning code.
-    Unknown conditions and inactive models count for nothing (the launch refuses them)."""
+    Unknown conditions and inactive models count for nothing (the launch refuses them). ``batch``: priced as
+    a batch-mode run (``llm.batch``'s discount for the models whose provider has a batch API)."""
     planned = _planned_pools(release, probe_filter or {})
     chosen = [c for c in CONDITIONS if c in conditions]
     configs = _active_configs(model_names)
@@ -190,7 +193,7 @@ def eval_run_preview(
         for c in CONDITIONS
     ]
     pairs = sum(applies[c] for c in chosen)  # what _request_plan makes per model
-    estimates = _estimates(configs, chosen, release, probe_filter or {}) if configs and pairs else []
+    estimates = _estimates(configs, chosen, release, probe_filter or {}, batch) if configs and pairs else []
     return RunPreview(
         probes=len(planned),
         models=models,
@@ -199,11 +202,16 @@ def eval_run_preview(
         total=models * pairs,
         estimates=estimates,
         cost_usd=sum((e.cost_usd for e in estimates), Decimal(0)),
+        batch=batch,
     )
 
 
 def _estimates(
-    configs: list[ModelConfig], conditions: list[str], release: Release | None, probe_filter: dict[str, Any]
+    configs: list[ModelConfig],
+    conditions: list[str],
+    release: Release | None,
+    probe_filter: dict[str, Any],
+    batch: bool,
 ) -> list[ModelEstimate]:
     """Each model's estimated tokens and dollars over the requests the launch would create."""
     probes, items = _planned_queryset(release, probe_filter)
@@ -212,7 +220,7 @@ def _estimates(
         for probe in probes.only(*ESTIMATE_FIELDS)
     ]
     pairs = [(c, p.probe) for c, p in _request_plan(conditions, planned)]
-    return plan_estimates([(c.name, provider_config_for(c)) for c in configs], pairs)
+    return plan_estimates([(c.name, provider_config_for(c)) for c in configs], pairs, batch=batch)
 
 
 @transaction.atomic

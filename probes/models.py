@@ -273,6 +273,9 @@ class Release(models.Model):
     zip_status = models.CharField(max_length=10, default="none")  # none|queued|running|ready|failed
     zip_progress = models.PositiveSmallIntegerField(default=0)
     zip_path = models.CharField(max_length=500, blank=True)
+    # the Hugging Face dataset of the public part, built by a worker (``probes.exports.hf``)
+    hf_status = models.CharField(max_length=10, default="none")  # none|queued|running|ready|failed
+    hf_error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

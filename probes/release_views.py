@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from physalign_site.access import require
 
-from .exports.hf import ExportLeak, release_hf_zip_build, release_hf_zip_file
+from .exports.hf import release_hf_queue, release_hf_zip_file
 from .models import Release
 from .permissions import can_manage_probes
 from .services import release_zip_file, release_zip_queue
@@ -62,8 +62,9 @@ def release_detail(request: HttpRequest, release_id: str) -> HttpResponse:
         "hf_ready": release_hf_zip_file(release) is not None,
         "nav_section": "releases",
     }
-    if request.headers.get("HX-Request"):  # the zip panel's progress poll: no walk of the release folder
-        return TemplateResponse(request, "probes/_release_zip.html", context)
+    if request.headers.get("HX-Request"):  # a panel's progress poll: no walk of the release folder
+        panel = "probes/_release_hf.html" if request.GET.get("panel") == "hf" else "probes/_release_zip.html"
+        return TemplateResponse(request, panel, context)
     return TemplateResponse(
         request, "probes/release_detail.html", {**context, "files": release_files(release)}
     )
@@ -94,14 +95,9 @@ def release_download(request: HttpRequest, release_id: str) -> FileResponse:
 @require_POST
 @require(can_manage_probes)
 def release_hf(request: HttpRequest, release_id: str) -> HttpResponse:
-    """Build the Hugging Face dataset of the public part (here, in the request), then offer its zip."""
-    release = _release(release_id)
-    try:
-        release_hf_zip_build(release=release, actor=request.user)
-    except ExportLeak:
-        messages.error(request, "The dataset was not built: the leakage scan found a private string in it.")
-    else:
-        messages.success(request, "The Hugging Face dataset is built. Download it below.")
+    """Queue the Hugging Face dataset of the public part (a worker builds it; the page shows when it is ready)."""
+    release = release_hf_queue(release=_release(release_id), actor=request.user)
+    messages.info(request, "Building the Hugging Face dataset. Its download appears here when it is ready.")
     return redirect("probes:release_detail", release_id=release.release_id)
 
 

@@ -28,3 +28,10 @@ def compile_chunk_task(self, run_id: int, chunk_id: int) -> None:
 @shared_task(acks_late=True)
 def release_zip_task(release_pk: int) -> None:
     release_zip_build(release_pk=release_pk)
+
+
+@shared_task(acks_late=True)
+def release_hf_task(release_pk: int, actor_pk: int | None = None) -> None:
+    from .exports.hf import release_hf_build  # the exports build on the services this module imports
+
+    release_hf_build(release_pk=release_pk, actor_pk=actor_pk)

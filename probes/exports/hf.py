@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Count
 
 from annotation.models import Source
@@ -333,13 +334,63 @@ def hf_zip_path(release: Any) -> Path:
 def release_hf_zip_build(*, release: Any, actor: Any) -> Path:
     """Build the dataset next to the release folder and zip it for the release page's download."""
     folder = Path(release.path).parent / f"{release.release_id}.hf"
+    if folder.exists():  # a rebuild starts from nothing: no shard of an earlier build survives
+        shutil.rmtree(folder)
     export_hf(release=release, output=folder, actor=actor)
     return zip_folder(folder, hf_zip_path(release))
 
 
+def release_hf_queue(*, release: Any, actor: Any) -> Any:
+    """Queue the build of the release's dataset and its zip (a worker builds it: ``release_hf_build``).
+    A build queued or running is left alone."""
+    from probes.models import Release
+    from probes.tasks import release_hf_task  # the tasks module imports the services this one builds on
+
+    with transaction.atomic():
+        release = Release.objects.select_for_update().get(pk=release.pk)
+        if release.hf_status in ("queued", "running"):
+            return release
+        Release.objects.filter(pk=release.pk).update(hf_status="queued", hf_error="")
+        event_record(actor=actor, verb="release.hf_queued", obj=release)
+        actor_pk = getattr(actor, "pk", None)
+        transaction.on_commit(lambda: release_hf_task.delay(release_pk=release.pk, actor_pk=actor_pk))
+    release.refresh_from_db()
+    return release
+
+
+def release_hf_build(*, release_pk: int, actor_pk: int | None = None) -> Any:
+    """Build a queued dataset: ready with its zip, or failed with the reason (a leak found by the scan is
+    refused, and nothing of it is kept)."""
+    from django.contrib.auth import get_user_model
+
+    from probes.models import Release
+
+    release = Release.objects.get(pk=release_pk)
+    Release.objects.filter(pk=release.pk).update(hf_status="running", hf_error="")
+    actor = get_user_model().objects.filter(pk=actor_pk).first() if actor_pk else None
+    hf_zip_path(release).unlink(missing_ok=True)
+    try:
+        release_hf_zip_build(release=release, actor=actor)
+    except ExportLeak as exc:
+        Release.objects.filter(pk=release.pk).update(
+            hf_status="failed",
+            hf_error=f"The leakage scan found a private string in the dataset: {exc}"[:2000],
+        )
+    except Exception as exc:
+        Release.objects.filter(pk=release.pk).update(
+            hf_status="failed", hf_error=f"{type(exc).__name__}: {exc}"[:2000]
+        )
+        raise
+    else:
+        Release.objects.filter(pk=release.pk).update(hf_status="ready")
+    release.refresh_from_db()
+    return release
+
+
 def release_hf_zip_file(release: Any) -> Path | None:
+    """The built dataset zip, or None while it is not built (or being rebuilt, or its file went missing)."""
     path = hf_zip_path(release)
-    return path if path.is_file() else None
+    return path if release.hf_status == "ready" and path.is_file() else None
 
 
 def push_to_hub(folder: Path, repo_id: str, *, private: bool = True) -> str:

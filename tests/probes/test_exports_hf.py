@@ -8,6 +8,7 @@ import io
 import json
 import zipfile
 from pathlib import Path
+from unittest.mock import patch
 
 import datasets
 import pytest
@@ -15,10 +16,10 @@ import yaml
 from django.core.management import call_command
 
 from annotation.models import Source
-from probes.exports.hf import ExportLeak, export_hf, parquet_text, write_hf
+from probes.exports.hf import ExportLeak, export_hf, parquet_text, release_hf_build, write_hf
 from probes.exports.leakage import release_secrets
 from probes.exports.public import read_public
-from probes.models import Probe
+from probes.models import Probe, Release
 from probes.releases import release_export
 from probes.services import compile_run_create, compile_run_execute, probe_record_review
 from tests.conftest import make_user
@@ -122,7 +123,9 @@ def test_an_export_that_would_leak_is_refused_and_removed(release, tmp_path):
     assert not (tmp_path / "hf").exists()
 
 
-def test_the_release_page_builds_the_dataset_for_admins_only(client, release, django_user_model):
+def test_the_release_page_builds_the_dataset_for_admins_only(
+    client, release, django_user_model, eager, django_capture_on_commit_callbacks
+):
     url = f"/releases/{release.release_id}/hf/"
     download = f"/releases/{release.release_id}/hf/download/"
     for role in ("annotator", "probe_reviewer"):
@@ -136,8 +139,11 @@ def test_the_release_page_builds_the_dataset_for_admins_only(client, release, dj
     assert (
         'data-testid="release-hf-prepare"' in client.get(f"/releases/{release.release_id}/").content.decode()
     )
-    response = client.post(url)
+    with django_capture_on_commit_callbacks(execute=True):  # the worker builds it (eager here)
+        response = client.post(url)
     assert response.status_code == 302 and response["Location"] == f"/releases/{release.release_id}/"
+    release.refresh_from_db()
+    assert release.hf_status == "ready"
     assert client.get(url).status_code == 405
     page = client.get(f"/releases/{release.release_id}/").content.decode()
     assert 'data-testid="release-hf-download"' in page
@@ -145,3 +151,28 @@ def test_the_release_page_builds_the_dataset_for_admins_only(client, release, dj
     names = zipfile.ZipFile(io.BytesIO(body)).namelist()
     assert "README.md" in names and any(n.startswith("data/raw_") and n.endswith(".parquet") for n in names)
     assert not any("private" in n or n.endswith(".json") for n in names)
+
+
+def test_a_dataset_build_is_queued_once_polled_while_it_runs_and_a_failure_says_why(
+    client, release, django_user_model
+):
+    client.force_login(make_user(django_user_model, "boss", "admin"))
+    Release.objects.filter(pk=release.pk).update(hf_status="running")
+    client.post(f"/releases/{release.release_id}/hf/")  # a build running is left alone
+    release.refresh_from_db()
+    assert release.hf_status == "running"
+    panel = client.get(f"/releases/{release.release_id}/?panel=hf", HTTP_HX_REQUEST="true").content.decode()
+    assert (
+        'data-testid="release-hf-state"' in panel
+        and 'hx-trigger="every 1s"' in panel
+        and "<html" not in panel
+    )
+    assert client.get(f"/releases/{release.release_id}/hf/download/").status_code == 404
+    # a build the leakage scan refuses ends failed, with the reason on the page and nothing to download
+    with patch("probes.exports.hf.export_hf", side_effect=ExportLeak("PRIVATE_STRING_IN_PUBLIC: T2")):
+        release_hf_build(release_pk=release.pk)
+    release.refresh_from_db()
+    assert release.hf_status == "failed" and "leakage scan" in release.hf_error
+    page = client.get(f"/releases/{release.release_id}/").content.decode()
+    assert 'data-testid="release-hf-error"' in page and 'data-testid="release-hf-prepare"' in page
+    assert client.get(f"/releases/{release.release_id}/hf/download/").status_code == 404

@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 export DJANGO_DEBUG=1
 exec .venv/bin/mypy kit probes/compiler probes/release_layout.py evaluation/parsing.py \
   evaluation/scoring.py evaluation/metrics.py evaluation/conditions.py solving/debate \
-  review/kit_decisions.py review/audit_stats.py llm
+  review/kit_decisions.py review/audit_stats.py llm physalign_studio evaluation/inspect_outputs.py

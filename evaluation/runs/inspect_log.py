@@ -41,7 +41,7 @@ from run_engine.manifest import code_revision, package_versions
 from ..inspect_outputs import InspectOutput, inspect_response
 from ..models import EvalRequest, EvalRun, ItemScore
 from ..scoring import CONDITIONS
-from .planning import _pools, condition_applies
+from .planning import condition_applies, probe_pools
 from .progress import progress_counters_recount
 from .results import eval_run_finalize
 from .scores import score_of
@@ -277,7 +277,7 @@ def inspect_log_import(
         rows = []
         for sample in samples:
             probe = probes[sample.id]
-            pools = _pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p))
+            pools = probe_pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p))
             if not condition_applies(condition, pools):
                 raise InspectLogError(
                     f"probe {probe.logical_probe_id} is not in pool P: it has no {condition} condition",

@@ -62,7 +62,7 @@ def _planned_queryset(
     return probes, items
 
 
-def _pools(
+def probe_pools(
     items: dict[str, dict[str, Any]] | None, logical_id: str, flags: tuple[bool, bool, bool]
 ) -> list[str]:
     """A planned probe's pools: the release's membership when the run is on a release, else the probe's flags."""
@@ -75,7 +75,7 @@ def _pools(
 def _planned_probes(release: Release | None, probe_filter: dict[str, Any]) -> list[PlannedProbe]:
     probes, items = _planned_queryset(release, probe_filter)
     return [
-        PlannedProbe(probe, _pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p)))
+        PlannedProbe(probe, probe_pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p)))
         for probe in probes.only(*PLAN_FIELDS)
     ]
 
@@ -88,7 +88,7 @@ def _planned_pools(release: Release | None, probe_filter: dict[str, Any]) -> lis
     """The pools of each planned probe, without building a probe (the launch preview counts only these)."""
     probes, items = _planned_queryset(release, probe_filter)
     return [
-        _pools(items, logical_id, (in_b, in_l, in_p))
+        probe_pools(items, logical_id, (in_b, in_l, in_p))
         for logical_id, in_b, in_l, in_p in probes.values_list("logical_probe_id", "in_b", "in_l", "in_p")
     ]
 
@@ -216,7 +216,7 @@ def _estimates(
     """Each model's estimated tokens and dollars over the requests the launch would create."""
     probes, items = _planned_queryset(release, probe_filter)
     planned = [
-        PlannedProbe(probe, _pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p)))
+        PlannedProbe(probe, probe_pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p)))
         for probe in probes.only(*ESTIMATE_FIELDS)
     ]
     pairs = [(c, p.probe) for c, p in _request_plan(conditions, planned)]

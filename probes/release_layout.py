@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+import ahocorasick
+
 from kit import review as kit_review
 from kit.canonical import bytes_digest, digest, parse_json, write_json_bytes
 from kit.review import CONFIRMATIONS, SEVERITIES, SIGNOFF_CHECKS
@@ -1133,6 +1135,21 @@ def _generated_text(record: dict[str, Any], context: dict[str, Any]) -> str:
     )
 
 
+def _tokens_present(tokens: set[str], files: dict[str, str]) -> dict[str, set[str]]:
+    """For each file, which of ``tokens`` occur in its text as substrings: one Aho–Corasick pass per file
+    (linear in the text), instead of one substring search per token and file, which at the paper's scale
+    (≈4,000 probes × their ids × every exported file) took minutes."""
+    automaton = ahocorasick.Automaton()
+    for token in tokens:
+        if token:
+            automaton.add_word(token, token)
+    always = {""} & tokens  # the empty string is in every text, as ``"" in text`` says
+    if not len(automaton):
+        return {name: set(always) for name in files}
+    automaton.make_automaton()
+    return {name: always | {found for _, found in automaton.iter(text)} for name, text in files.items()}
+
+
 def leakage_scan(
     root: Path, frozen: list[dict[str, Any]], private_strings: dict[str, Any], report: ValidationReport
 ) -> None:
@@ -1140,10 +1157,12 @@ def leakage_scan(
         p.relative_to(root).as_posix(): p.read_text(encoding="utf-8", errors="replace")
         for p in (root / "public").rglob("*.json")
     }
-    for item in frozen:
-        for token, reason in _global_tokens(item):
-            for name, text in files.items():
-                if token in text:
+    per_item = [_global_tokens(item) for item in frozen]
+    present = _tokens_present({token for tokens in per_item for token, _ in tokens}, files)
+    for tokens in per_item:  # the findings in the order of a token-by-token, file-by-file search
+        for token, reason in tokens:
+            for name in files:
+                if token in present[name]:
                     report.add("PRIVATE_STRING_IN_PUBLIC", f"{reason} in {name}")
     by_id = {item["envelope"]["logical_probe_id"]: item for item in frozen}
     for name in ("public/qa_raw.json", "public/qa_gold.json"):

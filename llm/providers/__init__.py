@@ -9,10 +9,13 @@ SDK clients never follow redirects, which could lead to an address that check ne
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, NamedTuple, Protocol
 
 from ..endpoint_policy import check_endpoint
-from ..errors import ErrorKind, ProviderError
+from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
 from ..types import LLMRequest, ProviderConfig, ProviderReply
 
 
@@ -49,6 +52,27 @@ def _read_key(config: ProviderConfig, *, required: bool) -> str | None:
             f"The environment variable {config.api_key_env} is not set.", kind=ErrorKind.CONFIG
         )
     return value or None
+
+
+@contextmanager
+def stainless_sdk_errors(sdk: ModuleType) -> Iterator[None]:
+    """The exceptions of the ``openai`` or ``anthropic`` SDK (the same generator, the same exception names) as
+    our ``ProviderError``: kind, HTTP status and Retry-After."""
+    try:
+        yield
+    except sdk.APITimeoutError as exc:
+        raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
+    except sdk.APIConnectionError as exc:
+        raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
+    except sdk.APIStatusError as exc:
+        raise ProviderError(
+            f"HTTP {exc.status_code}: {exc.message}",
+            kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
+            status_code=exc.status_code,
+            retry_after=retry_after_seconds(exc.response.headers),
+        ) from exc
+    except sdk.APIResponseValidationError as exc:  # pragma: no cover - strict validation is off
+        raise ProviderError(f"invalid response: {exc}", kind=ErrorKind.OTHER, retryable=True) from exc
 
 
 def provider_for(name: str) -> Provider:

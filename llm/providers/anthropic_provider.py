@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import anthropic
@@ -19,9 +19,8 @@ from ..capabilities import (
     temperature_allowed,
     token_cap,
 )
-from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
-from . import endpoint_for
+from . import endpoint_for, stainless_sdk_errors
 
 FINISH = {
     "end_turn": "stop",
@@ -87,22 +86,9 @@ def open_client(config: ProviderConfig, http_client: Any = None) -> Iterator[ant
             owned.close()
 
 
-@contextmanager
-def sdk_errors() -> Iterator[None]:
+def sdk_errors() -> AbstractContextManager[None]:
     """The SDK's exceptions as our ``ProviderError`` (kind, status, Retry-After)."""
-    try:
-        yield
-    except anthropic.APITimeoutError as exc:
-        raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
-    except anthropic.APIConnectionError as exc:
-        raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
-    except anthropic.APIStatusError as exc:
-        raise ProviderError(
-            f"HTTP {exc.status_code}: {exc.message}",
-            kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
-            status_code=exc.status_code,
-            retry_after=retry_after_seconds(exc.response.headers),
-        ) from exc
+    return stainless_sdk_errors(anthropic)
 
 
 def reply_from_message(message: Message) -> ProviderReply:

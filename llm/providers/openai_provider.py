@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
 
 from ..capabilities import capabilities_for, check_images, check_reasoning, temperature_allowed, token_cap
-from ..errors import ErrorKind, ProviderError, kind_for_status, retry_after_seconds
+from ..errors import ErrorKind, ProviderError
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
-from . import endpoint_for
+from . import endpoint_for, stainless_sdk_errors
 
 FINISH = {
     "stop": "stop",
@@ -73,25 +73,9 @@ def open_client(config: ProviderConfig, http_client: Any = None) -> Iterator[ope
             owned.close()
 
 
-@contextmanager
-def sdk_errors() -> Iterator[None]:
+def sdk_errors() -> AbstractContextManager[None]:
     """The SDK's exceptions as our ``ProviderError`` (kind, status, Retry-After)."""
-    try:
-        yield
-    except openai.APITimeoutError as exc:
-        raise ProviderError(f"timeout: {exc}", kind=ErrorKind.TIMEOUT) from exc
-    except openai.APIConnectionError as exc:
-        raise ProviderError(f"connection error: {exc}", kind=ErrorKind.CONNECTION) from exc
-    except openai.APIStatusError as exc:
-        message = f"HTTP {exc.status_code}: {exc.message}"
-        raise ProviderError(
-            message,
-            kind=kind_for_status(exc.status_code, str(exc.body or exc.message)),
-            status_code=exc.status_code,
-            retry_after=retry_after_seconds(exc.response.headers),
-        ) from exc
-    except openai.APIResponseValidationError as exc:  # pragma: no cover - strict validation is off
-        raise ProviderError(f"invalid response: {exc}", kind=ErrorKind.OTHER, retryable=True) from exc
+    return stainless_sdk_errors(openai)
 
 
 def reply_from_completion(completion: ChatCompletion) -> ProviderReply:

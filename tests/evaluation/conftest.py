@@ -3,23 +3,15 @@ from __future__ import annotations
 import pytest
 
 from probes.models import Probe
-from probes.services import compile_run_create, compile_run_execute, probe_record_review
-from tests.probes.conftest import make_demo_parent
+from probes.services import compile_run_create, compile_run_execute
+from tests.probes.conftest import approve_as_planned, make_demo_parent
 
 
 def compile_and_approve(django_user_model) -> list[Probe]:
     make_demo_parent(django_user_model)
     run = compile_run_create(actor=None, seed=2027, enqueue=False)
     compile_run_execute(run_id=run.pk)
-    for probe in Probe.objects.exclude(state=Probe.State.SUPERSEDED):
-        ids = probe.key.key["packet_plan"]["observation_ids"]
-        probe_record_review(
-            probe=probe,
-            actor=None,
-            state="approved",
-            packet_state="approved_nonempty" if ids else "approved_empty",
-            review_target_root=probe.review_target_root,
-        )
+    approve_as_planned(Probe.objects.exclude(state=Probe.State.SUPERSEDED))
     return list(Probe.objects.exclude(state=Probe.State.SUPERSEDED).order_by("logical_probe_id"))
 
 

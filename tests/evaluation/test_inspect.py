@@ -39,7 +39,7 @@ from probes.exports.hf import record_of_row, release_sources, write_hf
 from probes.exports.leakage import export_leaks
 from probes.exports.public import read_public
 from tests.factories import scripted
-from tests.probes.test_exports_hf import release  # noqa: F401  (the fixture)
+from tests.probes.conftest import release  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db
 

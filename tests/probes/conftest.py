@@ -56,6 +56,36 @@ def demo_parent(db, django_user_model):
     return make_demo_parent(django_user_model)
 
 
+def approve_as_planned(probes) -> None:
+    """Approve each probe with its prospective packet, as a reviewer who agrees with the plan would."""
+    from probes.services import probe_record_review
+
+    for probe in probes:
+        ids = probe.key.key["packet_plan"]["observation_ids"]
+        probe_record_review(
+            probe=probe,
+            actor=None,
+            state="approved",
+            packet_state="approved_nonempty" if ids else "approved_empty",
+            review_target_root=probe.review_target_root,
+        )
+
+
+@pytest.fixture
+def release(db, django_user_model, tmp_path):
+    """The development release of one compiled and approved demo parent (a licensed source)."""
+    from annotation.models import Source
+    from probes.models import Probe
+    from probes.releases import release_export
+    from probes.services import compile_run_create, compile_run_execute
+
+    make_demo_parent(django_user_model, problem_id="SYNTHETIC_TEST_ONLY")
+    Source.objects.update(license="CC BY 4.0", url="https://example.org/source")
+    compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
+    approve_as_planned(Probe.objects.all())
+    return release_export(split="development", output=tmp_path / "release", actor=None)
+
+
 @pytest.fixture
 def scorer(role_users):
     from django.contrib.auth.models import Permission

@@ -22,7 +22,6 @@ from probes.exports.leakage import release_secrets
 from probes.exports.lmms_eval import METRICS, write_lmms_eval
 from probes.exports.public import read_public
 from probes.exports.vlmevalkit import write_vlmevalkit
-from tests.probes.test_exports_hf import release  # noqa: F401  (the fixture)
 
 VLMEVALKIT_FIELDS = {
     "index",

@@ -15,32 +15,11 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from annotation.models import Source
 from probes.exports.hf import ExportLeak, export_hf, parquet_text, release_hf_build, write_hf
 from probes.exports.leakage import release_secrets
 from probes.exports.public import read_public
-from probes.models import Probe, Release
-from probes.releases import release_export
-from probes.services import compile_run_create, compile_run_execute, probe_record_review
+from probes.models import Release
 from tests.conftest import make_user
-from tests.probes.conftest import make_demo_parent
-
-
-@pytest.fixture
-def release(db, django_user_model, tmp_path):
-    make_demo_parent(django_user_model, problem_id="SYNTHETIC_TEST_ONLY")
-    Source.objects.update(license="CC BY 4.0", url="https://example.org/source")
-    compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
-    for probe in Probe.objects.all():
-        ids = probe.key.key["packet_plan"]["observation_ids"]
-        probe_record_review(
-            probe=probe,
-            actor=None,
-            state="approved",
-            packet_state="approved_nonempty" if ids else "approved_empty",
-            review_target_root=probe.review_target_root,
-        )
-    return release_export(split="development", output=tmp_path / "release", actor=None)
 
 
 def _load(folder: Path, config: str, split: str):

@@ -5,31 +5,10 @@ from __future__ import annotations
 import io
 import zipfile
 
-import pytest
-
 from audit.models import Event
-from probes.models import Probe, Release
+from probes.models import Release
 from probes.release_views import release_files
-from probes.releases import release_export
-from probes.services import compile_run_create, compile_run_execute, probe_record_review
 from tests.conftest import make_user
-from tests.probes.conftest import make_demo_parent
-
-
-@pytest.fixture
-def release(db, django_user_model, tmp_path):
-    make_demo_parent(django_user_model, problem_id="SYNTHETIC_TEST_ONLY")
-    compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
-    for probe in Probe.objects.all():
-        ids = probe.key.key["packet_plan"]["observation_ids"]
-        probe_record_review(
-            probe=probe,
-            actor=None,
-            state="approved",
-            packet_state="approved_nonempty" if ids else "approved_empty",
-            review_target_root=probe.review_target_root,
-        )
-    return release_export(split="development", output=tmp_path / "release", actor=None)
 
 
 def test_the_list_links_each_release_and_its_page_lists_public_and_private_files(

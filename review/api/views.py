@@ -31,7 +31,7 @@ from review.models import (
 )
 from review.permissions import can_manage_audit, can_review, can_view_agreement, can_work_slot
 from review.reports import agreement_json, agreement_report
-from review.selectors import Gate, blind_progress, my_slots, reveal_payload, slot_work
+from review.selectors import Gate, blind_progress, my_slots, probe_outcome, reveal_payload, slot_work
 
 from .serializers import (
     AgreementOutput,
@@ -223,7 +223,7 @@ class DecisionApi(_SlotApi):
         )
         probe.refresh_from_db()
         decision.probe_state = probe.state
-        decision.outcome = services.probe_outcome(probe, slot.context).state
+        decision.outcome = probe_outcome(probe, slot.context).state
         return Response(DecisionRecordedOutput(decision).data, status=201)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from probes.models import Probe
 from review import services
-from review.models import Role
+from review.models import CONFIRMATION_KEYS, Role
 from review.selectors import slot_work
 from tests.endpoint_matrix import ADJ, ADM, ANON, PRB, Case, World, only
 
@@ -87,6 +87,13 @@ CASES: list[Case] = [
         lambda w: _api(w, "decision/"),
         {"status": "maybe"},
         expected=only({PRB: 400}),
+    ),
+    Case(  # a valid body: the slot's reviewer records it (201 with the outcome), nobody else may
+        "review decision api valid",
+        "post",
+        lambda w: _api(w, "decision/"),
+        lambda w: w.review_decision_body,
+        expected=only({PRB: 201}),
     ),
     Case("review agreement api", "get", "/api/review/agreement/", expected=only({ADJ: 200, ADM: 200})),
     Case("review campaigns api", "get", "/api/review/campaigns/", expected=only({ADM: 200})),
@@ -211,6 +218,14 @@ def populate(world: World, users: dict[str, Any]) -> None:
             ),
         )
     probe = Probe.objects.select_related("key").get(logical_probe_id=slot.blind_first_probe_id)
+    empty = not probe.key.key["packet_plan"]["observation_ids"]
+    world.review_decision_body = {
+        "status": "approved",
+        "severity": "none",
+        "confirmations": dict.fromkeys(CONFIRMATION_KEYS, True),
+        "packet_state": "approved_empty" if empty else "approved_nonempty",
+        "packet_empty_reason": "no_independent_readable_primitive" if empty else "",
+    }
     world.review_slot = slot.pk
     world.review_probe = probe.logical_probe_id
     world.review_asset = probe.attachment_ids[0]

@@ -11,21 +11,35 @@ counts the agreement and names any difference.
 
 The model is a ``ModelConfig`` that never calls anything: an existing config named with ``model_name``, else
 ``inspect-<model>``, created inactive (no run can plan it) with the ``scripted`` provider and no script (a call,
-were one ever made, is refused before anything is sent). A log is imported once: its eval id is recorded in the
-run's options and a second import is refused, naming the run. The import is one transaction: a refused log leaves
-nothing behind. Of each sample only the text, tokens and scores are kept (not its images or events).
+were one ever made, is refused before anything is sent).
+
+A log is identified by its content, not by what it says about itself (issue 25, item 8): the SHA-256 of the
+file's bytes is kept in the run's options (``inspect_log_sha256``, unique: migration 0010), and importing the
+same file again is refused, naming the run that holds it. The ``eval_id`` inside the log is recorded, but two
+different logs that claim one eval id are two runs (a log cannot block another's import by claiming its id).
+
+Every value the import writes or looks up is checked before anything is written, and a log with one the
+database cannot hold is refused with the sample and the field named: texts free of the NUL character and of
+unpaired surrogates (refused rather than altered, so the stored output is the one inspect scored), token counts
+and times within their integer columns, times finite, costs within the cost column, sizes bounded
+(``MAX_OUTPUT_CHARS``, ``MAX_TEXT_CHARS``). The import is one transaction: a refused log leaves nothing behind,
+and a database error that still got through is reported as a refusal, never as a traceback. Of each sample only
+the text, tokens and scores are kept (not its images or events).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -34,6 +48,7 @@ from kit.canonical import digest
 from llm.cost import usage_cost
 from llm.types import OutputStatus, Usage
 from models_registry.models import ModelConfig
+from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
 from probes.models import Probe, Release
 from run_engine.manifest import code_revision, package_versions
@@ -54,9 +69,25 @@ _PRIVATE_ARGS = ("private",)
 # what the import does not read of a probe (it reads the messages, pool flags and the key's mapping)
 _PROBE_DEFERRED = ("raw_view", "gold_view", "metadata", "key__native_query", "key__displays", "key__assets")
 
+# the unique index on the run's ``options -> 'inspect_log_sha256'`` (migration 0010)
+SHA256_INDEX = "eval_run_inspect_log_sha256_uniq"
+# the largest value of an integer column (PostgreSQL ``integer``): a request's tokens and latency in ms, a
+# config's max output tokens
+INT_MAX = 2**31 - 1
+# a request's cost column: 14 digits, 8 after the point; the run's: 20 digits, 8 after the point
+REQUEST_COST_LIMIT = Decimal(10) ** 6
+RUN_COST_LIMIT = Decimal(10) ** 12
+# sizes: a model's output (a million characters is ~250k tokens), a sample id, a name, an eval id, a model
+MAX_OUTPUT_CHARS = 1_000_000
+MAX_TEXT_CHARS = 200
+# the JSON of the log's header that the run's manifest keeps (task arguments, task, model, …)
+MAX_HEADER_STRING = 10_000
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
 
 class InspectLogError(ApplicationError):
-    """The log cannot be stored as a run (not an inspect log, unknown probes, already imported, …)."""
+    """The log cannot be stored as a run (not an inspect log, unknown probes, already imported, a value the
+    database cannot hold, …)."""
 
 
 @dataclass
@@ -70,7 +101,8 @@ class InspectImport:
 
 @dataclass(frozen=True)
 class LoggedSample:
-    """What the import keeps of one sample (the log's images, events and transcript are not held)."""
+    """What the import keeps of one sample (the log's images, events and transcript are not held), every value
+    checked to fit its column."""
 
     id: str
     output: InspectOutput
@@ -80,39 +112,149 @@ class LoggedSample:
     logged: tuple[int | None, int | None, int | None] | None  # the PhysAlign scorer's C, G, J in the log
     error: str
     total_time: float | None
-    completed_at: Any
+    completed_at: datetime | None
+
+
+def _shown(value: Any) -> str:
+    """A value from the log as a message quotes it: ASCII-only JSON of at most 80 characters of its text, so
+    a NUL, a surrogate or a megabyte of text is printable and short."""
+    text = str(value)
+    return json.dumps(text[:80]) + ("…" if len(text) > 80 else "")
+
+
+def _file(path: Path) -> str:
+    """The file's name as a message or the manifest shows it (a name that is not UTF-8 has surrogates)."""
+    return jsonsafety.storable_text(path.name)
+
+
+def _number(value: int | float) -> str:
+    return f"{value:,}" if abs(value) < 10**30 else "a number of more than 30 digits"
+
+
+def _refused(where: str, name: str, problem: str) -> InspectLogError:
+    return InspectLogError(
+        f"{where}: {name} {problem}; the log is refused and nothing was imported",
+        code="inspect_log_value_invalid",
+    )
+
+
+def _text(value: Any, where: str, name: str, max_chars: int = MAX_TEXT_CHARS) -> str:
+    """``value`` if it is a text a text column can hold (no NUL, no unpaired surrogate) of at most
+    ``max_chars`` characters, else the refusal naming ``where`` and ``name``."""
+    if not isinstance(value, str):
+        raise _refused(where, name, f"is {type(value).__name__} {_shown(value)}, not a text")
+    if len(value) > max_chars:
+        raise _refused(where, name, f"is {len(value):,} characters long, more than the {max_chars:,} allowed")
+    bad = _UNSTORABLE.search(value)
+    if bad is not None:
+        what = (
+            "the NUL character \\u0000"
+            if bad.group() == "\x00"
+            else f"an unpaired surrogate \\u{ord(bad.group()):04x}"
+        )
+        raise _refused(
+            where, name, f"contains {what} (at character {bad.start():,}), which the database cannot store"
+        )
+    return value
+
+
+def _count(value: Any, where: str, name: str, maximum: int = INT_MAX) -> int:
+    """``value`` if it is a whole number from 0 to ``maximum`` (an integer column's range)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _refused(where, name, f"is {_shown(value)}, not a whole number")
+    if not 0 <= value <= maximum:
+        raise _refused(where, name, f"is {_number(value)}, outside 0 to {maximum:,}")
+    return value
+
+
+def _seconds(value: Any, where: str, name: str) -> float | None:
+    """A duration in seconds that the latency column (milliseconds, an integer) holds: finite, from 0 to
+    ``INT_MAX`` ms (24.8 days)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _refused(where, name, f"is {_shown(value)}, not a finite number of seconds")
+    if not 0 <= value * 1000 <= INT_MAX:
+        raise _refused(where, name, f"is {_number(value)} seconds, outside 0 to {INT_MAX / 1000:,.3f}")
+    return float(value)
+
+
+def _when(value: Any, where: str = "the log", name: str = "a time") -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+        return (moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    except (ValueError, TypeError, OverflowError):
+        raise _refused(where, name, f"is {_shown(value)}, not a date and time") from None
 
 
 def _invalid(path: Path, exc: Exception) -> InspectLogError:
     return InspectLogError(
-        f"{path.name} is not an inspect_ai log ({type(exc).__name__}: {str(exc)[:300]})",
+        f"{_file(path)} is not an inspect_ai log "
+        f"({type(exc).__name__}: {jsonsafety.storable_text(str(exc)[:300])})",
         code="inspect_log_invalid",
     )
 
 
-def _read(path: Path) -> tuple[Any, list[LoggedSample]]:
-    """The log's header and its samples, each kept as a ``LoggedSample``; the events, the attachments (the
-    images) and the stores are not read."""
+def _sha256(path: Path) -> str:
+    """The SHA-256 of the file's bytes: what identifies an imported log."""
+    digest_ = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest_.update(chunk)
+    return digest_.hexdigest()
+
+
+def _read(path: Path) -> tuple[Any, list[LoggedSample], str]:
+    """The log's header, its samples (each kept as a checked ``LoggedSample``) and the SHA-256 of the bytes that
+    were read; the events, the attachments (the images) and the stores are not read."""
     from inspect_ai.log import read_eval_log
 
     if not path.is_file():
-        raise InspectLogError(f"no such file: {path}", code="inspect_log_missing")
+        raise InspectLogError(
+            f"no such file: {jsonsafety.storable_text(str(path))}", code="inspect_log_missing"
+        )
+    sha256 = _sha256(path)
     try:
         log = read_eval_log(str(path), exclude_fields={"events", "attachments", "store"})
     except Exception as exc:  # inspect raises zip, JSON and validation errors of many types
         raise _invalid(path, exc) from exc
-    return log, [_logged_sample(s) for s in log.samples or []]
+    if _sha256(path) != sha256:
+        raise InspectLogError(f"{_file(path)} changed while it was read", code="inspect_log_changed")
+    return log, [_logged_sample(s) for s in log.samples or []], sha256
+
+
+def _usage(sample: Any, where: str) -> Usage:
+    """The tokens: the output's usage, else the sum of what the sample used per model; each count and the
+    sums within a request's integer columns."""
+    if sample.output.usage:
+        usages = [("output.usage", sample.output.usage)]
+    else:
+        usages = [(f"model_usage[{_shown(model)}]", usage) for model, usage in sample.model_usage.items()]
+    if not usages:
+        return Usage()
+    totals = {}
+    for kind in ("input_tokens", "output_tokens"):
+        counted = [_count(getattr(u, kind) or 0, where, f"{label}.{kind}") for label, u in usages]
+        label = usages[0][0] if len(usages) == 1 else "model_usage"
+        totals[kind] = _count(sum(counted), where, f"{label}.{kind}")
+    return Usage(**totals)
 
 
 def _logged_sample(sample: Any) -> LoggedSample:
+    sample_id = str(sample.id) if isinstance(sample.id, int) else sample.id
+    where = f"sample {_shown(sample_id)}"
+    _text(sample_id, where, "id")
     served = sample.error is None and bool(sample.output.choices)
+    completion = None
+    if served and sample.output.completion is not None:
+        completion = _text(sample.output.completion, where, "output.completion", MAX_OUTPUT_CHARS)
     output = inspect_response(
         served=served,
-        completion=sample.output.completion if served else None,
+        completion=completion,
         stop_reason=sample.output.stop_reason if served else None,
     )
-    # the tokens: the output's usage, else the sum of what the sample used per model
-    usages = [sample.output.usage] if sample.output.usage else list(sample.model_usage.values())
     messages = sample.input if isinstance(sample.input, list) else []
     user = next((m for m in messages if m.role == "user"), None)
     if user is None:
@@ -121,38 +263,38 @@ def _logged_sample(sample: Any) -> LoggedSample:
         texts = (user.content,)
     else:
         texts = tuple(c.text for c in user.content if c.type == "text")
+    error = ""
+    if sample.error:  # kept as the row's error, cut to 2,000 characters
+        error = _text(str(sample.error.message)[:2000], where, "error.message", 2000)
     return LoggedSample(
-        id=str(sample.id),
+        id=sample_id,
         output=output,
-        usage=Usage(
-            input_tokens=sum(u.input_tokens or 0 for u in usages),
-            output_tokens=sum(u.output_tokens or 0 for u in usages),
-        ),
+        usage=_usage(sample, where),
         system=next((m.text for m in messages if m.role == "system"), ""),
         user_texts=texts,
-        logged=_logged_score(sample),
-        error=str(sample.error.message) if sample.error else "",
-        total_time=sample.total_time,
-        completed_at=sample.completed_at,
+        logged=_logged_score(sample, where),
+        error=error,
+        total_time=_seconds(sample.total_time, where, "total_time"),
+        completed_at=_when(sample.completed_at, where, "completed_at"),
     )
-
-
-def _when(value: Any) -> datetime | None:
-    if not value:
-        return None
-    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
 
 
 def _condition(log: Any) -> str:
     condition = str(log.eval.task_args.get("condition", "raw"))
     if condition not in CONDITIONS:
-        raise InspectLogError(f"the log's condition {condition!r} is not one of {list(CONDITIONS)}")
+        raise InspectLogError(
+            f"the log's condition {_shown(condition)} is not one of {list(CONDITIONS)}",
+            code="inspect_condition_invalid",
+        )
     return condition
 
 
-def _release(log: Any, release_id: str | None) -> Release | None:
+def _logged_release(log: Any) -> str | None:
     logged = (log.eval.metadata or {}).get("physalign_release_id")
+    return _text(logged, "the log", "eval.metadata.physalign_release_id", 70) if logged else None
+
+
+def _release(logged: str | None, release_id: str | None) -> Release | None:
     wanted = release_id or logged
     if not wanted:
         return None
@@ -166,22 +308,41 @@ def _release(log: Any, release_id: str | None) -> Release | None:
     return release
 
 
-def _model_config(log: Any, model_name: str | None) -> ModelConfig:
+def _generate_config(log: Any) -> dict[str, Any]:
+    """What a created config keeps of the log's generate config: max tokens within the column, a finite
+    temperature."""
+    generate = log.eval.model_generate_config
+    max_tokens = getattr(generate, "max_tokens", None)
+    temperature = getattr(generate, "temperature", None)
+    if max_tokens is not None:
+        _count(max_tokens, "the log", "eval.model_generate_config.max_tokens")
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not math.isfinite(temperature)
+    ):
+        raise _refused(
+            "the log",
+            "eval.model_generate_config.temperature",
+            f"is {_shown(temperature)}, not a finite number",
+        )
+    return {"max_output_tokens": max_tokens, "temperature": temperature}
+
+
+def _model_config(log: Any, model_name: str | None, generate: dict[str, Any]) -> ModelConfig:
     if model_name:
         config = ModelConfig.objects.filter(name=model_name).first()
         if config is None:
             raise InspectLogError(f"no model config named {model_name!r}", code="model_missing")
         return config
     name = slugify(f"inspect-{log.eval.model}".replace("/", "-"))[:100]
-    generate = log.eval.model_generate_config
     config, _ = ModelConfig.objects.get_or_create(
         name=name,
         defaults={
             "provider": ModelConfig.Provider.SCRIPTED,  # no script: a call would be refused, nothing sent
             "model": str(log.eval.model)[:200],
             "is_active": False,  # never planned by a run: it stands for a model inspect called
-            "max_output_tokens": getattr(generate, "max_tokens", None),
-            "temperature": getattr(generate, "temperature", None),
+            **generate,
             "extra": {"imported_from": SOURCE},
         },
     )
@@ -199,23 +360,77 @@ def _check_messages(sample: LoggedSample, probe: Probe, condition: str) -> None:
         )
 
 
-def _logged_score(sample: Any) -> tuple[int | None, int | None, int | None] | None:
+def _logged_score(sample: Any, where: str) -> tuple[int | None, int | None, int | None] | None:
     found = (sample.scores or {}).get(SCORER)
     if found is None or not isinstance(found.value, dict):
         return None
 
     def one(name: str) -> int | None:
         value = found.value.get(name)
-        return None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value not in (0, 1):
+            raise _refused(where, f"scores.{SCORER}.value.{name}", f"is {_shown(value)}, not 0, 1 or NaN")
+        return int(value)
 
     return one("C"), one("G"), one("J")
 
 
-def _eval_id_lock(eval_id: str) -> None:
-    """Two imports of one log at once: the second waits for the first and then finds its run."""
+def _log_lock(sha256: str) -> None:
+    """Two imports of one file at once: the second waits for the first and then finds its run."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"inspect_log:{eval_id}"])
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"inspect_log:{sha256}"])
+
+
+def _imported_already(path: Path, sha256: str) -> None:
+    existing = EvalRun.objects.filter(options__inspect_log_sha256=sha256).first()
+    if existing is not None:
+        raise InspectLogError(
+            f"this log ({_file(path)}, sha256 {sha256[:16]}…) is already run {existing.pk} ({existing})",
+            code="inspect_log_imported",
+        )
+
+
+def _header(log: Any, path: Path, sha256: str, name: str, condition: str) -> tuple[str, str, dict[str, Any]]:
+    """The log's eval id, the run's name and what the run's manifest keeps of the header, each checked."""
+    eval_id = _text(log.eval.eval_id or "", "the log", "eval.eval_id")
+    if not eval_id:
+        raise InspectLogError(f"{_file(path)} has no eval id", code="inspect_log_invalid")
+    model = _text(log.eval.model, "the log", "eval.model", MAX_HEADER_STRING)
+    task = _text(log.eval.task, "the log", "eval.task", MAX_HEADER_STRING)
+    if name:
+        _text(name, "the options", "--name")
+    args = {k: v for k, v in log.eval.task_args.items() if k not in _PRIVATE_ARGS}
+    imported = {
+        "from": SOURCE,
+        "log": _file(path),
+        "sha256": sha256,
+        "eval_id": eval_id,
+        "run_id": log.eval.run_id,
+        "task": task,
+        "task_args": args,
+        "model": model,
+        "created": str(log.eval.created),
+        "status": log.status,
+        "inspect_version": (log.eval.packages or {}).get("inspect_ai"),
+    }
+    try:
+        jsonsafety.check(imported, max_string=MAX_HEADER_STRING)
+        json.dumps(imported, allow_nan=False)  # e.g. an integer of more than 4,300 digits
+    except jsonsafety.JSONRejected as exc:
+        raise InspectLogError(
+            f"the log's header cannot be kept in the run's manifest: {exc.message} "
+            "The log is refused and nothing was imported.",
+            code="inspect_log_value_invalid",
+        ) from None
+    except (ValueError, TypeError) as exc:
+        raise InspectLogError(
+            f"the log's header cannot be kept in the run's manifest ({type(exc).__name__}: "
+            f"{jsonsafety.storable_text(str(exc)[:200])}). The log is refused and nothing was imported.",
+            code="inspect_log_value_invalid",
+        ) from None
+    return eval_id, name or f"inspect {task} {model} {condition}"[:200], imported
 
 
 def inspect_log_import(
@@ -226,108 +441,189 @@ def inspect_log_import(
     model_name: str | None = None,
     actor: Any = None,
 ) -> InspectImport:
-    log, samples = _read(path)
+    if release_id:
+        _text(release_id, "the options", "--release", 70)
+    if model_name:
+        _text(model_name, "the options", "--model", 100)
+    log, samples, sha256 = _read(path)
     log.samples = None  # only the kept parts of the samples stay in memory
-    eval_id = log.eval.eval_id
-    if not eval_id:
-        raise InspectLogError(f"{path.name} has no eval id", code="inspect_log_invalid")
+    _imported_already(path, sha256)  # early, without the lock; checked again under it
     if log.status != "success":
         raise InspectLogError(
-            f"the eval of {path.name} ended {log.status}, not success: only a finished eval is a run "
+            f"the eval of {_file(path)} ended {log.status}, not success: only a finished eval is a run "
             "(finish it with inspect eval-retry, then import that log)",
             code="inspect_log_unfinished",
         )
     condition = _condition(log)
+    eval_id, run_name, imported = _header(log, path, sha256, name, condition)
+    logged_release = _logged_release(log)
+    generate = _generate_config(log)
+    started = _when(log.stats.started_at, "the log", "stats.started_at")
+    finished = _when(log.stats.completed_at, "the log", "stats.completed_at")
     if not samples:
-        raise InspectLogError(f"{path.name} holds no samples (was it run with --no-log-samples?)")
+        raise InspectLogError(f"{_file(path)} holds no samples (was it run with --no-log-samples?)")
+    counted = getattr(log.results, "total_samples", None)
+    if counted is not None and counted != len(samples):
+        raise InspectLogError(
+            f"{_file(path)}'s header counts {_number(counted)} samples but {len(samples):,} could be read "
+            "(in an .eval log a sample whose id is not a valid file name is lost); nothing was imported",
+            code="inspect_log_samples_missing",
+        )
     ids = [s.id for s in samples]
     if len(set(ids)) != len(ids):
         raise InspectLogError(
             "the log has several samples per probe (epochs > 1); a run holds one response per probe",
             code="inspect_log_epochs",
         )
-    with transaction.atomic():
-        _eval_id_lock(eval_id)
-        existing = EvalRun.objects.filter(options__inspect_eval_id=eval_id).first()
-        if existing is not None:
-            raise InspectLogError(
-                f"this log (eval {eval_id}) is already run {existing.pk} ({existing})",
-                code="inspect_log_imported",
+    try:
+        with transaction.atomic():
+            return _store(
+                log=log,
+                path=path,
+                sha256=sha256,
+                eval_id=eval_id,
+                run_name=run_name,
+                imported=imported,
+                condition=condition,
+                logged_release=logged_release,
+                release_id=release_id,
+                model_name=model_name,
+                generate=generate,
+                started=started,
+                finished=finished,
+                samples=samples,
+                ids=ids,
+                actor=actor,
             )
-        release = _release(log, release_id)
-        items = dict(release.items.values_list("logical_probe_id", "membership")) if release else None
-        probes = (
-            Probe.objects.select_related("key")
-            .defer(*_PROBE_DEFERRED)
-            .in_bulk(ids, field_name="logical_probe_id")
+    except IntegrityError as exc:
+        if SHA256_INDEX in str(exc):  # another import of this file committed first
+            _imported_already(path, sha256)
+        raise _unstorable(path, exc) from exc
+    except DataError as exc:  # not reached: every value was checked; a refusal all the same, not a traceback
+        raise _unstorable(path, exc) from exc
+
+
+def _unstorable(path: Path, exc: Exception) -> InspectLogError:
+    return InspectLogError(
+        f"the database refused a value of {_file(path)} "
+        f"({type(exc).__name__}: {jsonsafety.storable_text(str(exc).strip()[:300])}); nothing was imported",
+        code="inspect_log_unstorable",
+    )
+
+
+def _store(
+    *,
+    log: Any,
+    path: Path,
+    sha256: str,
+    eval_id: str,
+    run_name: str,
+    imported: dict[str, Any],
+    condition: str,
+    logged_release: str | None,
+    release_id: str | None,
+    model_name: str | None,
+    generate: dict[str, Any],
+    started: datetime | None,
+    finished: datetime | None,
+    samples: list[LoggedSample],
+    ids: list[str],
+    actor: Any,
+) -> InspectImport:
+    _log_lock(sha256)
+    _imported_already(path, sha256)
+    release = _release(logged_release, release_id)
+    items = dict(release.items.values_list("logical_probe_id", "membership")) if release else None
+    probes = (
+        Probe.objects.select_related("key")
+        .defer(*_PROBE_DEFERRED)
+        .in_bulk(ids, field_name="logical_probe_id")
+    )
+    missing = set(ids) - probes.keys()
+    if items is not None:
+        missing |= set(ids) - items.keys()
+    unknown = sorted(missing)
+    if unknown:
+        where = f"release {release.release_id}" if release else "this database"
+        raise InspectLogError(
+            f"{len(unknown)} sample id(s) are not probes of {where}: {', '.join(unknown[:5])}"
+            + ("…" if len(unknown) > 5 else ""),
+            code="inspect_probes_unknown",
         )
-        missing = set(ids) - probes.keys()
-        if items is not None:
-            missing |= set(ids) - items.keys()
-        unknown = sorted(missing)
-        if unknown:
-            where = f"release {release.release_id}" if release else "this database"
+    config = _model_config(log, model_name, generate)
+    run = _run(
+        imported=imported,
+        sha256=sha256,
+        eval_id=eval_id,
+        name=run_name,
+        release=release,
+        condition=condition,
+        config=config,
+        probes=probes,
+        ids=ids,
+        started=started,
+        actor=actor,
+    )
+    rows = []
+    for sample in samples:
+        probe = probes[sample.id]
+        pools = probe_pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p))
+        if not condition_applies(condition, pools):
             raise InspectLogError(
-                f"{len(unknown)} sample id(s) are not probes of {where}: {', '.join(unknown[:5])}"
-                + ("…" if len(unknown) > 5 else ""),
-                code="inspect_probes_unknown",
+                f"probe {probe.logical_probe_id} is not in pool P: it has no {condition} condition",
+                code="inspect_condition_invalid",
             )
-        config = _model_config(log, model_name)
-        run = _run(log, path, eval_id, name, release, condition, config, probes, ids, actor)
-        rows = []
-        for sample in samples:
-            probe = probes[sample.id]
-            pools = probe_pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p))
-            if not condition_applies(condition, pools):
-                raise InspectLogError(
-                    f"probe {probe.logical_probe_id} is not in pool P: it has no {condition} condition",
-                    code="inspect_condition_invalid",
+        _check_messages(sample, probe, condition)
+        rows.append(_row(run, config, probe, condition, pools, sample))
+    total_cost = sum((r.cost_usd for r in rows), Decimal(0))
+    if total_cost >= RUN_COST_LIMIT:
+        raise _refused(
+            "the log", "the cost of its samples", f"is ${total_cost:,}, more than a run's cost column holds"
+        )
+    EvalRequest.objects.bulk_create(rows, batch_size=1000)
+    result = InspectImport(run=run, samples=len(rows))
+    scores = []
+    for row, sample in zip(rows, samples, strict=True):
+        item = score_of(row)
+        row.status = item.status  # the scored status is the row's final status, as in a run
+        scores.append(item)
+        if sample.logged is not None:
+            result.compared += 1
+            if sample.logged == (item.C, item.G, item.J):
+                result.agreed += 1
+            else:
+                result.differences.append(
+                    f"{sample.id}: inspect C/G/J {sample.logged}, app {(item.C, item.G, item.J)}"
                 )
-            _check_messages(sample, probe, condition)
-            rows.append(_row(run, config, probe, condition, pools, sample))
-        EvalRequest.objects.bulk_create(rows, batch_size=1000)
-        result = InspectImport(run=run, samples=len(rows))
-        scores = []
-        for row, sample in zip(rows, samples, strict=True):
-            item = score_of(row)
-            row.status = item.status  # the scored status is the row's final status, as in a run
-            scores.append(item)
-            if sample.logged is not None:
-                result.compared += 1
-                if sample.logged == (item.C, item.G, item.J):
-                    result.agreed += 1
-                else:
-                    result.differences.append(
-                        f"{sample.id}: inspect C/G/J {sample.logged}, app {(item.C, item.G, item.J)}"
-                    )
-        EvalRequest.objects.bulk_update(rows, ["status"], batch_size=1000)
-        ItemScore.objects.bulk_create(scores, batch_size=1000)
-        progress_counters_recount(run.pk)
-        finalized = eval_run_finalize(run_id=run.pk)
-        if finalized is None:  # not reached: every row ended in this transaction, and the run is running
-            raise InspectLogError(f"run {run.pk} could not be finalized", code="inspect_run_unfinished")
-        finished = _when(log.stats.completed_at)
-        if finished:
-            EvalRun.objects.filter(pk=run.pk).update(finished_at=finished)
-        finalized.refresh_from_db()
-        result.run = finalized
-        event_record(
-            actor=actor,
-            verb="eval_run.import_inspect",
-            obj=finalized,
-            after={
-                "eval_id": eval_id,
-                "samples": result.samples,
-                "compared": result.compared,
-                "agreed": result.agreed,
-            },
-        )
+    EvalRequest.objects.bulk_update(rows, ["status"], batch_size=1000)
+    ItemScore.objects.bulk_create(scores, batch_size=1000)
+    progress_counters_recount(run.pk)
+    finalized = eval_run_finalize(run_id=run.pk)
+    if finalized is None:  # not reached: every row ended in this transaction, and the run is running
+        raise InspectLogError(f"run {run.pk} could not be finalized", code="inspect_run_unfinished")
+    if finished:
+        EvalRun.objects.filter(pk=run.pk).update(finished_at=finished)
+    finalized.refresh_from_db()
+    result.run = finalized
+    event_record(
+        actor=actor,
+        verb="eval_run.import_inspect",
+        obj=finalized,
+        after={
+            "eval_id": eval_id,
+            "sha256": sha256,
+            "samples": result.samples,
+            "compared": result.compared,
+            "agreed": result.agreed,
+        },
+    )
     return result
 
 
 def _run(
-    log: Any,
-    path: Path,
+    *,
+    imported: dict[str, Any],
+    sha256: str,
     eval_id: str,
     name: str,
     release: Release | None,
@@ -335,36 +631,30 @@ def _run(
     config: ModelConfig,
     probes: dict[str, Probe],
     ids: list[str],
+    started: datetime | None,
     actor: Any,
 ) -> EvalRun:
-    args = {k: v for k, v in log.eval.task_args.items() if k not in _PRIVATE_ARGS}
-    options = {**DEFAULT_OPTIONS, "imported_from": SOURCE, "inspect_eval_id": eval_id}
+    options = {
+        **DEFAULT_OPTIONS,
+        "imported_from": SOURCE,
+        "inspect_eval_id": eval_id,
+        "inspect_log_sha256": sha256,
+    }
     run = EvalRun.objects.create(
-        name=name or f"inspect {log.eval.task} {log.eval.model} {condition}"[:200],
+        name=name,
         release=release,
         conditions=[condition],
         probe_filter={"probe_ids": sorted(ids)},
         options=options,
         status=EvalRun.Status.RUNNING,
         total=len(ids),
-        started_at=_when(log.stats.started_at) or timezone.now(),
+        started_at=started or timezone.now(),
         created_by=actor if getattr(actor, "pk", None) else None,
     )
     run.model_configs.set([config])
     run.manifest = {
         "schema": "physalign_eval_manifest_v1",
-        "imported": {
-            "from": SOURCE,
-            "log": path.name,
-            "eval_id": eval_id,
-            "run_id": log.eval.run_id,
-            "task": log.eval.task,
-            "task_args": args,
-            "model": log.eval.model,
-            "created": str(log.eval.created),
-            "status": log.status,
-            "inspect_version": (log.eval.packages or {}).get("inspect_ai"),
-        },
+        "imported": imported,
         "code_revision": code_revision(),
         "packages": package_versions(),
         "conditions": run.conditions,
@@ -375,7 +665,7 @@ def _run(
         "probe_ids_sha256": digest(sorted(ids)),
         "system_prompt_sha256": sorted({digest(probes[i].raw_messages["system"]) for i in ids}),
         "scoring": {"parsing": "kit_5_1", "normalizers": "v2_1"},
-        "models": {config.name: {"provider": SOURCE, "model": log.eval.model}},
+        "models": {config.name: {"provider": SOURCE, "model": imported["model"]}},
     }
     run.save(update_fields=["manifest"])
     return run
@@ -386,6 +676,19 @@ def _row(
 ) -> EvalRequest:
     output, usage = sample.output, sample.usage
     served = output.text is not None
+    cost = (
+        usage_cost(
+            usage, price_in_per_mtok=config.price_in_per_mtok, price_out_per_mtok=config.price_out_per_mtok
+        )
+        if served
+        else Decimal(0)
+    )
+    if cost >= REQUEST_COST_LIMIT:
+        raise _refused(
+            f"sample {_shown(sample.id)}",
+            "its tokens",
+            f"cost ${cost:,} at {config.name}'s prices, more than a request's cost column holds",
+        )
     return EvalRequest(
         run=run,
         model=config,
@@ -396,14 +699,10 @@ def _row(
         raw_output=output.text,
         finish_reason=output.finish_reason,
         provider_status=output.status if served else OutputStatus.FAILED,
-        error=sample.error[:2000] or ("" if served else "no model output"),
+        error=sample.error or ("" if served else "no model output"),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
-        cost_usd=usage_cost(
-            usage, price_in_per_mtok=config.price_in_per_mtok, price_out_per_mtok=config.price_out_per_mtok
-        )
-        if served
-        else Decimal(0),
+        cost_usd=cost,
         latency_ms=int((sample.total_time or 0) * 1000),
-        completed_at=_when(sample.completed_at) or timezone.now(),
+        completed_at=sample.completed_at or timezone.now(),
     )

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 
 from run_engine.rows import LeasedRow
+
+from .binding import PARENT_CONTENT_FIELDS, parent_content_sha256
 
 SAFE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,179}$"  # Kit §2.1 safe_id
 
@@ -62,6 +68,10 @@ class ParentProblem(models.Model):
     # An imported Kit workspace problem: the SHA-256 of the Kit's own source files (manifest row, review state,
     # pass files as their bytes) and what they were computed over; see annotation.selectors.kit_source_hashes.
     kit_source = models.JSONField(default=dict, blank=True)
+    # parent_content_sha256 of the statement, question, options and image bytes as they are now (annotation.binding):
+    # recomputed on every save of the parent's content and of its images; an approval is fresh only while the
+    # hash it was given for is this one.
+    content_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="", editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -89,6 +99,29 @@ class ParentProblem(models.Model):
 
     def __str__(self) -> str:
         return self.problem_id
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None or set(update_fields) & CONTENT_TRIGGERS:
+            self.content_sha256 = parent_content_sha256(self)
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "content_sha256"}
+        super().save(*args, **kwargs)
+
+
+CONTENT_TRIGGERS = {*PARENT_CONTENT_FIELDS, "content_sha256"}
+
+
+def parent_content_refresh(parent_id: int, *, cached: ParentProblem | None = None) -> None:
+    """Bring ``ParentProblem.content_sha256`` up to date after one of its images changed."""
+    parent = ParentProblem.objects.filter(pk=parent_id).only("pk", *CONTENT_TRIGGERS).first()
+    if parent is None:
+        return
+    current = parent_content_sha256(parent)
+    if current != parent.content_sha256:
+        ParentProblem.objects.filter(pk=parent_id).update(content_sha256=current)
+    if cached is not None:
+        cached.content_sha256 = current
 
 
 def problem_image_path(instance: ProblemImage, filename: str) -> str:
@@ -121,6 +154,20 @@ class ProblemImage(models.Model):
     def __str__(self) -> str:
         return f"{self.parent.problem_id}/{self.image_id}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        cached = self.parent if type(self).parent.is_cached(self) else None
+        parent_content_refresh(self.parent_id, cached=cached)
+
+
+@receiver(post_delete, sender=ProblemImage)
+def _image_deleted(
+    sender: type[ProblemImage], instance: ProblemImage, origin: Any = None, **kwargs: Any
+) -> None:
+    if (origin.model if isinstance(origin, models.QuerySet) else type(origin)) is ParentProblem:
+        return  # the parent goes too
+    parent_content_refresh(instance.parent_id)
+
 
 class PassDocument(models.Model):
     class Status(models.TextChoices):
@@ -139,8 +186,10 @@ class PassDocument(models.Model):
     document_sha256 = models.CharField(max_length=64)  # digest(document), Kit §2.0
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     version = models.PositiveIntegerField(default=1)  # optimistic concurrency (If-Match)
-    # Approval is bound to the hash it was given for: it is fresh only while the hashes agree.
+    # Approval is bound to what it was given for (annotation.binding): the document's hash and the parent's content
+    # hash (statement, question, options, image bytes); it is fresh only while both still agree.
     approved_sha256 = models.CharField(max_length=64, blank=True)
+    approved_parent_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
     approved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -175,9 +224,45 @@ class PassDocument(models.Model):
     def __str__(self) -> str:
         return f"{self.parent.problem_id} pass {self.pass_no} v{self.version}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # An approval stored without an explicit binding is bound to the parent's content as it is now.
+        if self.status == self.Status.APPROVED and not self.approved_parent_sha256:
+            self.approved_parent_sha256 = (
+                ParentProblem.objects.filter(pk=self.parent_id)
+                .values_list("content_sha256", flat=True)
+                .first()
+                or ""
+            )
+            update_fields = kwargs.get("update_fields")
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "approved_parent_sha256"}
+        super().save(*args, **kwargs)
+
     @property
     def approval_is_fresh(self) -> bool:
-        return self.status == self.Status.APPROVED and self.approved_sha256 == self.document_sha256
+        """The one freshness rule (its SQL form is ``FRESH_APPROVAL``): approved, for this document's hash, and
+        for the parent's current content."""
+        return self.approval_fresh_for(self.parent.content_sha256)
+
+    def approval_fresh_for(self, parent_content_sha256: str) -> bool:
+        return (
+            self.status == self.Status.APPROVED
+            and self.approved_sha256 == self.document_sha256
+            and bool(self.approved_parent_sha256)
+            and self.approved_parent_sha256 == parent_content_sha256
+        )
+
+    @property
+    def approval_stale_reasons(self) -> list[str]:
+        """Why an approval on record no longer holds: ``document`` and/or ``problem`` (its content changed)."""
+        if not self.approved_sha256:
+            return []
+        reasons = []
+        if self.approved_sha256 != self.document_sha256:
+            reasons.append("document")
+        if not self.approved_parent_sha256 or self.approved_parent_sha256 != self.parent.content_sha256:
+            reasons.append("problem")
+        return reasons
 
     @property
     def approver_label(self) -> str:
@@ -185,6 +270,20 @@ class PassDocument(models.Model):
         if self.approved_by_id:
             return self.approved_by.get_username()
         return self.approval_provenance
+
+
+# The freshness rule of ``PassDocument.approval_is_fresh`` as query conditions on PassDocument.
+FRESH_APPROVAL = (
+    Q(status=PassDocument.Status.APPROVED)
+    & Q(approved_sha256=F("document_sha256"))
+    & ~Q(approved_parent_sha256="")
+    & Q(approved_parent_sha256=F("parent__content_sha256"))
+)
+STALE_APPROVAL = Q(status=PassDocument.Status.APPROVED) & (
+    ~Q(approved_sha256=F("document_sha256"))
+    | Q(approved_parent_sha256="")
+    | ~Q(approved_parent_sha256=F("parent__content_sha256"))
+)
 
 
 class PassDocumentVersion(models.Model):

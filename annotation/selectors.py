@@ -5,14 +5,23 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from kit.canonical import bytes_digest, digest, write_json_bytes
 from kit.passes.validator import ImageRef, checked_workspace_issues, context_for
 
-from .models import ImportJob, ParentProblem, PassDocument, PassDocumentVersion, ProblemImage, Source
+from .models import (
+    FRESH_APPROVAL,
+    STALE_APPROVAL,
+    ImportJob,
+    ParentProblem,
+    PassDocument,
+    PassDocumentVersion,
+    ProblemImage,
+    Source,
+)
 
 
 def parent_list(
@@ -74,8 +83,6 @@ ANNOTATION_PASSES = (1, 2, 3, 4)  # the answer-blind passes whose approval admit
 
 # --- where annotation work stands (home pages, the problem list's "Work" filter, the pipeline board) ---
 
-STALE_APPROVAL = Q(status=PassDocument.Status.APPROVED) & ~Q(approved_sha256=F("document_sha256"))
-FRESH_APPROVAL = Q(status=PassDocument.Status.APPROVED) & Q(approved_sha256=F("document_sha256"))
 
 # A problem is in a work state when one of its passes 1–4 is (``to_start``: none of them exists yet).
 WORK_STATES: dict[str, tuple[str, Q | None]] = {
@@ -140,7 +147,8 @@ def source_review_queue(
 
 
 def stale_approvals() -> QuerySet[PassDocument]:
-    """Approved passes whose document changed since: they need a fresh review before the parent compiles."""
+    """Approved passes whose document or problem content changed since: they need a fresh review before the
+    parent compiles."""
     return (
         PassDocument.objects.filter(STALE_APPROVAL, pass_no__in=ANNOTATION_PASSES)
         .select_related("parent", "approved_by")
@@ -162,9 +170,9 @@ def pass_document_get(*, parent: ParentProblem, pass_no: int) -> PassDocument | 
 
 
 def parent_passes_approved(*, parent: ParentProblem) -> bool:
-    """True when passes 1–4 all exist, are approved, and the approval matches the current hash."""
-    docs = list(PassDocument.objects.filter(parent=parent, pass_no__in=ANNOTATION_PASSES))
-    return len(docs) == len(ANNOTATION_PASSES) and all(doc.approval_is_fresh for doc in docs)
+    """True when passes 1–4 all exist and their approvals are fresh (document and problem content unchanged)."""
+    fresh = PassDocument.objects.filter(FRESH_APPROVAL, parent=parent, pass_no__in=ANNOTATION_PASSES)
+    return fresh.count() == len(ANNOTATION_PASSES)
 
 
 def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any) -> list[dict[str, str]]:
@@ -222,10 +230,8 @@ def pass_version_get(*, doc: PassDocument, version: int) -> PassDocumentVersion 
 
 def workspace_documents(*, parent: ParentProblem) -> dict[int, PassDocument]:
     """All pass documents of a parent in one query (the workspace needs earlier passes as context)."""
-    return {
-        doc.pass_no: doc
-        for doc in PassDocument.objects.filter(parent=parent).select_related("updated_by", "approved_by")
-    }
+    # Through the parent's manager, so each document knows its parent (freshness reads its content hash).
+    return {doc.pass_no: doc for doc in parent.passes.select_related("updated_by", "approved_by")}
 
 
 # The Kit's own source hashes of an imported Kit workspace problem ------------------------------------------------

@@ -22,7 +22,7 @@ from physalign_site.errors import ApplicationError, ConflictError
 
 from .history import pass_version_record
 from .models import ParentProblem, PassDocument, PassDocumentVersion, Source
-from .permissions import is_self_review
+from .permissions import can_manage_sources, is_self_review
 from .selectors import ANNOTATION_PASSES, parent_passes_approved, pass_validation_issues
 
 SOLUTION_PASS = 5
@@ -237,14 +237,14 @@ def pass_document_revert(
 
 @transaction.atomic
 def pass_document_submit(*, doc: PassDocument, actor: Any) -> PassDocument:
-    """Draft (or rejected) → submitted, only when the validator, and the workspace's own checks, report no
-    issue at all. The workspace shows a submitted (and an approved) document read-only; only a rejection
+    """Draft, rejected (or approved with a stale approval) → submitted, only when the validator, and the
+    workspace's own checks, report no issue at all. The workspace shows a submitted (and an approved) document read-only; only a rejection
     reopens it for editing. Saving through the API would still store a new draft (un-submitting it)."""
     doc = PassDocument.objects.select_for_update().select_related("parent").get(pk=doc.pk)
     _require_pass5_unlocked(doc.parent, doc.pass_no)
     if doc.status == PassDocument.Status.SUBMITTED:
         return doc
-    if doc.status == PassDocument.Status.APPROVED:
+    if doc.status == PassDocument.Status.APPROVED and doc.approval_is_fresh:
         raise ApplicationError(
             "This document is already approved; edit it to start a new round.",
             code="already_approved",
@@ -267,7 +267,13 @@ def pass_document_submit(*, doc: PassDocument, actor: Any) -> PassDocument:
     return doc
 
 
-def _review_lock(doc: PassDocument, document_sha256: str) -> PassDocument:
+def _review_lock(
+    doc: PassDocument, document_sha256: str, parent_content_sha256: str | None = None
+) -> PassDocument:
+    """Lock the document and its parent (whose content the decision is bound to) and check that both are what
+    the reviewer saw. A submitted document can be reviewed, and so can an approved one whose approval went stale
+    (its problem's content changed: nothing is left for the annotator to submit)."""
+    ParentProblem.objects.select_for_update().filter(pk=doc.parent_id).first()
     doc = PassDocument.objects.select_for_update().select_related("parent").get(pk=doc.pk)
     if document_sha256 != doc.document_sha256:
         raise ConflictError(
@@ -275,9 +281,17 @@ def _review_lock(doc: PassDocument, document_sha256: str) -> PassDocument:
             code="document_changed",
             extra={"current_version": doc.version, "document_sha256": doc.document_sha256},
         )
-    if doc.status != PassDocument.Status.SUBMITTED:
+    if parent_content_sha256 is not None and parent_content_sha256 != doc.parent.content_sha256:
+        raise ConflictError(
+            "The problem's statement, question, options or images changed after you reviewed it; "
+            "review the current version.",
+            code="parent_changed",
+            extra={"parent_content_sha256": doc.parent.content_sha256},
+        )
+    stale_approval = doc.status == PassDocument.Status.APPROVED and not doc.approval_is_fresh
+    if doc.status != PassDocument.Status.SUBMITTED and not stale_approval:
         raise ApplicationError(
-            f"Only submitted documents can be reviewed (this one is {doc.status}).",
+            f"Only submitted documents (and stale approvals) can be reviewed (this one is {doc.status}).",
             code="not_submitted",
             status=409,
         )
@@ -286,10 +300,17 @@ def _review_lock(doc: PassDocument, document_sha256: str) -> PassDocument:
 
 @transaction.atomic
 def pass_document_approve(
-    *, doc: PassDocument, actor: Any, document_sha256: str, note: str = ""
+    *,
+    doc: PassDocument,
+    actor: Any,
+    document_sha256: str,
+    note: str = "",
+    parent_content_sha256: str | None = None,
 ) -> PassDocument:
-    """Approve the exact content the reviewer saw (Kit §2.3); approval goes stale on any edit."""
-    doc = _review_lock(doc, document_sha256)
+    """Approve the exact content the reviewer saw (Kit §2.3, DESIGN §5): the document's hash and the problem's
+    content hash (``annotation.binding``); the approval goes stale on any change to either. A caller that
+    knows which problem content the reviewer saw passes ``parent_content_sha256``; a different one is refused."""
+    doc = _review_lock(doc, document_sha256, parent_content_sha256)
     if is_self_review(actor, last_editor_id=doc.updated_by_id):
         raise ApplicationError(
             "You cannot approve a document you edited last; ask another reviewer.",
@@ -299,6 +320,7 @@ def pass_document_approve(
     before = _pass_state(doc)
     doc.status = PassDocument.Status.APPROVED
     doc.approved_sha256 = doc.document_sha256
+    doc.approved_parent_sha256 = doc.parent.content_sha256
     doc.approved_by = _user_or_none(actor)
     doc.approved_at = timezone.now()
     doc.approval_origin, doc.approval_provenance = PassDocument.ApprovalOrigin.REVIEW, ""
@@ -307,6 +329,7 @@ def pass_document_approve(
         update_fields=[
             "status",
             "approved_sha256",
+            "approved_parent_sha256",
             "approved_by",
             "approved_at",
             "approval_origin",
@@ -320,7 +343,7 @@ def pass_document_approve(
         verb="pass_document.approve",
         obj=doc,
         before=before,
-        after={**_pass_state(doc), "note": note},
+        after={**_pass_state(doc), "approved_parent_sha256": doc.approved_parent_sha256, "note": note},
     )
     if doc.pass_no in ANNOTATION_PASSES:
         _parent_refresh_annotated(ParentProblem.objects.select_for_update().get(pk=doc.parent_id))
@@ -357,6 +380,43 @@ def source_create(*, name: str, license: str = "", url: str = "", actor: Any) ->
     source = Source.objects.create(name=name, license=license, url=url)
     event_record(
         actor=actor, verb="source.create", obj=source, after={"name": name, "license": license, "url": url}
+    )
+    return source
+
+
+SOURCE_FIELDS = ("name", "license", "url")
+
+
+@transaction.atomic
+def source_update(
+    *, source: Source, actor: Any, changes: dict[str, str], job_ref: dict[str, Any] | None = None
+) -> Source:
+    """Change a source's fields (name, licence, URL): admins only (``actor=None`` is the server's operator), every
+    change in the audit log with its before and after. Unchanged values are left out; nothing changed, no event."""
+    if actor is not None and not can_manage_sources(actor):
+        raise ApplicationError(
+            "Only an admin may change a source.", code="source_change_forbidden", status=403
+        )
+    unknown = sorted(set(changes) - set(SOURCE_FIELDS))
+    if unknown:
+        raise ApplicationError(f"Unknown source fields: {', '.join(unknown)}.", code="source_field_unknown")
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    changed = {name: value for name, value in changes.items() if getattr(source, name) != value}
+    if not changed:
+        return source
+    if "name" in changed:
+        name = (changed["name"] or "").strip()
+        if not name:
+            raise ApplicationError("A source needs a name.", code="name_required")
+        if Source.objects.filter(name=name).exclude(pk=source.pk).exists():
+            raise ConflictError(f"A source named {name!r} already exists.", code="source_exists")
+        changed["name"] = name
+    before = {name: getattr(source, name) for name in changed}
+    for name, value in changed.items():
+        setattr(source, name, value)
+    source.save(update_fields=list(changed))
+    event_record(
+        actor=actor, verb="source.update", obj=source, before=before, after={**changed, **(job_ref or {})}
     )
     return source
 

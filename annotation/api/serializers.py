@@ -126,8 +126,20 @@ class PassStateOutput(serializers.Serializer):
     version = serializers.IntegerField()
     document = serializers.JSONField()
     document_sha256 = serializers.CharField()
-    approval_is_fresh = serializers.BooleanField()
+    approval_is_fresh = serializers.BooleanField(
+        help_text="approved, for this document's hash and for the problem's current content (DESIGN §5)"
+    )
     approved_sha256 = serializers.CharField()
+    approved_parent_sha256 = serializers.CharField(
+        help_text="the problem content hash (statement, question, options, image bytes) the approval was given for"
+    )
+    parent_content_sha256 = serializers.CharField(
+        source="parent.content_sha256", help_text="the problem's content hash now"
+    )
+    approval_stale_reasons = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="why an approval on record no longer holds: document and/or problem (its content changed)",
+    )
     approved_by = serializers.SerializerMethodField()
     approved_at = serializers.DateTimeField(allow_null=True)
     approval_origin = serializers.CharField(

@@ -299,6 +299,12 @@ class PassApproveApi(APIView):
     @extend_schema_serializer(component_name="PassApproveInput")
     class InputSerializer(serializers.Serializer):
         document_sha256 = serializers.RegexField(r"^[0-9a-f]{64}$", help_text="The hash you reviewed.")
+        parent_content_sha256 = serializers.RegexField(
+            r"^[0-9a-f]{64}$",
+            required=False,
+            help_text="The problem content hash you reviewed (the pass state's parent_content_sha256); "
+            "if the problem changed since, the approval is refused (409).",
+        )
         note = serializers.CharField(required=False, allow_blank=True, default="")
 
     @extend_schema(

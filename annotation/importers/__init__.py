@@ -13,7 +13,9 @@ changes nothing and writes no event; a changed row updates the parent (``version
 its images in place.
 
 Report codes are upper-case and stable (``IMAGE_MISSING``, ``SOURCE_REVIEW_HASH_STALE``, …).
-Errors refuse the whole import; warnings are informational and never block it.
+Errors refuse the whole import; warnings are informational and never block it. A change the uploader may
+not make (``authority``: approved content, source fields) is *refused*: listed in the row's ``refused`` with
+the fields it concerns, never applied, and the row is never reported ``unchanged`` for it.
 
 One job per module: ``report`` (what an import found), ``authority`` (what the uploader may change),
 ``prepared`` (checked rows waiting to be written), ``rows`` (reading and row rules), ``writes`` (the

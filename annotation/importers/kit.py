@@ -44,6 +44,11 @@ def import_kit_workspace(
       SOURCE_REVIEW_HASH_STALE, SOURCE_REVIEW_SELF_REVIEW) or a draft (validator issues, reported as
       warnings). An approved document is never replaced silently: other content becomes a new version in
       ``submitted`` with a stale approval (APPROVED_DOCUMENT_REPLACED).
+    - A problem with an approved pass keeps its statement, question, options and images unless the uploader
+      may review: for anyone else the row is ``refused`` whole (APPROVED_CONTENT_CHANGE_REFUSED, nothing of the
+      problem or its passes written). A reviewer's or admin's change makes those approvals stale
+      (APPROVALS_STALE), and the file's own approvals of the same documents do not renew them
+      (SOURCE_REVIEW_CONTENT_CHANGED): approvals are bound to the problem's content (``annotation.binding``).
     - Parent status follows what is stored: excluded if an allowed review state excludes it, annotated if
       Passes 1–4 are freshly approved, in_annotation if it has pass documents, else new.
 

@@ -169,15 +169,19 @@ def validate_passes(
     return checked
 
 
-def _approval_fields(prepared: PreparedPass, authority: ImportAuthority) -> dict[str, Any]:
+def _approval_fields(
+    prepared: PreparedPass, authority: ImportAuthority, parent: ParentProblem
+) -> dict[str, Any]:
     """The review fields an imported document is stored with. An approval is an *imported approval* by
-    the uploader (who may review); the file's reviewer name is provenance text, never an account."""
+    the uploader (who may review), bound to the document's hash and to the problem's content as stored now
+    (``annotation.binding``); the file's reviewer name is provenance text, never an account."""
     if prepared.status != PassDocument.Status.APPROVED:
         return {"status": prepared.status, "review_note": prepared.review_note}
     return {
         "status": prepared.status,
         "review_note": prepared.review_note,
         "approved_sha256": prepared.document_sha256,
+        "approved_parent_sha256": parent.content_sha256,
         "approved_by": authority.user,
         "approved_at": timezone.now(),
         "approval_origin": PassDocument.ApprovalOrigin.IMPORT,
@@ -191,6 +195,7 @@ def _pass_event_state(doc: PassDocument) -> dict[str, Any]:
         "document_sha256": doc.document_sha256,
         "status": doc.status,
         "approved_sha256": doc.approved_sha256,
+        "approved_parent_sha256": doc.approved_parent_sha256,
         "approval_origin": doc.approval_origin,
         "approval_provenance": doc.approval_provenance,
         "approved_by": doc.approved_by.get_username() if doc.approved_by_id else None,
@@ -207,9 +212,15 @@ def passes_write(
     - The same content: only an allowed import may approve or reject it; anything else leaves it alone.
     - Other content: a new version (history kept). It never silently replaces an approved document: the
       new version is ``submitted`` (``draft`` when invalid) and the old approval stays on record, stale.
+    - An approval on record for this very document that went stale because the problem's content changed is
+      never renewed by a file (its review state is bound to the document only): it needs a review in the app.
+
+    ``parent`` is the locked, current row (its content hash is what a new approval is bound to).
     """
     changed_any = False
-    existing = {doc.pass_no: doc for doc in PassDocument.objects.select_for_update().filter(parent=parent)}
+    row = prepared_parent.report
+    # Through the parent's manager, so each document's freshness is judged against this current row.
+    existing = {doc.pass_no: doc for doc in parent.passes.select_for_update()}
     for prepared in prepared_parent.passes:
         doc = existing.get(prepared.pass_no)
         same_content = doc is not None and doc.document_sha256 == prepared.document_sha256
@@ -233,7 +244,7 @@ def passes_write(
                 document=prepared.document,
                 document_sha256=prepared.document_sha256,
                 updated_by=authority.user,
-                **_approval_fields(prepared, authority),
+                **_approval_fields(prepared, authority, parent),
             )
             pass_version_record(doc=doc, actor=actor)
             event_record(
@@ -242,6 +253,7 @@ def passes_write(
                 obj=doc,
                 after={"problem_id": parent.problem_id, "pass_no": doc.pass_no, **_pass_event_state(doc)},
             )
+            row.note_changed(f"pass{doc.pass_no}")
             changed_any = True
             continue
         before = _pass_event_state(doc)
@@ -251,14 +263,24 @@ def passes_write(
                 PassDocument.Status.REJECTED,
             ):
                 continue
+            if prepared.status == PassDocument.Status.APPROVED and _stale_by_problem(doc):
+                row.warn(
+                    "SOURCE_REVIEW_CONTENT_CHANGED",
+                    f"Pass {prepared.pass_no} was approved on an earlier version of the problem's statement, "
+                    "question, options or images; the file's approval is not imported (it is bound to the "
+                    "document only), so the approval stays stale until a source reviewer renews it.",
+                    pass_no=prepared.pass_no,
+                )
+                continue
             if doc.status == prepared.status and doc.review_note == prepared.review_note:
                 continue
-            for name, value in _approval_fields(prepared, authority).items():
+            for name, value in _approval_fields(prepared, authority, parent).items():
                 setattr(doc, name, value)
             doc.save()
             event_record(
                 actor=actor, verb="pass.review_imported", obj=doc, before=before, after=_pass_event_state(doc)
             )
+            row.note_changed(f"pass{doc.pass_no}.review")
             changed_any = True
             continue
         was_approved = doc.status == PassDocument.Status.APPROVED
@@ -278,7 +300,7 @@ def passes_write(
             )
             doc.review_note = ""
         else:
-            for name, value in _approval_fields(prepared, authority).items():
+            for name, value in _approval_fields(prepared, authority, parent).items():
                 setattr(doc, name, value)
         doc.version += 1
         doc.updated_by = authority.user
@@ -287,5 +309,15 @@ def passes_write(
         event_record(
             actor=actor, verb="pass.reimported", obj=doc, before=before, after=_pass_event_state(doc)
         )
+        row.note_changed(f"pass{doc.pass_no}")
         changed_any = True
     return changed_any
+
+
+def _stale_by_problem(doc: PassDocument) -> bool:
+    """Approved for this very document, and stale only because the problem's content changed since."""
+    return (
+        doc.status == PassDocument.Status.APPROVED
+        and doc.approved_sha256 == doc.document_sha256
+        and "problem" in doc.approval_stale_reasons
+    )

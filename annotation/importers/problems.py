@@ -140,7 +140,14 @@ def import_problems_manifest(
       checks with the configured caps.
 
     Every row is checked first; if any row has an error nothing is imported and the report says
-    ``failed``. A parent's workflow status is never changed by a re-import.
+    ``failed``. A parent's workflow status is never changed by a re-import, except that an annotated parent
+    whose approvals went stale (a source reviewer or admin changed its content) is back in annotation.
+
+    What the uploader may change (``ImportAuthority``): a problem with an approved pass keeps its statement,
+    question, options and images unless the uploader may review (else the row is ``refused`` and nothing of it
+    is written); a source's licence, and an existing problem's source, change only by an admin (else the
+    change is refused and reported, the rest of the row is imported). Each row's report names what changed
+    (``changed``) and what was refused (``refused``); the report's ``sources`` say the same per source.
     """
     manifest_path = Path(manifest_path)
     report = ImportReport(kind=ImportJob.Kind.PROBLEMS.value)

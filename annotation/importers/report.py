@@ -71,13 +71,20 @@ FAILED = ImportJob.Status.FAILED.value
 
 @dataclass
 class RowReport:
-    """What happened to one input row. ``row`` is the 1-based line number in the manifest."""
+    """What happened to one input row. ``row`` is the 1-based line number in the manifest.
+
+    ``changed`` names what the import wrote for this problem (``problem`` for a new one, else the fields:
+    ``stem``, ``images``, ``source`` …, ``source.license``, ``pass<n>`` for a document, ``pass<n>.review`` for a
+    review decision, ``status``); ``refused`` lists what the file asked for and the uploader may not change, each
+    with the ``fields`` it concerns. A refused change is never applied and never reported as ``unchanged``."""
 
     row: int
     problem_id: str = ""
-    outcome: str = "pending"  # created | updated | unchanged | rejected | not_imported
+    outcome: str = "pending"  # created | updated | unchanged | refused | rejected | not_imported
     errors: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    refused: list[dict[str, Any]] = field(default_factory=list)
 
     def error(self, code: str, message: str, **extra: Any) -> None:
         self.errors.append({"code": code, "message": message, **extra})
@@ -85,13 +92,61 @@ class RowReport:
     def warn(self, code: str, message: str, **extra: Any) -> None:
         self.warnings.append({"code": code, "message": message, **extra})
 
+    def refuse(self, code: str, message: str, *, fields: list[str]) -> None:
+        self.refused.append({"code": code, "message": message, "fields": list(fields)})
+
+    def note_changed(self, *names: str) -> None:
+        for name in names:
+            if name not in self.changed:
+                self.changed.append(name)
+
+    def settle(self, written: str) -> None:
+        """The row's outcome from what was written: ``created``; ``updated`` when anything changed; ``refused``
+        when nothing changed but something was refused; else ``unchanged``."""
+        if written == "created":
+            self.outcome = "created"
+        elif self.changed:
+            self.outcome = "updated"
+        elif self.refused:
+            self.outcome = "refused"
+        else:
+            self.outcome = "unchanged"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "row": self.row,
             "problem_id": self.problem_id,
             "outcome": self.outcome,
+            "changed": list(self.changed),
+            "refused": list(self.refused),
             "errors": list(self.errors),
             "warnings": list(self.warnings),
+        }
+
+
+@dataclass
+class SourceReport:
+    """What an import did to one source: created, fields changed (by an admin) and fields refused."""
+
+    name: str
+    created: bool = False
+    changed: dict[str, dict[str, Any]] = field(default_factory=dict)  # field → {before, after}
+    refused: dict[str, dict[str, Any]] = field(default_factory=dict)  # field → {stored, file}
+
+    @property
+    def outcome(self) -> str:
+        if self.created:
+            return "created"
+        if self.changed:
+            return "updated"
+        return "refused" if self.refused else "unchanged"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "outcome": self.outcome,
+            "changed": dict(self.changed),
+            "refused": dict(self.refused),
         }
 
 
@@ -117,6 +172,12 @@ class ImportReport:
     rows: list[RowReport] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, SourceReport] = field(default_factory=dict)
+
+    def source(self, name: str) -> SourceReport:
+        if name not in self.sources:
+            self.sources[name] = SourceReport(name=name)
+        return self.sources[name]
 
     def error(self, code: str, message: str, **extra: Any) -> None:
         self.errors.append({"code": code, "message": message, **extra})
@@ -139,12 +200,14 @@ class ImportReport:
             "created": 0,
             "updated": 0,
             "unchanged": 0,
+            "refused": 0,
             "rejected": 0,
             "not_imported": 0,
         }
         for row in self.rows:
             if row.outcome in counts:
                 counts[row.outcome] += 1
+        counts["refusals"] = sum(len(row.refused) for row in self.rows)
         counts["errors"] = len(self.errors) + sum(len(row.errors) for row in self.rows)
         counts["warnings"] = len(self.warnings) + sum(len(row.warnings) for row in self.rows)
         return counts
@@ -156,15 +219,18 @@ class ImportReport:
             "counts": self.counts,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
+            "sources": [entry.as_dict() for _, entry in sorted(self.sources.items())],
             "rows": [row.as_dict() for row in self.rows],
         }
 
     def summary(self) -> str:
         c = self.counts
         if self.succeeded:
+            refused = f", {c['refused']} refused" if c["refused"] else ""
+            refusals = f"; {c['refusals']} changes refused" if c["refusals"] else ""
             return (
                 f"Imported {c['rows']} rows: {c['created']} created, {c['updated']} updated, "
-                f"{c['unchanged']} unchanged; {c['warnings']} warnings."
+                f"{c['unchanged']} unchanged{refused}{refusals}; {c['warnings']} warnings."
             )
         return (
             f"Nothing imported: {c['errors']} errors in {c['rejected']} of {c['rows']} rows"
@@ -175,13 +241,26 @@ class ImportReport:
         """The report as plain text lines, one per row and one per problem (for the CLI)."""
         lines = [f"ERROR {issue['code']}: {issue['message']}" for issue in self.errors]
         lines += [f"WARNING {issue['code']}: {issue['message']}" for issue in self.warnings]
+        for entry in (self.sources[name] for name in sorted(self.sources)):
+            if entry.outcome != "unchanged":
+                lines.append(f"source {entry.name}: {entry.outcome}")
+                lines += [
+                    f"  CHANGED {name}: {c['before']!r} -> {c['after']!r}"
+                    for name, c in entry.changed.items()
+                ]
+                lines += [f"  REFUSED {name}: kept {r['stored']!r}" for name, r in entry.refused.items()]
         for row in self.rows:
-            lines.append(f"row {row.row} {row.problem_id or '-'}: {row.outcome}")
+            changed = f" ({', '.join(row.changed)})" if row.changed else ""
+            lines.append(f"row {row.row} {row.problem_id or '-'}: {row.outcome}{changed}")
+            lines += [f"  REFUSED {issue['code']}: {issue['message']}" for issue in row.refused]
             lines += [f"  ERROR {issue['code']}: {issue['message']}" for issue in row.errors]
             lines += [f"  WARNING {issue['code']}: {issue['message']}" for issue in row.warnings]
         return lines
 
     def mark_failed(self) -> None:
+        """Nothing was written: no row changed anything, and no source either."""
         self.status = FAILED
+        self.sources.clear()
         for row in self.rows:
             row.outcome = "rejected" if row.errors else "not_imported"
+            row.changed.clear()

@@ -81,7 +81,8 @@ def _report_view(report: Any) -> ReportView:
                 problem_id=str(raw.get("problem_id") or ""),
                 outcome=str(raw.get("outcome") or ""),
                 errors=_messages(raw.get("errors")),
-                warnings=_messages(raw.get("warnings")),
+                # A refused change (what the file asked for and the uploader may not change) is shown first.
+                warnings=_messages(raw.get("refused")) + _messages(raw.get("warnings")),
             )
         )
     message = report.get("message") or report.get("error") or ""

@@ -60,13 +60,17 @@ class ProblemRow:
         return sum(1 for cell in self.passes if cell.state == "approved")
 
 
+STALE_WHAT = {"document": "document changed", "problem": "problem text, options or images changed"}
+
+
 def pass_cell(pass_no: int, document: PassDocument | None, url: str = "") -> PassCell:
     if document is None:
         return PassCell(pass_no, "missing", f"Pass {pass_no}: not started", url)
     if document.status == PassDocument.Status.APPROVED:
         if document.approval_is_fresh:
             return PassCell(pass_no, "approved", f"Pass {pass_no}: approved", url)
-        return PassCell(pass_no, "stale", f"Pass {pass_no}: approval stale (document changed)", url)
+        changed = " and ".join(STALE_WHAT[reason] for reason in document.approval_stale_reasons) or "changed"
+        return PassCell(pass_no, "stale", f"Pass {pass_no}: approval stale ({changed})", url)
     return PassCell(pass_no, document.status, f"Pass {pass_no}: {document.get_status_display().lower()}", url)
 
 
@@ -102,7 +106,13 @@ def problem_list(request: HttpRequest) -> TemplateResponse:
             Prefetch(
                 "passes",
                 queryset=PassDocument.objects.filter(pass_no__in=ANNOTATION_PASSES).only(
-                    "id", "parent_id", "pass_no", "status", "document_sha256", "approved_sha256"
+                    "id",
+                    "parent_id",
+                    "pass_no",
+                    "status",
+                    "document_sha256",
+                    "approved_sha256",
+                    "approved_parent_sha256",
                 ),
             )
         )

@@ -381,3 +381,312 @@ def test_an_upload_is_deleted_once_its_job_ends(
         assert job.status in ("succeeded", "failed") and not job.upload
     assert list((Path(settings.MEDIA_ROOT) / "imports").glob("*")) == []
     assert sorted(ImportJob.objects.values_list("status", flat=True)) == ["failed", "succeeded"]
+
+
+# --- issue 25, item 2: an import cannot change what was approved without making it stale -----------------------
+
+TAMPER = " Ignore the figure: the block does not move."
+
+
+def _tamper_content(ws: Path) -> tuple[str, str, str]:
+    """Edit the stem and swap the diagram for one of the same size with other pixels (a new SHA-256), declaring
+    the new hash as a forger would. Returns (problem id, new stem, new image sha256)."""
+    import hashlib
+
+    from PIL import Image
+
+    manifest = ws / "blind" / "manifest.jsonl"
+    row = json.loads(manifest.read_text().splitlines()[0])
+    entry = row["images"][0]
+    image_path = ws / "dataset" / entry["path"]
+    with Image.open(image_path) as image:
+        swapped = image.convert("RGB")
+    swapped.putpixel((0, 0), (255, 0, 0) if swapped.getpixel((0, 0)) != (255, 0, 0) else (0, 0, 255))
+    buffer = io.BytesIO()
+    swapped.save(buffer, format="PNG")
+    image_path.write_bytes(buffer.getvalue())
+    entry["sha256"] = hashlib.sha256(buffer.getvalue()).hexdigest()
+    assert (swapped.width, swapped.height) == (entry["width"], entry["height"])
+    row["segments"]["stem"] += TAMPER
+    manifest.write_bytes(write_json_bytes(row))
+    return row["problem_id"], row["segments"]["stem"], entry["sha256"]
+
+
+def _approved_workspace(tmp_path: Path, admin, capture) -> tuple[Path, str]:
+    ws = _forged_workspace(tmp_path, count=1)
+    _upload(admin, ws, "kit_workspace", capture)
+    parent = ParentProblem.objects.get()
+    assert parent.status == "annotated"
+    return ws, parent.problem_id
+
+
+def _freshness_over_http(user, pid: str) -> dict[int, bool]:
+    client = _client(user)
+    return {n: client.get(f"/api/parents/{pid}/passes/{n}/").data["approval_is_fresh"] for n in (1, 2, 3, 4)}
+
+
+def _stored_content(pid: str) -> dict:
+    parent = ParentProblem.objects.get(problem_id=pid)
+    image = parent.images.get()
+    with image.file.open("rb") as handle:
+        data = handle.read()
+    return {
+        "stem": parent.stem,
+        "raw_question": parent.raw_question,
+        "version": parent.version,
+        "status": parent.status,
+        "kit_source": parent.kit_source,
+        "content_sha256": parent.content_sha256,
+        "image": (image.sha256, image.file.name, digest_bytes(data)),
+        "passes": _passes(),
+    }
+
+
+def digest_bytes(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _compile(pid: str):
+    from probes.models import CompileIssue
+    from probes.services import compile_run_create, compile_run_execute
+
+    run = compile_run_execute(run_id=compile_run_create(actor=None, parent_ids=[pid], enqueue=False).pk)
+    return run, sorted(CompileIssue.objects.filter(run=run).values_list("code", "detail"))
+
+
+def test_an_annotator_cannot_change_the_stem_or_image_of_an_approved_problem(
+    tmp_path, role_users, django_capture_on_commit_callbacks
+):
+    ws, pid = _approved_workspace(tmp_path, role_users["admin"], django_capture_on_commit_callbacks)
+    before = _stored_content(pid)
+    events = Event.objects.count()
+    _, tampered_stem, tampered_sha = _tamper_content(ws)
+
+    report = _upload(role_users["annotator"], ws, "kit_workspace", django_capture_on_commit_callbacks)
+
+    row = report["rows"][0]
+    assert row["outcome"] == "refused" and row["changed"] == []
+    assert report["counts"]["refused"] == 1 and report["counts"]["unchanged"] == 0
+    [refusal] = row["refused"]
+    assert refusal["code"] == "APPROVED_CONTENT_CHANGE_REFUSED"
+    assert refusal["fields"] == ["stem", "images"]
+    assert pid in refusal["message"] and "stem" in refusal["message"] and "images" in refusal["message"]
+    # nothing of that problem changed: text, image bytes and file, passes, approvals, status, Kit hashes
+    assert _stored_content(pid) == before
+    stored = ParentProblem.objects.get(problem_id=pid)
+    assert stored.stem != tampered_stem and stored.images.get().sha256 != tampered_sha
+    assert _freshness_over_http(role_users["annotator"], pid) == {1: True, 2: True, 3: True, 4: True}
+    assert not Event.objects.filter(verb__in=["parent.reimported", "pass.reimported"]).exists()
+    assert Event.objects.count() == events + 1  # the upload's import_job.created, nothing else
+    # the page shows the refusal with its code
+    page = _client(role_users["annotator"]).get(f"/imports/{ImportJob.objects.latest('pk').pk}/")
+    assert b"APPROVED_CONTENT_CHANGE_REFUSED" in page.content and b"refused" in page.content
+
+
+@pytest.mark.parametrize("uploader", ["admin", "reviewing_annotator"])
+def test_a_reviewer_or_admin_import_of_changed_content_applies_and_makes_the_approvals_stale(
+    uploader, tmp_path, role_users, django_user_model, django_capture_on_commit_callbacks
+):
+    from annotation.selectors import stale_approvals, work_counts
+    from tests.conftest import make_user
+
+    role_users["reviewing_annotator"] = make_user(django_user_model, "both", "annotator", "source_reviewer")
+    ws, pid = _approved_workspace(tmp_path, role_users["admin"], django_capture_on_commit_callbacks)
+    run, issues = _compile(pid)
+    assert run.counts["probes"] > 0 and issues == []  # compiles while the approvals hold
+    _, tampered_stem, tampered_sha = _tamper_content(ws)
+
+    report = _upload(role_users[uploader], ws, "kit_workspace", django_capture_on_commit_callbacks)
+
+    row = report["rows"][0]
+    assert row["outcome"] == "updated" and row["refused"] == []
+    assert {"stem", "images", "status"} <= set(row["changed"])
+    codes = [w["code"] for w in row["warnings"]]
+    assert "APPROVALS_STALE" in codes
+    # the file's approvals are for the documents only: they do not renew these
+    assert codes.count("SOURCE_REVIEW_CONTENT_CHANGED") == 4
+    parent = ParentProblem.objects.get(problem_id=pid)
+    assert (parent.stem, parent.images.get().sha256, parent.status) == (
+        tampered_stem,
+        tampered_sha,
+        "in_annotation",
+    )
+    assert _freshness_over_http(role_users["annotator"], pid) == {1: False, 2: False, 3: False, 4: False}
+    shown = _client(role_users["source_reviewer"]).get(f"/api/parents/{pid}/passes/1/").data
+    assert shown["approval_stale_reasons"] == ["problem"]
+    assert shown["approved_parent_sha256"] != shown["parent_content_sha256"] == parent.content_sha256
+    assert set(PassDocument.objects.values_list("status", flat=True)) == {"approved"}  # on record, stale
+    assert stale_approvals().count() == 4 and work_counts()["stale"] == 1 and work_counts()["approved"] == 0
+    _, issues = _compile(pid)
+    assert [code for code, _ in issues] == ["SOURCE_REVIEW_HASH_STALE"]
+
+    again = _upload(role_users["admin"], ws, "kit_workspace", django_capture_on_commit_callbacks)
+    assert again["rows"][0]["outcome"] == "unchanged"  # the same file again renews nothing
+    assert _freshness_over_http(role_users["annotator"], pid) == {1: False, 2: False, 3: False, 4: False}
+
+
+def test_a_stale_approval_is_renewed_only_by_a_review_of_the_new_content(
+    tmp_path, role_users, django_capture_on_commit_callbacks
+):
+    ws, pid = _approved_workspace(tmp_path, role_users["admin"], django_capture_on_commit_callbacks)
+    seen = _client(role_users["source_reviewer"]).get(f"/api/parents/{pid}/passes/1/").data
+    _tamper_content(ws)
+    _upload(role_users["admin"], ws, "kit_workspace", django_capture_on_commit_callbacks)
+    reviewer = _client(role_users["source_reviewer"])
+
+    # a decision on what the reviewer saw before the change is refused
+    outdated = reviewer.post(
+        f"/api/parents/{pid}/passes/1/approve/",
+        {"document_sha256": seen["document_sha256"], "parent_content_sha256": seen["parent_content_sha256"]},
+        format="json",
+    )
+    assert outdated.status_code == 409 and outdated.data["code"] == "parent_changed", outdated.data
+    assert not _freshness_over_http(role_users["annotator"], pid)[1]
+
+    for n in (1, 2, 3, 4):
+        current = reviewer.get(f"/api/parents/{pid}/passes/{n}/").data
+        response = reviewer.post(
+            f"/api/parents/{pid}/passes/{n}/approve/",
+            {
+                "document_sha256": current["document_sha256"],
+                "parent_content_sha256": current["parent_content_sha256"],
+            },
+            format="json",
+        )
+        assert response.status_code == 200 and response.data["approval_is_fresh"], response.data
+    assert ParentProblem.objects.get(problem_id=pid).status == "annotated"
+    run, issues = _compile(pid)
+    assert issues == [] and run.counts["probes"] > 0
+    from probes.models import Probe
+
+    assert any(
+        TAMPER.strip() in json.dumps(p.raw_messages) for p in Probe.objects.filter(parent__problem_id=pid)
+    )
+
+
+# --- issue 25, item 3: source fields change only by an admin, and the report says what changed ---------------------
+
+
+def _sources(user) -> dict[str, str]:
+    return {s["name"]: s["license"] for s in _client(user).get("/api/sources/").data}
+
+
+LICENSED = {**ROW, "license": "CC BY 4.0"}
+
+
+def test_an_annotator_cannot_rewrite_a_source_licence_through_an_import(
+    tmp_path, role_users, django_capture_on_commit_callbacks
+):
+    _upload(
+        role_users["admin"],
+        _problems_folder(tmp_path, "first", [LICENSED]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
+    parent_before = ParentProblem.objects.values().get()
+    events = Event.objects.count()
+
+    report = _upload(
+        role_users["annotator"],
+        _problems_folder(tmp_path, "attack", [{**LICENSED, "license": "ATTACKER-LICENSE"}]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
+
+    row = report["rows"][0]
+    assert row["outcome"] == "refused" and row["changed"] == []  # never "unchanged"
+    assert [(r["code"], r["fields"]) for r in row["refused"]] == [
+        ("SOURCE_CHANGE_REFUSED", ["source.license"])
+    ]
+    assert "ATTACKER-LICENSE" in row["refused"][0]["message"] and "CC BY 4.0" in row["refused"][0]["message"]
+    assert report["sources"] == [
+        {
+            "name": "S",
+            "outcome": "refused",
+            "changed": {},
+            "refused": {"license": {"stored": "CC BY 4.0", "file": "ATTACKER-LICENSE"}},
+        }
+    ]
+    assert _sources(role_users["annotator"]) == {"S": "CC BY 4.0"}
+    assert ParentProblem.objects.values().get() == parent_before
+    assert Event.objects.count() == events + 1  # the upload's import_job.created only
+
+
+def test_an_annotator_import_reports_exactly_what_changed_and_what_was_refused(
+    tmp_path, role_users, django_capture_on_commit_callbacks
+):
+    _upload(
+        role_users["admin"],
+        _problems_folder(tmp_path, "first", [LICENSED]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
+    rows = [
+        {**LICENSED, "license": "ATTACKER-LICENSE", "domain": "kinematics"},  # allowed edit + refused licence
+        {**LICENSED, "id": "moved", "source_id": "2"},  # a new problem of the same source
+    ]
+    _upload(
+        role_users["admin"],
+        _problems_folder(tmp_path, "second", rows[1:]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
+
+    report = _upload(
+        role_users["annotator"],
+        _problems_folder(
+            tmp_path,
+            "attack",
+            [rows[0], {**rows[1], "source": "Attacker's own", "license": "ATTACKER-LICENSE"}],
+        ),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
+
+    by_id = {row["problem_id"]: row for row in report["rows"]}
+    assert (by_id["guess_me"]["outcome"], by_id["guess_me"]["changed"]) == ("updated", ["domain"])
+    assert [r["fields"] for r in by_id["guess_me"]["refused"]] == [["source.license"]]
+    assert (by_id["moved"]["outcome"], by_id["moved"]["changed"]) == ("refused", [])
+    assert [(r["code"], r["fields"]) for r in by_id["moved"]["refused"]] == [
+        ("SOURCE_CHANGE_REFUSED", ["source"])
+    ]
+    assert ParentProblem.objects.get(problem_id="guess_me").domain == "kinematics"
+    assert ParentProblem.objects.get(problem_id="moved").source.name == "S"
+    assert _sources(role_users["annotator"]) == {"S": "CC BY 4.0"}  # and no source was created for the move
+    assert report["counts"]["refusals"] == 2
+
+
+def test_an_admin_import_changes_a_source_licence_and_the_audit_log_records_it(
+    tmp_path, role_users, django_capture_on_commit_callbacks
+):
+    _upload(
+        role_users["admin"],
+        _problems_folder(tmp_path, "first", [LICENSED]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
+
+    report = _upload(
+        role_users["admin"],
+        _problems_folder(tmp_path, "relicensed", [{**LICENSED, "license": "CC BY-SA 4.0"}]),
+        "problems",
+        django_capture_on_commit_callbacks,
+    )
+
+    row = report["rows"][0]
+    assert (row["outcome"], row["changed"], row["refused"]) == ("updated", ["source.license"], [])
+    assert report["sources"] == [
+        {
+            "name": "S",
+            "outcome": "updated",
+            "changed": {"license": {"before": "CC BY 4.0", "after": "CC BY-SA 4.0"}},
+            "refused": {},
+        }
+    ]
+    assert _sources(role_users["annotator"]) == {"S": "CC BY-SA 4.0"}
+    event = Event.objects.get(verb="source.update")
+    assert event.actor == role_users["admin"]
+    assert event.before == {"license": "CC BY 4.0"}
+    assert event.after["license"] == "CC BY-SA 4.0" and "import_job" in event.after

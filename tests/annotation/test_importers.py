@@ -136,8 +136,10 @@ def test_real_fixtures_import_with_exact_images_and_reimport_changes_nothing():
         "created": 0,
         "updated": 0,
         "unchanged": 26,
+        "refused": 0,
         "rejected": 0,
         "not_imported": 0,
+        "refusals": 0,
         "errors": 0,
         "warnings": 0,
     }

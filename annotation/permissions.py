@@ -18,11 +18,6 @@ def can_view_problems(user: Any) -> bool:
     return has_role(user, ANNOTATOR, SOURCE_REVIEWER, PROBE_REVIEWER, ADJUDICATOR)
 
 
-def can_view_private_fields(user: Any) -> bool:
-    """Answer and solution: admins only (answer-blind protocol, paper §3.2)."""
-    return is_admin(user)
-
-
 def can_import(user: Any) -> bool:
     return has_role(user, ANNOTATOR)
 

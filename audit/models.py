@@ -43,3 +43,27 @@ class Event(models.Model):
 
     def delete(self, *args, **kwargs):
         raise TypeError("Events are append-only.")
+
+
+class Disclosure(models.Model):
+    """Who has been shown what is private of a parent problem: a probe's target (gold alias, expected reading,
+    entity ids behind aliases; ``logical_probe_id`` set) or the parent's answer and solution (``logical_probe_id``
+    blank). Written by :func:`audit.disclosure.disclose` whenever a page, API or download shows such a thing;
+    read by the review queue, which never hands that user the parent to review blind (DESIGN §5 "Who may know a
+    target"). One row per user, parent and probe: the first time and where it was shown."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    parent = models.ForeignKey("annotation.ParentProblem", on_delete=models.CASCADE, related_name="+")
+    logical_probe_id = models.CharField(max_length=200, blank=True, default="")
+    where = models.CharField(max_length=100)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "parent", "logical_probe_id"], name="audit_disclosure_once_per_user_probe"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} saw {self.logical_probe_id or 'answer'} of parent {self.parent_id} ({self.where})"

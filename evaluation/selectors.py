@@ -49,6 +49,7 @@ def run_requests(
             "model__name",
             "probe__logical_probe_id",
             "probe__interface",
+            "probe__parent_id",
             "score__C",
             "score__G",
             "score__J",
@@ -308,3 +309,19 @@ def solving_section(run: EvalRun, chosen_ids: list[int]) -> dict[str, Any]:
         "delta": [r["link"].delta for r in rows],
     }
     return {"available": available, "chosen_ids": [r.pk for r in chosen], "rows": rows, "chart": chart}
+
+
+def request_probe_pairs(rows: Any) -> list[tuple[int, str]]:
+    """``(parent pk, logical probe id)`` of the requests' probes (rows loaded with their probe), for
+    :func:`audit.disclosure.disclose`."""
+    return sorted({(r.probe.parent_id, r.probe.logical_probe_id) for r in rows})
+
+
+def run_probe_pairs(run: EvalRun) -> list[tuple[int, str]]:
+    """``(parent pk, logical probe id)`` of every probe the run asks about, in one query."""
+    return list(
+        EvalRequest.objects.filter(run=run)
+        .values_list("probe__parent_id", "probe__logical_probe_id")
+        .distinct()
+        .order_by("probe__parent_id", "probe__logical_probe_id")
+    )

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from audit.disclosure import can_know_targets, disclose, may_show_targets
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_list_param, int_param
@@ -19,6 +21,7 @@ from . import selectors
 from .drilldown import request_drilldown
 from .forms import RunLaunchForm
 from .models import EvalRequest, EvalRun
+from .parsing import parse_response
 from .permissions import can_run_evaluations
 from .runs import (
     build_request,
@@ -98,6 +101,7 @@ def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
         "nav_section": "runs",
         "solving": selectors.solving_section(run, chosen),
         "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True),
+        "targets_shown": can_know_targets(request.user),
     }
     return TemplateResponse(request, "evaluation/run_detail.html", context)
 
@@ -143,6 +147,8 @@ def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
     filters = {k: request.GET.get(k, "") for k in ("model", "condition", "status")}
     after, before = (int_param(request.GET.get(k), name=k) for k in ("after", "before"))
     page = selectors.run_requests_page(run, after=after, before=before, **filters)
+    # each row's score beside the model's answer tells what the target is: whoever sees it is not blind on it
+    disclose(request.user, where="page:eval-items", probes=selectors.request_probe_pairs(page.rows))
     return TemplateResponse(
         request,
         "evaluation/run_items.html",
@@ -177,13 +183,22 @@ def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
         transition = (raw.score.G, gold.score.G)
     messages = row.probe.gold_messages if row.condition == "gold" else row.probe.raw_messages
     sent = build_request(row, row.run.seed)
+    # the score beside the parsed answer tells the target, so every reader is recorded; the target itself (the
+    # drill-down: expected alias, entity ids and types, expected reading) is shown to key holders only
+    pair = [(row.probe.parent_id, row.probe.logical_probe_id)]
+    targets = may_show_targets(request.user, where="page:eval-request", probes=pair)
+    if not targets:
+        disclose(request.user, where="page:eval-request", probes=pair)
+    parsed = parse_response(row.raw_output) if row.raw_output is not None else None
     return TemplateResponse(
         request,
         "evaluation/request_detail.html",
         {
             "row": row,
             "score": getattr(row, "score", None),
-            "drill": request_drilldown(row),
+            "drill": request_drilldown(row) if targets else None,
+            "targets_shown": targets,
+            "parsed_json": None if parsed is None else json.dumps(parsed, ensure_ascii=False, indent=1),
             "others": other,
             "transition": transition,
             "system_message": messages["system"],
@@ -204,6 +219,11 @@ def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     fmt = "items" if fmt == "jsonl" else fmt  # the item file is JSONL
     if fmt not in ("csv", "json", "items"):
         raise Http404("unknown download format")
+    if fmt == "items":  # per-probe outcomes (nearest region, C, G): key holders only, and recorded
+        if not may_show_targets(
+            request.user, where="download:eval-items", probes=selectors.run_probe_pairs(run)
+        ):
+            raise PermissionDenied("The item file tells each probe's target: key holders only.")
     if fmt == "csv":
         response = HttpResponse(selectors.snapshots_csv(run), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-metrics.csv"'

@@ -17,7 +17,7 @@ from evaluation.permissions import can_run_evaluations
 from models_registry.permissions import can_manage_models
 from physalign_site.roles import is_admin, user_roles
 from probes.permissions import can_manage_probes
-from review.permissions import can_manage_audit, can_review, can_view_agreement
+from review.permissions import can_manage_audit, can_manage_kit_decisions, can_review, can_view_agreement
 from solving.permissions import can_run_solving
 
 
@@ -47,7 +47,7 @@ MENUS: tuple[tuple[str, tuple[Item, ...]], ...] = (
             Item("Accounting", "review:accounting", "accounting", can_view_agreement),
             Item("Batch audit", "review:audit_list", "audit", can_manage_audit),
             Item("Signoff", "review:signoff", "signoff", can_manage_audit),
-            Item("Kit decisions", "review:kit_decisions", "kit_decisions", can_manage_audit),
+            Item("Kit decisions", "review:kit_decisions", "kit_decisions", can_manage_kit_decisions),
         ),
     ),
     (

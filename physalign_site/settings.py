@@ -84,6 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "physalign_site.roles.roles_context",
+                "audit.disclosure.key_holder_context",
                 "home.nav.nav_menus",
             ],
         },

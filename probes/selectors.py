@@ -106,3 +106,20 @@ def issues_by_code(run: CompileRun) -> list[dict[str, Any]]:
         examples = list(CompileIssue.objects.filter(run=run, code=row["code"]).select_related("parent")[:20])
         grouped.append({"code": row["code"], "count": row["n"], "issues": examples})
     return grouped
+
+
+def probe_parent_pairs(probes: Any) -> list[tuple[int, str]]:
+    """``(parent pk, logical probe id)`` of each probe, for :func:`audit.disclosure.disclose`: ``probes`` is an
+    iterable of Probe rows, or of ``(problem_id, logical_probe_id)`` pairs (release items: a release may name
+    probes recompiled since, so the parent is found by its problem id)."""
+    rows = list(probes)
+    if not rows:
+        return []
+    if isinstance(rows[0], Probe):
+        return [(p.parent_id, p.logical_probe_id) for p in rows]
+    parents = dict(
+        ParentProblem.objects.filter(problem_id__in={problem for problem, _ in rows}).values_list(
+            "problem_id", "pk"
+        )
+    )
+    return [(parents[problem], probe) for problem, probe in rows if problem in parents]

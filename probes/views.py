@@ -10,15 +10,16 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from audit.disclosure import may_show_targets
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
 from .attachments import attachment_of
 from .models import CompileRun, Probe, Release
-from .permissions import can_manage_probes, can_view_private_mapping
+from .permissions import can_manage_probes
 from .run_labels import count_rows, run_state, timing_rows
-from .selectors import issues_by_code, probe_list
+from .selectors import issues_by_code, probe_list, probe_parent_pairs
 from .services import compile_run_create
 
 INTERFACES = ["T02-single", "T03-image", "T03-text"]
@@ -93,7 +94,7 @@ def probe_detail(request: HttpRequest, logical_probe_id: str) -> HttpResponse:
         Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id
     )
     condition = "gold" if request.GET.get("condition") == "gold" else "raw"
-    show_private = can_view_private_mapping(request.user)
+    show_private = may_show_targets(request.user, where="page:probe", probes=probe_parent_pairs([probe]))
     return TemplateResponse(
         request,
         "probes/probe_detail.html",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from audit.disclosure import can_know_targets
 from physalign_site.roles import ADJUDICATOR, PROBE_REVIEWER, has_role, is_admin
-from probes.permissions import can_view_private_mapping
 
 from .models import ReviewSlot
 from .selectors import blind_progress
@@ -30,12 +30,18 @@ def can_reveal(user: Any, slot: ReviewSlot, probe: Any) -> bool:
 def is_key_holder(user: Any) -> bool:
     """Someone who can read every probe key: their review of a probe could never be blind, so they do not
     take review slots or submit blind answers (the scorer permission and review exclude each other)."""
-    return can_view_private_mapping(user)
+    return can_know_targets(user)
 
 
 def can_manage_audit(user: Any) -> bool:
     """Campaigns, plans, assessments, signoff and release export."""
     return is_admin(user)
+
+
+def can_manage_kit_decisions(user: Any) -> bool:
+    """The Kit decisions page and import: a Kit draft carries every probe's private key (catalog.PRIVATE.json),
+    so key holders only (:func:`audit.disclosure.can_know_targets`)."""
+    return can_manage_audit(user) and can_know_targets(user)
 
 
 def can_view_agreement(user: Any) -> bool:

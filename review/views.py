@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from audit.disclosure import exposed_parent_ids
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from probes.attachments import attachment_of
@@ -45,7 +46,14 @@ from .models import (
     Severity,
     Signoff,
 )
-from .permissions import can_manage_audit, can_review, can_view_agreement, can_work_slot, is_key_holder
+from .permissions import (
+    can_manage_audit,
+    can_manage_kit_decisions,
+    can_review,
+    can_view_agreement,
+    can_work_slot,
+    is_key_holder,
+)
 from .reports import accounting_tables, agreement_report
 from .selectors import (
     BlindOrder,
@@ -103,6 +111,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "blind_orders": BlindOrder.choices,
             "can_set_blind_order": can_manage_audit(request.user),
             "key_holder": is_key_holder(request.user),
+            "seen_parents": exposed_parent_ids(request.user).distinct().count(),
             "nav_section": "review",
         },
     )
@@ -405,7 +414,7 @@ def signoff(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-@require(can_manage_audit)
+@require(can_manage_kit_decisions)
 def kit_decisions(request: HttpRequest) -> HttpResponse:
     """Admins bring a Kit team's review decisions in: first the Kit draft (or review project) as a zip, which
     binds each equal Kit probe to ours, then the decision files made on the Kit's review page."""

@@ -36,6 +36,7 @@ from .debate_runs import (
 from .launch_choices import problem_sources, solver_models, source_label, source_parent_ids
 from .models import DebateTurn, SolveResponse, SolveRun
 from .permissions import can_run_solving
+from .selectors import reference_for
 
 _DEBATE_DEFAULTS = DebateConfig()
 _FRONTEND_DEFAULTS = FrontendSwitches()
@@ -259,6 +260,7 @@ def debate_transcript(request: HttpRequest, pk: int) -> TemplateResponse:
             "debate": response.run.debate,
             "rounds": rounds,
             "parent": response.parent,
+            "reference": reference_for(request.user, response.parent, where="page:debate-transcript"),
             "nav_section": "debate",
         },
     )

@@ -6,7 +6,17 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from annotation.models import ParentProblem
+from audit.disclosure import may_show_targets
+
 from .models import SolveResponse, SolveRun
+
+
+def reference_for(user: Any, parent: ParentProblem, *, where: str) -> dict[str, str] | None:
+    """The parent's reference answer and solution for a key holder (the showing recorded), else None."""
+    if not may_show_targets(user, where=where, parents=[parent.pk]):
+        return None
+    return {"answer": parent.answer, "solution": parent.solution}
 
 
 def solve_run_list() -> QuerySet[SolveRun]:

@@ -27,7 +27,7 @@ from . import selectors
 from .grading import solve_response_grade
 from .launch_choices import problem_sources, solver_models, source_label, source_parent_ids
 from .models import SolveResponse, SolveRun
-from .permissions import can_run_solving
+from .permissions import can_grade_solving, can_run_solving
 from .runs import build_solve_request, solve_run_cancel, solve_run_create, solve_run_resume
 from .scoring import EXPERT_TYPES
 from .summary import solve_run_summary
@@ -129,6 +129,7 @@ def solve_run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
             "statuses": SolveResponse.Status.choices,
             "gradings": SolveResponse.Grading.choices,
             "next_ungraded": next_ungraded,
+            "can_grade": can_grade_solving(request.user),
             "nav_section": "solving",
             "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True),
         },
@@ -180,13 +181,16 @@ def solve_response_detail(request: HttpRequest, pk: int) -> TemplateResponse:
         {
             "row": row,
             "parent": row.parent,
+            "reference": selectors.reference_for(request.user, row.parent, where="page:solve-response"),
             "components": list(row.components.all()),
             "turns": list(row.turns.select_related("model")),
             "system_message": sent.system,
             "user_message": sent.user,
             "images": list(row.parent.images.order_by("ordinal")),
             "attempts_json": json.dumps(row.attempts, indent=1),
-            "gradable": row.answer_type in EXPERT_TYPES and row.grading in ("pending", "graded"),
+            "gradable": row.answer_type in EXPERT_TYPES
+            and row.grading in ("pending", "graded")
+            and can_grade_solving(request.user),
             "nav_section": "solving",
         },
     )
@@ -224,7 +228,7 @@ def _next_ungraded(row: SolveResponse) -> SolveResponse | None:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-@require(can_run_solving)
+@require(can_grade_solving)
 def solve_response_grade_page(request: HttpRequest, pk: int) -> HttpResponse:
     row = _response(pk)
     if row.answer_type not in EXPERT_TYPES or row.grading not in ("pending", "graded"):
@@ -271,6 +275,7 @@ def solve_response_grade_page(request: HttpRequest, pk: int) -> HttpResponse:
             "parent": row.parent,
             "rows": rows,
             "rubric_source": source,
+            "reference": selectors.reference_for(request.user, row.parent, where="page:solve-grade"),
             "error": error,
             "correct": correct,
             "note": note,

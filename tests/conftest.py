@@ -26,6 +26,16 @@ def role_users(db, django_user_model) -> dict[str, object]:
 
 
 @pytest.fixture
+def key_holder(db, django_user_model):
+    """An admin with the key-holder permission (``probes.view_private_mapping``): may know targets."""
+    from django.contrib.auth.models import Permission
+
+    user = make_user(django_user_model, "user_key_holder", "admin")
+    user.user_permissions.add(Permission.objects.get(codename="view_private_mapping"))
+    return django_user_model.objects.get(pk=user.pk)
+
+
+@pytest.fixture
 def annotator(role_users):
     return role_users["annotator"]
 

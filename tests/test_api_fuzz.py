@@ -217,3 +217,36 @@ def test_the_fuzzer_reports_a_server_error(
     assert all(
         f.startswith("GET /api/sources/ [") and "RuntimeError: deliberately broken" in f for f in failures
     )
+
+
+def test_slot_operations_as_the_slots_reviewer_and_a_valid_decision(
+    db, no_network, wsgi_app, world, role_users, settings
+):
+    """The admin above holds the key and no slot, so the review slot operations only ever answered 403 to it
+    (how a 500 on every valid decision went unseen): fuzz them as the matrix probe reviewer, who holds a slot
+    with every probe answered blind, and send the valid decision body too — a 201, never a 5xx."""
+    settings.DEBUG_PROPAGATE_EXCEPTIONS = True
+    headers = {"Authorization": f"Token {Token.objects.create(user=role_users['probe_reviewer']).key}"}
+    schema = schemathesis.openapi.from_wsgi("/api/schema/", wsgi_app, headers=headers)
+    operations = [
+        result.ok()
+        for result in schema.get_all_operations()
+        if result.ok().path.startswith("/api/review/slots/")
+    ]
+    assert len(operations) >= 6
+    failures: list[str] = []
+    answered: dict[str, set[int]] = {}
+    for operation in operations:
+        failures.extend(_run_operation(operation, headers, answered.setdefault(operation.label, set())))
+    assert not failures, "\n\n".join(failures)
+    decision = next(
+        op for op in operations if op.label.endswith("/decision/") and op.method.upper() == "POST"
+    )
+    case = decision.Case(
+        path_parameters={"slot_id": world.review_slot, "logical_probe_id": world.review_probe},
+        body=world.review_decision_body,
+        media_type="application/json",
+    )
+    response = case.call_and_validate(headers=headers, checks=[not_a_server_error])
+    assert response.status_code == 201, response.text
+    assert response.json()["outcome"] == "pending"

@@ -7,12 +7,13 @@ import pkgutil
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 from rest_framework.test import APIClient
 
 import tests.endpoint_matrix as matrix
-from tests.endpoint_matrix import ANON, NOROLE, ROLES, Case, World, value_of
+from tests.conftest import make_user
+from tests.endpoint_matrix import ANON, KEY, NOROLE, ROLES, Case, World, expected_for, value_of
 
 AREAS = [
     importlib.import_module(f"{matrix.__name__}.{info.name}")
@@ -35,6 +36,9 @@ def users(role_users, django_user_model) -> dict[str, Any]:
     everyone[ANON] = None
     everyone[NOROLE] = django_user_model.objects.create_user(username="user_no_role", password="pw-none")
     assert not Group.objects.filter(user=everyone[NOROLE]).exists()
+    everyone[KEY] = make_user(django_user_model, "user_key_holder", "admin")
+    everyone[KEY].user_permissions.add(Permission.objects.get(codename="view_private_mapping"))
+    assert not everyone["admin"].has_perm("probes.view_private_mapping")
     return everyone
 
 
@@ -62,7 +66,7 @@ def _check(case: Case, role: str, world: World, users: dict[str, Any]) -> str | 
     if headers:
         kwargs["headers"] = headers
     response = getattr(client, case.method)(url, **kwargs)
-    expected = case.expected[role]
+    expected = expected_for(case.expected, role)
     if role == ANON and expected == 403 and url.startswith("/api/"):
         # DRF answers an unauthenticated API call with the token challenge (TokenAuthentication comes first)
         expected = 401
@@ -76,6 +80,18 @@ def _check(case: Case, role: str, world: World, users: dict[str, Any]) -> str | 
         )
     if expected == 302 and role == ANON and "/accounts/login/" not in response["Location"]:
         return f"{case.method.upper()} {case.name} ({url}) as {role}: redirected to {response['Location']}"
+    if case.secrets is not None and response.status_code == 200:
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        text = body.decode("utf-8", "replace")
+        secrets = value_of(case.secrets, world)
+        assert secrets, f"{case.name}: no private strings to look for"
+        shown = [s for s in secrets if s in text]
+        if role == KEY and len(shown) != len(secrets):
+            return (
+                f"GET {case.name} ({url}) as {role}: the key holder is not shown {set(secrets) - set(shown)}"
+            )
+        if role != KEY and shown:
+            return f"{case.method.upper()} {case.name} ({url}) as {role}: private strings shown: {shown}"
     return None
 
 
@@ -88,7 +104,7 @@ def test_endpoint_role_matrix(area: Any, world: World, users: dict[str, Any]) ->
     checked = 0
     for case in area.CASES:
         for role in ROLES:
-            if role not in case.expected:
+            if expected_for(case.expected, role) is None:
                 continue
             savepoint = transaction.savepoint_create()
             try:

@@ -23,6 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.disclosure import may_show_targets
 from physalign_site.api import ApiErrorOutput, ApiPagination, role_permission
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
@@ -214,14 +215,13 @@ class ParentDetailApi(APIView):
     @extend_schema(
         operation_id="parents_retrieve",
         responses=ParentDetailPrivateOutput,
-        description="`answer` and `solution` are present only for admins; for every other role the keys are "
+        description="`answer` and `solution` are present only for key holders (admin + probes.view_private_mapping); for every other role the keys are "
         "absent.",
     )
     def get(self, request: Request, problem_id: str) -> Response:
         parent = parent_or_404(problem_id)
-        output = (
-            ParentDetailPrivateOutput if perms.can_view_private_fields(request.user) else ParentDetailOutput
-        )
+        private = may_show_targets(request.user, where="api:parent", parents=[parent.pk])
+        output = ParentDetailPrivateOutput if private else ParentDetailOutput
         return Response(output(parent).data)
 
 

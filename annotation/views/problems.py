@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import push_url
 
+from audit.disclosure import may_show_targets
 from physalign_site.access import require
 
 from ..forms import ProblemFilterForm
@@ -22,7 +23,6 @@ from ..models import ParentProblem, PassDocument, ProblemImage
 from ..permissions import (
     can_edit_pass,
     can_open_pass_review,
-    can_view_private_fields,
     can_view_problems,
 )
 from ..selectors import (
@@ -166,7 +166,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> TemplateResponse:
     # Private fields leave the server only inside this dict, and only for admins (paper §3.2).
     private = (
         {"answer": problem.answer, "solution": problem.solution}
-        if can_view_private_fields(request.user)
+        if may_show_targets(request.user, where="page:problem", parents=[problem.pk])
         else None
     )
     options = [option for option in (problem.options or []) if isinstance(option, dict)]

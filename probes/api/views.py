@@ -15,12 +15,13 @@ from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.disclosure import disclose, may_show_targets
 from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, role_permission
 from probes.models import CompileRun, Probe, Release
 from probes.permissions import can_manage_probes, can_read_public_release, can_view_private_mapping
 from probes.services import compile_run_create, release_zip_file, release_zip_queue
 
-from ..selectors import probe_list
+from ..selectors import probe_list, probe_parent_pairs
 
 
 class _Pages(PageNumberPagination):
@@ -278,8 +279,8 @@ class ProbeDetailApi(APIView):
         probe = get_object_or_404(
             Probe.objects.select_related("parent", "key"), logical_probe_id=logical_probe_id
         )
-        output = ProbePrivateOutput if can_view_private_mapping(request.user) else ProbeOutput
-        return Response(output(probe).data)
+        private = may_show_targets(request.user, where="api:probe", probes=probe_parent_pairs([probe]))
+        return Response((ProbePrivateOutput if private else ProbeOutput)(probe).data)
 
 
 # --- releases -----------------------------------------------------------------------------------------
@@ -382,7 +383,11 @@ class ReleasePrivateApi(APIView):
     @extend_schema(operation_id="releases_private_mappings", responses=ReleasePrivateOutput(many=True))
     def get(self, request, release_id: str):
         release = get_object_or_404(Release, release_id=release_id)
-        return _paginated(self, request, release.items.all(), ReleasePrivateOutput)
+        pages = self.pagination_class()
+        page = pages.paginate_queryset(release.items.all(), request, view=self)
+        shown = probe_parent_pairs((item.problem_id, item.logical_probe_id) for item in page)
+        disclose(request.user, where="api:release-private", probes=shown)
+        return pages.get_paginated_response(ReleasePrivateOutput(page, many=True).data)
 
 
 class ReleaseZipApi(APIView):

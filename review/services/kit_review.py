@@ -13,8 +13,10 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.importers import extract_zip
+from audit.disclosure import disclose
 from audit.services import event_record
-from kit.canonical import bytes_digest, parse_json
+from kit.canonical import bytes_digest
+from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
 from probes.models import Probe
 from probes.services import probe_record_review
@@ -35,7 +37,7 @@ from ..models import (
     KitProbeBinding,
     Role,
 )
-from ..permissions import can_manage_audit
+from ..permissions import can_manage_kit_decisions
 from ..selectors import (
     live_probes,
 )
@@ -44,8 +46,13 @@ from ..selectors import (
 # Kit review decisions (issue 13 item 4; design and rules in review/kit_decisions.py) -------------------------------
 def _require_importer(actor: Any) -> None:
     """Admins import Kit decisions over the web; an operator's manage.py passes ``actor=None``."""
-    if actor is not None and not can_manage_audit(actor):
-        raise ApplicationError("Only admins import Kit review decisions.", code="ADMIN_REQUIRED", status=403)
+    if actor is not None and not can_manage_kit_decisions(actor):
+        raise ApplicationError(
+            "Kit drafts carry every probe's private key: only key holders (admin + "
+            "probes.view_private_mapping) import them and their decisions.",
+            code="KEY_HOLDER_REQUIRED",
+            status=403,
+        )
 
 
 def _our_side(probe: Probe) -> Any:
@@ -120,6 +127,10 @@ def kit_draft_import(*, root: Path, actor: Any) -> Any:
             same_bytes=same_bytes(core, ourside),
         )
         bound.append(qid)
+    # the draft's catalog.PRIVATE.json names the targets of every probe it shares with ours
+    disclose(
+        actor, where="kit-draft-import", probes=[(p.parent_id, p.logical_probe_id) for p in ours.values()]
+    )
     record.summary = {
         "bound": bound,
         "differing": differing,
@@ -343,7 +354,7 @@ def kit_decisions_upload(*, upload: Any, actor: Any) -> KitImportReport:
         )
     data = upload.read()
     try:
-        document = parse_json(data)
+        document = jsonsafety.loads(data, max_string=settings.PHYSALIGN_TEXT_MAX_CHARS)
     except ValueError as error:
         raise ApplicationError(
             f"The decision file is not valid JSON: {error}", code="REVIEW_FILE_JSON_INVALID"

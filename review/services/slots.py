@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from audit.disclosure import exposed_parent_ids, has_seen_targets
 from audit.services import event_record
 from kit.canonical import digest
 from physalign_site.errors import ApplicationError
@@ -165,6 +166,16 @@ def _known_context(context: str) -> bool:
     return plan_id.isascii() and plan_id.isdigit() and AuditPlan.objects.filter(pk=int(plan_id)).exists()
 
 
+def _refuse_seen_targets(reviewer: Any, parent_id: int) -> None:
+    if has_seen_targets(reviewer, parent_id):
+        raise ApplicationError(
+            "You have been shown a target of this parent (a key page, an evaluation drill-down, a Kit draft or "
+            "its reference answer), so your review of it could not be blind. Leave it to another reviewer.",
+            code="TARGETS_SEEN",
+            status=403,
+        )
+
+
 def _refuse_key_holder(reviewer: Any) -> None:
     if is_key_holder(reviewer):
         raise ApplicationError(
@@ -196,17 +207,26 @@ def review_claim(*, reviewer: Any, role: str, context: str) -> ReviewSlot:
     held = list(
         ReviewSlot.objects.filter(context=context, reviewer=reviewer).values_list("parent_id", flat=True)
     )
+    seen = exposed_parent_ids(reviewer)  # parents whose targets were shown to this reviewer: never theirs
     passed_over: list[int] = []
     while True:
         slot = (
             ReviewSlot.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(context=context, role=role, reviewer__isnull=True)
             .exclude(parent_id__in=held)
+            .exclude(parent_id__in=seen)
             .exclude(pk__in=passed_over)
             .order_by("parent__problem_id", "pk")
             .first()
         )
         if slot is None:
+            if seen.exists():
+                raise ApplicationError(
+                    "No parent is waiting for this role that you could review blind: you have been shown "
+                    "targets of some parents, and those go to other reviewers.",
+                    code="QUEUE_EMPTY",
+                    status=404,
+                )
             raise ApplicationError("No parent is waiting for this role.", code="QUEUE_EMPTY", status=404)
         if not slot_work(slot):
             passed_over.append(slot.pk)
@@ -293,6 +313,7 @@ def review_submit_blind(
     own_slot(slot, reviewer)
     independent(slot, reviewer)
     _refuse_key_holder(reviewer)
+    _refuse_seen_targets(reviewer, slot.parent_id)
     progress = blind_progress(slot)
     if probe.pk not in {p.pk for p in progress.probes}:
         raise ApplicationError("This probe is not part of your assignment.", code="NOT_IN_SLOT", status=404)

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.disclosure import may_show_targets
 from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, number, role_permission
 from probes.models import Release
 
@@ -96,7 +97,9 @@ class TranscriptOutput(serializers.Serializer):
     output_tokens = serializers.IntegerField()
     cost_usd = serializers.CharField(help_text="Decimal dollars")
     turns = DebateTurnOutput(many=True)
-    reference_answer = serializers.CharField()
+    reference_answer = serializers.CharField(
+        required=False, help_text="The parent's reference answer: present for key holders only"
+    )
 
 
 class DebateRunListView(APIView):
@@ -155,4 +158,7 @@ class DebateTranscriptView(APIView):
         response = get_object_or_404(
             SolveResponse.objects.select_related("parent"), pk=pk, run__kind=SolveRun.Kind.DEBATE
         )
-        return Response(TranscriptOutput(transcript_payload(response, include_reference=True)).data)
+        reference = may_show_targets(
+            request.user, where="api:debate-transcript", parents=[response.parent_id]
+        )
+        return Response(TranscriptOutput(transcript_payload(response, include_reference=reference)).data)

@@ -16,12 +16,13 @@ from probes.models import Release
 
 from ..grading import solve_response_grade
 from ..models import SolveResponse, SolveRun
-from ..permissions import can_run_solving
+from ..permissions import can_grade_solving, can_run_solving
 from ..runs import solve_run_create
 from ..selectors import solve_run_list
 from ..summary import solve_run_summary
 
 CanRunSolving = role_permission(can_run_solving, name="CanRunSolving")
+CanGradeSolving = role_permission(can_grade_solving, name="CanGradeSolving")
 
 
 class SolveRunInput(serializers.Serializer):
@@ -167,7 +168,7 @@ class SolveRunDetailView(APIView):
 
 
 class SolveResponseGradeView(APIView):
-    permission_classes = [CanRunSolving]
+    permission_classes = [CanGradeSolving]
 
     @extend_schema(
         operation_id="solve_responses_grade",

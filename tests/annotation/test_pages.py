@@ -196,8 +196,11 @@ def test_private_fields_never_reach_non_admins(client, role_users, problem, job,
 
 
 @pytest.mark.django_db
-def test_admin_sees_private_panel_on_detail_only(client, admin_user_role, problem):
-    client.force_login(admin_user_role)
+def test_key_holder_sees_private_panel_on_detail_only(client, admin_user_role, key_holder, problem):
+    client.force_login(admin_user_role)  # an admin without the key-holder permission: no answer, no solution
+    detail = client.get(reverse("annotation:problem_detail", args=[problem.problem_id])).content.decode()
+    assert SECRET_ANSWER not in detail and SECRET_SOLUTION not in detail
+    client.force_login(key_holder)
     detail = client.get(reverse("annotation:problem_detail", args=[problem.problem_id])).content.decode()
     assert "Private (admin only)" in detail
     assert SECRET_ANSWER in detail

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from PIL import Image, ImageDraw
 
 from physalign_site.roles import ALL_ROLES
@@ -151,9 +151,11 @@ def role_groups(transactional_db) -> None:
 
 @pytest.fixture
 def make_browser_user(role_groups, django_user_model):
-    def make(username: str, *roles: str):
+    def make(username: str, *roles: str, key_holder: bool = False):
         user = django_user_model.objects.create_user(username=username, password=PASSWORD)
         user.groups.add(*Group.objects.filter(name__in=roles))
+        if key_holder:  # the admin role plus probes.view_private_mapping: may know targets
+            user.user_permissions.add(Permission.objects.get(codename="view_private_mapping"))
         return user
 
     return make

@@ -49,7 +49,7 @@ def test_admin_reads_the_request_count_then_the_drill_down_explains_the_score(
     page, live_server, make_browser_user, django_user_model, settings
 ):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    make_browser_user("boss", "admin")
+    make_browser_user("boss", "admin", key_holder=True)
     for problem_id in PARENTS:
         make_demo_parent(django_user_model, problem_id=problem_id, sample=problem_id)
     probes = compile_and_approve(django_user_model)
@@ -143,4 +143,44 @@ def test_admin_reads_the_request_count_then_the_drill_down_explains_the_score(
     link.click()
     page.wait_for_url(f"{live_server.url}/probes/{target.logical_probe_id}/")
     expect(page.locator("main")).to_contain_text(target.logical_probe_id[:20])
+    assert_no_csp_violations(page)
+
+
+def test_an_admin_without_the_key_reads_scores_not_targets_and_is_not_handed_the_parent(
+    page, live_server, make_browser_user, django_user_model, settings
+):
+    """From login by clicks only: the run's item page opens the request, which shows C/G/J and the parsed answer
+    but no expected target, no entity ids, and no item-file link; the review queue then finds nothing for them."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    make_browser_user("plainadmin", "admin", "probe_reviewer")
+    make_demo_parent(django_user_model, problem_id=PARENTS[0], sample=PARENTS[0])
+    probes = compile_and_approve(django_user_model)
+    responses, target = _answers(probes)
+    scripted(MODEL, responses, default="not json")
+    login(page, live_server, "plainadmin", "/")
+    _open_menu_item(page, "Evaluation", "Evaluation runs")
+    page.wait_for_url(f"{live_server.url}/runs/")
+    page.fill("#id_name", "no-key run")
+    page.check(f"input[name=models][value={MODEL}]")
+    page.fill("#id_resamples", "20")
+    page.get_by_role("button", name="Launch").click()
+    page.wait_for_url(re.compile(rf"{re.escape(live_server.url)}/runs/\d+/$"))
+    page.wait_for_selector("#progress-heading:has-text('Completed')")
+    expect(page.locator("#items-withheld")).to_contain_text("key holders only")
+    page.get_by_role("link", name="Items").click()
+    page.locator("tbody tr", has_text="T03-image").first.locator("td").first.get_by_role("link").click()
+    page.wait_for_selector("#why-heading")
+    expect(page.get_by_test_id("targets-withheld")).to_contain_text("key holders only")
+    expect(page.get_by_test_id("parsed-answer")).to_be_visible()
+    expect(page.get_by_test_id("cgj")).to_be_visible()
+    html = page.content()
+    key = target.key.view
+    assert not [e for e in key.alias_to_entity.values() if e[:11] in html]
+    assert 'data-testid="expected-target"' not in html
+    screenshot(page, "issue25-request-without-key")
+    # the parent whose scores were read is never handed to this admin for blind review
+    _open_menu_item(page, "Review", "Probe review queue")
+    page.get_by_role("button", name=re.compile("primary", re.I)).first.click()
+    expect(page.locator(".alert, [role=alert], [role=status]").first).to_contain_text("shown targets")
+    screenshot(page, "issue25-queue-refuses-seen-parent")
     assert_no_csp_violations(page)

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_admin_imports_kit_decisions_by_clicking(
     page, live_server, make_browser_user, django_user_model, tmp_path
 ):
-    make_browser_user("boss", "admin")
+    make_browser_user("boss", "admin", key_holder=True)
     make_demo_parent(django_user_model)
     compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
     catalog = write_kit_draft(tmp_path / "draft", compile_parent(demo.demo_source()).probes)

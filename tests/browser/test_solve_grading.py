@@ -53,7 +53,7 @@ def _credit(page) -> str:
 
 def test_admin_grades_with_rubric_and_moves_on(page, live_server, make_browser_user, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    make_browser_user("grader", "admin")
+    make_browser_user("grader", "admin", key_holder=True)
     run = _graded_run()
     first, second = run.responses.order_by("pk")
     assert first.grading == second.grading == "pending"

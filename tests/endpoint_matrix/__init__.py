@@ -14,25 +14,36 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-ANON, ANN, SRC, PRB, ADJ, ADM, NOROLE = (
+ANON, ANN, SRC, PRB, ADJ, ADM, KEY, NOROLE = (
     "anonymous",
     "annotator",
     "source_reviewer",
     "probe_reviewer",
     "adjudicator",
-    "admin",
+    "admin",  # the admin role without the key-holder permission
+    "key_holder",  # the admin role with probes.view_private_mapping: may know targets
     "no_role",
 )
-ROLES = (ANON, ANN, SRC, PRB, ADJ, ADM, NOROLE)
+ROLES = (ANON, ANN, SRC, PRB, ADJ, ADM, KEY, NOROLE)
+
+
+def expected_for(expected: dict[str, int], role: str) -> int | None:
+    """A row's status for ``role``; the key holder is an admin, so unless the row names them they are
+    expected to get what the admin gets."""
+    if role == KEY and KEY not in expected:
+        return expected.get(ADM)
+    return expected.get(role)
 
 
 def statuses(default: int, **overrides: int) -> dict[str, int]:
     """Every role → ``default``, except the overrides (``anonymous=403`` …)."""
-    return {role: overrides.get(role, default) for role in ROLES}
+    return {role: overrides.get(role, default) for role in ROLES if role != KEY or KEY in overrides}
 
 
 def only(allowed: dict[str, int], *, others: int = 403) -> dict[str, int]:
-    return {role: allowed.get(role, others) for role in ROLES}
+    """The roles named → their status, every other role → ``others`` (the key holder → the admin's, unless
+    named)."""
+    return {role: allowed.get(role, others) for role in ROLES if role != KEY or KEY in allowed}
 
 
 class World(SimpleNamespace):
@@ -48,6 +59,9 @@ class Case:
     expected: dict[str, int] = field(default_factory=dict)
     headers: Callable[[World], dict[str, str]] | dict[str, str] | None = None
     fmt: str | None = "json"
+    # strings private to a probe (its targets): a 200 for any role but the key holder must not contain them,
+    # and the key holder's 200 must (so the check cannot pass by accident)
+    secrets: Callable[[World], list[str]] | None = None
 
 
 def value_of(value: Any, world: World) -> Any:

@@ -34,6 +34,7 @@ PASS_WRITERS = only({ANN: 200, ADM: 200})
 REVIEWERS = only({SRC: 200, ADM: 200})
 IMPORTERS = only({ANN: 200, ADM: 200})
 PAGE_READERS = only({ANN: 200, SRC: 200, ADM: 200, ANON: 302})
+SECRET_ANSWER, SECRET_SOLUTION = "MATRIX-PARENT-ANSWER-42", "MATRIX-PARENT-SOLUTION-STEPS"
 
 CASES: list[Case] = [
     # --- site-wide API ---
@@ -63,6 +64,8 @@ CASES: list[Case] = [
         "get",
         lambda w: f"/problems/{w.pid}/",
         expected={ANON: 302, ANN: 200, SRC: 200, PRB: 200, ADJ: 200, ADM: 200, NOROLE: 403},
+        fmt=None,
+        secrets=lambda w: [SECRET_ANSWER, SECRET_SOLUTION],  # the answer and solution: key holders only
     ),
     Case(
         "problem image file",
@@ -95,7 +98,13 @@ CASES: list[Case] = [
         "/api/parents/?language=en&search=block&ordering=-problem_id",
         expected=API_READERS,
     ),
-    Case("parent detail", "get", lambda w: f"/api/parents/{w.pid}/", expected=API_READERS),
+    Case(
+        "parent detail",
+        "get",
+        lambda w: f"/api/parents/{w.pid}/",
+        expected=API_READERS,
+        secrets=lambda w: [SECRET_ANSWER, SECRET_SOLUTION],
+    ),
     Case(
         "parent detail missing",
         "get",
@@ -321,7 +330,9 @@ CASES: list[Case] = [
 def populate(world: World, users: dict[str, Any]) -> None:
     annotator, reviewer = users[ANN], users[SRC]
     source = SourceFactory(name="matrix-source")
-    parent = ParentProblemFactory(problem_id="prob_matrix", source=source)
+    parent = ParentProblemFactory(
+        problem_id="prob_matrix", source=source, answer=SECRET_ANSWER, solution=SECRET_SOLUTION
+    )
     ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
     pass1 = PassDocumentFactory(
         parent=parent,

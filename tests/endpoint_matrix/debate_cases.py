@@ -20,10 +20,11 @@ from tests.factories import ParentProblemFactory
 PAGES = only({ADM: 200, ANON: 302})
 API = only({ADM: 200})
 API_CREATED = only({ADM: 201})
+SECRET_REFERENCE = "DEBATE-MATRIX-REFERENCE-4N"  # the parent's reference answer: key holders only
 
 
 def populate(world: World, users: dict[str, Any]) -> None:
-    parent = ParentProblemFactory(problem_id="debate-matrix-1", answer="4 N", answer_type="fill")
+    parent = ParentProblemFactory(problem_id="debate-matrix-1", answer=SECRET_REFERENCE, answer_type="fill")
     for name in ("matrix-debate-a", "matrix-debate-b", "matrix-debate-c"):
         ModelConfig.objects.create(
             name=name,
@@ -112,6 +113,7 @@ CASES = [
         lambda w: f"/debate/responses/{w.debate_response_id}/",
         expected=PAGES,
         fmt=None,
+        secrets=lambda w: [SECRET_REFERENCE],
     ),
     Case("debate compare", "get", "/debate/compare/", expected=PAGES, fmt=None),
     Case(
@@ -129,5 +131,6 @@ CASES = [
         "get",
         lambda w: f"/api/debate/responses/{w.debate_response_id}/transcript/",
         expected=API,
+        secrets=lambda w: [SECRET_REFERENCE],
     ),
 ]

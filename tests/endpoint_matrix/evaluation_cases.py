@@ -18,13 +18,17 @@ from evaluation.models import EvalRequest, EvalRun, ItemScore
 from evaluation.runs import metrics_store
 from models_registry.models import ModelConfig
 from probes.models import Probe, ProbeKey
-from tests.endpoint_matrix import ADM, ANON, Case, World, only
+from tests.endpoint_matrix import ADM, ANON, KEY, Case, World, only
 from tests.factories import ParentProblemFactory
 
 PAGES = only({ADM: 200, ANON: 302})
 API = only({ADM: 200})
 REDIRECT = only({ADM: 302, ANON: 302})  # the admin is sent back to the run page, anonymous to the login page
 NOT_FOUND_PAGE = only({ADM: 404, ANON: 302})
+KEY_PAGES = only(
+    {KEY: 200, ANON: 302}
+)  # pages of targets: the admin without the key-holder permission gets 403
+SECRET_GOLD = "ent-matrix-secret-gold-block"  # the gold entity id behind alias E1: private
 
 
 def _probe(parent, probe_id: str) -> Probe:
@@ -60,8 +64,8 @@ def _probe(parent, probe_id: str) -> Probe:
         displays={},
         assets={},
         key={
-            "candidate_map": {"E1": {"id": "block"}, "E2": {"id": "pulley"}},
-            "gold_targets": [{"id": "block"}],
+            "candidate_map": {"E1": {"id": SECRET_GOLD}, "E2": {"id": "ent-matrix-pulley"}},
+            "gold_targets": [{"id": SECRET_GOLD}],
             "read_targets": [],
             "packet_plan": {"observation_ids": []},
             "response_contract": {"binding_key": "binding", "cardinality": "one"},
@@ -97,7 +101,7 @@ def _run(config: ModelConfig, probes: list[Probe], status: str) -> EvalRun:
                 G=g,
                 object_valid=True,
                 field_valid={"binding": True},
-                canonical=["block" if g else "pulley"],
+                canonical=[SECRET_GOLD if g else "ent-matrix-pulley"],
             )
     run.total = run.requests.count()
     run.save(update_fields=["total"])
@@ -189,11 +193,12 @@ CASES: list[Case] = [
         fmt=None,
     ),
     Case(
-        "eval request drill-down",
+        "eval request drill-down",  # every admin sees scores and the parsed answer; the target, key holders only
         "get",
         lambda w: f"/eval-requests/{w.eval_request_id}/",
         expected=PAGES,
         fmt=None,
+        secrets=lambda w: [SECRET_GOLD],
     ),
     Case(
         "eval request drill-down missing", "get", "/eval-requests/999999/", expected=NOT_FOUND_PAGE, fmt=None
@@ -216,7 +221,7 @@ CASES: list[Case] = [
         "eval run download items",
         "get",
         lambda w: f"/runs/{w.eval_run_id}/download/items/",
-        expected=PAGES,
+        expected=KEY_PAGES,
         fmt=None,
     ),
     Case(

@@ -1,7 +1,7 @@
 """Matrix rows for compile runs, probes and releases (pages and REST).
 
-Scorer = the admin role plus ``probes.view_private_mapping``; ``populate`` grants that permission to the
-matrix admin, so only the admin row reads private mappings.
+Scorer = the admin role plus ``probes.view_private_mapping`` (the matrix's key holder); the matrix admin lacks
+it, so it reads probes and releases without their private fields.
 """
 
 from __future__ import annotations
@@ -10,17 +10,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import Permission
-
 from probes.models import Probe
 from probes.releases import release_export
 from probes.services import compile_run_create, compile_run_execute, probe_record_review
-from tests.endpoint_matrix import ADM, ANON, Case, World, only, statuses
+from tests.endpoint_matrix import ADM, ANON, KEY, Case, World, only, statuses
 from tests.probes import kit_demo
 
 ADMIN_PAGES = {**only({ADM: 200}), ANON: 302}
 ADMIN_API = only({ADM: 200})
-API_CLIENTS = statuses(200, anonymous=403)
+API_CLIENTS = statuses(200, anonymous=403, no_role=403)  # the public part: users with a role
 
 CASES: list[Case] = [
     Case("compile runs page", "get", "/compile/", expected=ADMIN_PAGES, fmt=None),
@@ -32,6 +30,7 @@ CASES: list[Case] = [
         lambda w: f"/probes/{kit_demo.T02}/?condition=gold",
         expected=ADMIN_PAGES,
         fmt=None,
+        secrets=lambda w: [kit_demo.PE_BLOCK_A[:20]],  # the page shows entity ids cut at 20 characters
     ),
     Case(
         "probe attachment",
@@ -63,7 +62,13 @@ CASES: list[Case] = [
         "/api/probes/?fields=interface,private",
         expected={**only({ADM: 400})},
     ),
-    Case("probe api", "get", lambda w: f"/api/probes/{kit_demo.T02}/", expected=ADMIN_API),
+    Case(
+        "probe api",
+        "get",
+        lambda w: f"/api/probes/{kit_demo.T02}/",
+        expected=ADMIN_API,
+        secrets=lambda w: [kit_demo.PE_BLOCK_A],
+    ),
     Case("releases api", "get", "/api/releases/", expected=API_CLIENTS),
     Case("release api", "get", lambda w: f"/api/releases/{w.release_id}/", expected=API_CLIENTS),
     Case(
@@ -82,13 +87,14 @@ CASES: list[Case] = [
         "release public probes, a bad cursor",
         "get",
         lambda w: f"/api/releases/{w.release_id}/probes/?cursor=not-a-cursor",
-        expected=statuses(404, anonymous=403),
+        expected=statuses(404, anonymous=403, no_role=403),
     ),
     Case(
         "release private mappings",
         "get",
         lambda w: f"/api/releases/{w.release_id}/private/",
-        expected=ADMIN_API,
+        expected=only({KEY: 200}),
+        secrets=lambda w: [kit_demo.PE_BLOCK_A],
     ),
     Case("release page", "get", lambda w: f"/releases/{w.release_id}/", expected=ADMIN_PAGES, fmt=None),
     Case(
@@ -123,7 +129,7 @@ CASES: list[Case] = [
         "release zip not built",
         "get",
         lambda w: f"/api/releases/{w.release_id}/zip/",
-        expected=statuses(404, anonymous=403),
+        expected=statuses(404, anonymous=403, no_role=403),
     ),
 ]
 
@@ -131,7 +137,6 @@ CASES: list[Case] = [
 def populate(world: World, users: dict[str, Any]) -> None:
     from tests.probes.conftest import make_demo_parent
 
-    users[ADM].user_permissions.add(Permission.objects.get(codename="view_private_mapping"))
     make_demo_parent(type(users[ADM]), problem_id="SYNTHETIC_TEST_ONLY")
     run = compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
     for probe in Probe.objects.all():

@@ -10,13 +10,14 @@ from probes.models import Probe
 from review import services
 from review.models import CONFIRMATION_KEYS, Role
 from review.selectors import slot_work
-from tests.endpoint_matrix import ADJ, ADM, ANON, PRB, Case, World, only
+from tests.endpoint_matrix import ADJ, ADM, ANON, KEY, PRB, Case, World, only
 
 REVIEWER_PAGE = {**only({PRB: 200}), ANON: 302}
 REVIEWER_API = only({PRB: 200})
 QUEUE_PAGE = {**only({PRB: 200, ADJ: 200, ADM: 200}), ANON: 302}
 AGREEMENT_PAGE = {**only({ADJ: 200, ADM: 200}), ANON: 302}
 ADMIN_PAGE = {**only({ADM: 200}), ANON: 302}
+KEY_PAGE = {**only({KEY: 200}), ANON: 302}
 
 
 def _probe(w: World, suffix: str = "") -> str:
@@ -234,13 +235,14 @@ def populate(world: World, users: dict[str, Any]) -> None:
 
 
 CASES += [
-    Case("review kit decisions page", "get", "/review/kit-decisions/", expected=ADMIN_PAGE, fmt=None),
+    # a Kit draft carries every probe's key: the Kit decision pages are for key holders only
+    Case("review kit decisions page", "get", "/review/kit-decisions/", expected=KEY_PAGE, fmt=None),
     Case(
         "review kit decisions post without file",
         "post",
         "/review/kit-decisions/",
         {"action": "decisions"},
-        expected={**only({ADM: 302}), ANON: 302},
+        expected={**only({KEY: 302}), ANON: 302},
         fmt=None,
     ),
 ]

@@ -14,7 +14,7 @@ from typing import Any
 from models_registry.models import ModelConfig
 from solving.models import SolveRun
 from solving.runs import solve_chunk_process, solve_run_create
-from tests.endpoint_matrix import ADM, ANON, Case, World, only
+from tests.endpoint_matrix import ADM, ANON, KEY, Case, World, only
 from tests.factories import ParentProblemFactory
 
 PAGES = only({ADM: 200, ANON: 302})
@@ -22,6 +22,8 @@ API = only({ADM: 200})
 REDIRECT = only({ADM: 302, ANON: 302})
 NOT_FOUND_PAGE = only({ADM: 404, ANON: 302})
 BAD_FORM = only({ADM: 400, ANON: 302})
+KEY_PAGES = only({KEY: 200, ANON: 302})  # grading is against the reference: key holders only
+SECRET_ANSWER, SECRET_SOLUTION = "SOLVE-MATRIX-REFERENCE-ANSWER", "SOLVE-MATRIX-REFERENCE-SOLUTION"
 
 
 def _executed(config: ModelConfig, parent_ids: list[str], name: str) -> SolveRun:
@@ -42,7 +44,13 @@ def populate(world: World, users: dict[str, Any]) -> None:
     ParentProblemFactory(
         problem_id="solve-matrix-fill", answer_type="fill", answer="3 m/s", stem="MATRIX-FILL"
     )
-    ParentProblemFactory(problem_id="solve-matrix-calc", answer_type="calc", stem="MATRIX-CALC")
+    ParentProblemFactory(
+        problem_id="solve-matrix-calc",
+        answer_type="calc",
+        stem="MATRIX-CALC",
+        answer=SECRET_ANSWER,
+        solution=SECRET_SOLUTION,
+    )
     grading = _executed(config, ["solve-matrix-fill", "solve-matrix-calc"], "matrix grading")
     world.solve_model_pk = config.pk
     world.solve_run_id = grading.pk
@@ -161,6 +169,14 @@ CASES: list[Case] = [
         expected=PAGES,
         fmt=None,
     ),
+    Case(  # every admin sees the model's answer; the reference answer and solution, key holders only
+        "solve response page of an expert-graded answer",
+        "get",
+        lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/",
+        expected=PAGES,
+        fmt=None,
+        secrets=lambda w: [SECRET_ANSWER, SECRET_SOLUTION],
+    ),
     Case(
         "solve response page missing",
         "get",
@@ -172,14 +188,15 @@ CASES: list[Case] = [
         "solve grading page",
         "get",
         lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/",
-        expected=PAGES,
+        expected=KEY_PAGES,
         fmt=None,
+        secrets=lambda w: [SECRET_ANSWER, SECRET_SOLUTION],
     ),
     Case(
         "solve grading page of a script-scored answer",
         "get",
         lambda w: f"/solve-runs/responses/{w.solve_script_response_id}/grade/",
-        expected=NOT_FOUND_PAGE,
+        expected=only({KEY: 404, ANON: 302}),
         fmt=None,
     ),
     Case(
@@ -187,7 +204,7 @@ CASES: list[Case] = [
         "post",
         lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/",
         _grade(),
-        expected=REDIRECT,
+        expected=only({KEY: 302, ANON: 302}),
         fmt="multipart",
     ),
     Case(
@@ -195,7 +212,7 @@ CASES: list[Case] = [
         "post",
         lambda w: f"/solve-runs/responses/{w.solve_pending_response_id}/grade/",
         _grade(awarded="5"),
-        expected=BAD_FORM,
+        expected=only({KEY: 400, ANON: 302}),
         fmt="multipart",
     ),
     Case(
@@ -235,27 +252,27 @@ CASES: list[Case] = [
         "post",
         lambda w: f"/api/solve/responses/{w.solve_pending_response_id}/grade/",
         _grade_api(),
-        expected=API,
+        expected=only({KEY: 200}),
     ),
     Case(
         "solve response api grade invalid",
         "post",
         lambda w: f"/api/solve/responses/{w.solve_pending_response_id}/grade/",
         _grade_api(awarded="3"),
-        expected=only({ADM: 400}),
+        expected=only({KEY: 400}),
     ),
     Case(
         "solve response api grade script-scored",
         "post",
         lambda w: f"/api/solve/responses/{w.solve_script_response_id}/grade/",
         _grade_api(),
-        expected=only({ADM: 400}),
+        expected=only({KEY: 400}),
     ),
     Case(
         "solve response api grade missing",
         "post",
         "/api/solve/responses/999999/grade/",
         _grade_api(),
-        expected=only({ADM: 404}),
+        expected=only({KEY: 404}),
     ),
 ]

@@ -20,6 +20,14 @@ from tests.probes import kit_demo as demo
 from .kit_draft_fixture import CONFIRMED, decision, legacy_file, write_kit_draft
 
 
+@pytest.fixture(autouse=True)
+def _the_admin_holds_the_key(reviewers):
+    """A Kit draft carries every probe's key: importing it is for key holders (admin + the permission)."""
+    from django.contrib.auth.models import Permission
+
+    reviewers["admin"].user_permissions.add(Permission.objects.get(codename="view_private_mapping"))
+
+
 @pytest.fixture
 def kit(demo_probes, tmp_path):
     compiled = compile_parent(demo.demo_source()).probes
@@ -234,12 +242,15 @@ def test_native_release_reviews_bind_to_the_kit_project_and_reimport_is_idempote
     assert error.value.code == "REVIEW_CONTEXT_OR_ROLE_MISMATCH"
 
 
-def test_only_admins_import(kit, reviewers):
+def test_only_key_holders_import(kit, reviewers, django_user_model):
+    from tests.conftest import make_user
+
     doc = legacy_file(kit["catalog"], [decision(kit["items"][demo.T03_IMAGE])])
-    for user in (reviewers["alice"], reviewers["carol"]):
+    plain_admin = make_user(django_user_model, "admin_without_key", "admin")
+    for user in (reviewers["alice"], reviewers["carol"], plain_admin):
         with pytest.raises(ApplicationError) as error:
             run(doc, actor=user, draft=kit["root"])
-        assert (error.value.code, error.value.status_code) == ("ADMIN_REQUIRED", 403)
+        assert (error.value.code, error.value.status_code) == ("KEY_HOLDER_REQUIRED", 403)
     assert not KitDecision.objects.exists()
 
 

@@ -6,6 +6,7 @@ import io
 import json
 import zipfile
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from probes.compiler import compile_parent
@@ -27,6 +28,14 @@ def _zip(folder, *, top="kit_draft") -> bytes:
 
 def _messages(response) -> list[str]:
     return [str(m) for m in response.context["messages"]]
+
+
+@pytest.fixture(autouse=True)
+def _the_admin_holds_the_key(reviewers):
+    """A Kit draft carries every probe's key: importing it is for key holders (admin + the permission)."""
+    from django.contrib.auth.models import Permission
+
+    reviewers["admin"].user_permissions.add(Permission.objects.get(codename="view_private_mapping"))
 
 
 def test_admin_uploads_a_kit_draft_then_a_decision_file(client, demo_probes, reviewers, tmp_path):

@@ -194,10 +194,13 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
             raise PermissionDenied
         decision = request.POST.get("decision")
         sha = request.POST.get("document_sha256", "")
+        parent_sha = request.POST.get("parent_content_sha256") or None
         note = request.POST.get("note", "")
         try:
             if decision == "approve":
-                pass_document_approve(doc=doc, actor=request.user, document_sha256=sha, note=note)
+                pass_document_approve(
+                    doc=doc, actor=request.user, document_sha256=sha, parent_content_sha256=parent_sha, note=note
+                )
             elif decision == "reject":
                 pass_document_reject(doc=doc, actor=request.user, document_sha256=sha, note=note)
             else:

@@ -275,3 +275,31 @@ def test_the_migration_binds_existing_approvals_to_todays_content_so_they_stay_f
     stored.stem = "A ball falls twice as far."  # and from now on, a change makes it stale
     stored.save()
     assert not PassDocument.objects.select_related("parent").get(pk=approved.pk).approval_is_fresh
+
+
+def test_a_reviewer_renews_a_stale_approval_from_the_review_page(client, parent, role_users):
+    """The page says why the approval is stale and offers the decision again, bound to what the page showed."""
+    doc = _approved(parent, reviewer=role_users["source_reviewer"])
+    parent.stem += " Changed on the admin site."
+    parent.save()
+    client.force_login(role_users["source_reviewer"])
+    url = f"/problems/{parent.problem_id}/passes/1/review/"
+    page = client.get(url).content.decode()
+    assert "the problem's statement, question, options or images changed" in page
+    assert 'name="parent_content_sha256"' in page
+    shown = ParentProblem.objects.get(pk=parent.pk).content_sha256
+    parent.query += " (edited again)"  # changed after the page was loaded: the approval is refused
+    parent.save()
+    refused = client.post(
+        url, {"decision": "approve", "document_sha256": doc.document_sha256, "parent_content_sha256": shown}
+    )
+    assert refused.status_code in (400, 409)
+    doc.refresh_from_db()
+    assert not doc.approval_is_fresh
+    current = ParentProblem.objects.get(pk=parent.pk).content_sha256
+    renewed = client.post(
+        url, {"decision": "approve", "document_sha256": doc.document_sha256, "parent_content_sha256": current}
+    )
+    assert renewed.status_code == 302
+    doc.refresh_from_db()
+    assert doc.approval_is_fresh and doc.approved_parent_sha256 == current

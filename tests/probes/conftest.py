@@ -16,15 +16,17 @@ def make_demo_parent(
     sample="SYNTHETIC_TEST_ONLY",
     answer="SECRET-ANSWER-two-newtons",
     pass4=None,
+    stem_suffix="",
 ):
-    """The kit demo parent as database rows, with Passes 1–4 approved and hash-fresh."""
+    """The kit demo parent as database rows, with Passes 1–4 approved and hash-fresh. ``stem_suffix`` makes
+    its statement distinct (exact copies are dedup duplicates) before the approvals are bound to it."""
     reviewer, _ = django_user_model.objects.get_or_create(username="SYNTHETIC_TEST_NOT_HUMAN")
     parent = ParentProblemFactory(
         problem_id=problem_id,
         source=SourceFactory(name="SYNTHETIC_UNIT_TEST"),
         source_split="test_fixture",
         source_sample_id=sample,
-        stem=kit_demo.STEM,
+        stem=kit_demo.STEM + stem_suffix,
         query=kit_demo.QUERY,
         options=[],
         answer=answer,
@@ -49,6 +51,16 @@ def make_demo_parent(
             approved_by=reviewer,
         )
     return parent
+
+
+def reapprove(*parents) -> None:
+    """A source reviewer approves the parents' approved passes again on their current content (an approval is
+    bound to the statement, question, options and images it was made on: a change makes it stale)."""
+    for parent in parents:
+        parent.refresh_from_db()
+        PassDocument.objects.filter(parent=parent, status=PassDocument.Status.APPROVED).update(
+            approved_parent_sha256=parent.content_sha256
+        )
 
 
 @pytest.fixture

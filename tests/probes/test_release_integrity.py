@@ -33,11 +33,8 @@ def _approve(probe: Probe) -> None:
 @pytest.fixture
 def two_parents(django_user_model):
     for index, pid in enumerate(("WHOLE", "PARTIAL")):
-        parent = make_demo_parent(django_user_model, problem_id=pid, sample=f"S{index}")
-        parent.stem += (
-            f" Case {pid}."  # distinct content: an exact duplicate is never released (Kit dedup rule)
-        )
-        parent.save()
+        # distinct content: an exact duplicate is never released (Kit dedup rule)
+        make_demo_parent(django_user_model, problem_id=pid, sample=f"S{index}", stem_suffix=f" Case {pid}.")
     compile_run_execute(run_id=compile_run_create(actor=None, seed=2027, enqueue=False).pk)
     Probe.objects.update(split=Probe.Split.DEVELOPMENT)
     for probe in Probe.objects.select_related("key", "parent"):

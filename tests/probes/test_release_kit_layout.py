@@ -532,7 +532,6 @@ def test_a_review_signoff_becomes_a_release_that_validates(reviewers, tmp_path):
 
 
 def test_an_accepted_audit_signoff_becomes_a_batch_release_that_validates(reviewers, tmp_path):  # noqa: F811
-    from annotation.models import ParentProblem
     from review import services
     from review.models import SIGNOFF_KEYS, Role
     from review.release_proof import release_authorization
@@ -540,11 +539,10 @@ def test_an_accepted_audit_signoff_becomes_a_batch_release_that_validates(review
     from tests.review.conftest import DEV, A, B, set_splits
     from tests.review.test_audit_services import approve_development, review_context
 
-    for index, pid in enumerate((DEV, A, B)):
-        make_demo_parent(type(reviewers["admin"]), problem_id=pid, sample=f"S{index}")
-    for parent in ParentProblem.objects.all():  # distinct parents: exact duplicates are never released
-        parent.stem += f" Case {parent.problem_id}."
-        parent.save()
+    for index, pid in enumerate((DEV, A, B)):  # distinct parents: exact duplicates are never released
+        make_demo_parent(
+            type(reviewers["admin"]), problem_id=pid, sample=f"S{index}", stem_suffix=f" Case {pid}."
+        )
     compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
     set_splits()
     approve_development(reviewers)

@@ -44,10 +44,8 @@ def set_splits() -> None:
 @pytest.fixture
 def batch(db, django_user_model, reviewers):
     for i, pid in enumerate((DEV, A, B)):
-        parent = make_demo_parent(django_user_model, problem_id=pid, sample=f"S{i}")
         # Distinct content: exact copies are dedup duplicates, which the Kit never releases.
-        parent.stem += f" Case {pid}."
-        parent.save(update_fields=["stem"])
+        make_demo_parent(django_user_model, problem_id=pid, sample=f"S{i}", stem_suffix=f" Case {pid}.")
     compile_all()
     set_splits()
     assert Probe.objects.filter(split=Probe.Split.UNASSIGNED).count() == 6

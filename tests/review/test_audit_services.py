@@ -15,6 +15,7 @@ from probes.releases import release_validate
 from review import audit_stats, services
 from review.models import SIGNOFF_KEYS, AuditAssessment, AuditPlan, ReviewSlot, Role, Signoff
 from review.selectors import slot_work
+from tests.probes.conftest import reapprove
 
 from .conftest import DEV, A, B, compile_all, set_splits
 from .test_flow import approve, gold_blind, review_all
@@ -59,6 +60,7 @@ def recompile_changed(*problem_ids: str) -> None:
     for parent in ParentProblem.objects.filter(problem_id__in=problem_ids):
         parent.stem += " The surface is smooth."
         parent.save()
+        reapprove(parent)  # the source reviewer approves the passes again on the changed statement
     compile_all()
     set_splits()
 

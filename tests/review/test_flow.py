@@ -11,6 +11,7 @@ from probes.models import Probe
 from review import services
 from review.models import CONFIRMATION_KEYS, BlindAnswer, ReviewDecision, ReviewSlot, Role
 from review.selectors import probe_outcome, slot_work
+from tests.probes.conftest import reapprove
 
 from .conftest import compile_all
 
@@ -275,6 +276,7 @@ def test_decisions_go_stale_after_recompilation(demo_probes, reviewers):
     parent = demo_probes[0].parent
     parent.stem = parent.stem + " The surface is smooth."
     parent.save()
+    reapprove(parent)  # the source reviewer approves the passes again on the changed statement
     compile_all()
     after = {p.logical_probe_id: p for p in Probe.objects.exclude(state="superseded")}
     changed = [q for q, p in after.items() if q in before and p.review_target_root != before[q]]

@@ -5,9 +5,15 @@ from typing import Any
 from django import forms
 
 from models_registry.models import ModelConfig
+from physalign_site.errors import ApplicationError
+from physalign_site.params import MAX_INT
 from probes.models import Release
 
 from .scoring import CONDITION_NAMES, CONDITIONS
+
+INTERFACES = ("T02-single", "T03-image", "T03-text")  # probes.Probe.interface (its check constraint)
+# The fields that choose which probes a run plans: one that does not validate is refused, never dropped
+PLAN_FIELDS = ("release", "interface", "limit")
 
 
 class RunLaunchForm(forms.Form):
@@ -27,14 +33,11 @@ class RunLaunchForm(forms.Form):
     )
     interface = forms.ChoiceField(
         required=False,
-        choices=[
-            ("", "All interfaces"),
-            ("T02-single", "T02-single"),
-            ("T03-image", "T03-image"),
-            ("T03-text", "T03-text"),
-        ],
+        choices=[("", "All interfaces"), *((name, name) for name in INTERFACES)],
     )
-    limit = forms.IntegerField(required=False, min_value=1, help_text="at most this many probes")
+    limit = forms.IntegerField(
+        required=False, min_value=1, max_value=MAX_INT, help_text="at most this many probes"
+    )
     resamples = forms.IntegerField(initial=2000, min_value=2, max_value=10000)
     reuse_responses = forms.BooleanField(
         required=False,
@@ -84,9 +87,18 @@ class RunLaunchForm(forms.Form):
 
     def plan_arguments(self) -> dict[str, Any]:
         """What the run planner needs from the fields that validated (all of them once ``is_valid()``): the
-        launch and the request-count preview pass the same arguments, so they plan the same rows."""
+        launch and the request-count preview pass the same arguments, so they plan the same rows. A field
+        that chooses the probes (``PLAN_FIELDS``: a release id no release has, an unknown interface, a limit
+        that is not a whole number from 1 to ``MAX_INT``) and does not validate is a 400 that names it: a
+        plan without it would count, and launch, other probes than the ones asked for."""
         if self.is_bound:
-            self.errors  # noqa: B018  (runs the validation once, so cleaned_data holds the valid fields)
+            for name in PLAN_FIELDS:
+                if name in self.errors:  # runs the validation once; cleaned_data then holds the valid fields
+                    raise ApplicationError(
+                        f"{name}: {self.errors[name][0]}",
+                        code="invalid_parameter",
+                        extra={"parameter": name},
+                    )
             data: dict[str, Any] = self.cleaned_data
         else:
             data = {"conditions": self.fields["conditions"].initial, "models": []}

@@ -1,10 +1,15 @@
-"""The limits every JSON value from outside must meet before we keep it. Pure: no Django import.
+"""The one strict JSON parser for every JSON value from outside, and the limits it must meet before we keep
+it. Pure: no Django import.
 
 PostgreSQL's jsonb and text columns refuse the NUL character, UTF-8 cannot encode an unpaired
-surrogate (``"\\ud800"`` is valid JSON), canonical JSON (Kit §2.0) refuses NaN and infinities, and a
-deeply nested value overflows the recursive code that walks it (validator, digests, templates).
-API request bodies (``physalign_site.parsers``) and model outputs (``annotation.drafting.services``) are both
-read through ``loads``, so none of these reaches a service.
+surrogate (``"\\ud800"`` is valid JSON), canonical JSON (Kit §2.0) refuses NaN and infinities, the Kit
+refuses a key given twice (which value would count?), and a deeply nested value overflows the recursive
+code that walks it (validator, digests, templates). So ``loads`` refuses all of these, and anything
+longer than ``MAX_BYTES`` (or the caller's ``max_bytes``), with one ``JSONRejected`` that says what and
+where. Every JSON a user hands the app is read through it: API request bodies
+(``physalign_site.parsers``), uploaded Kit decision files and Kit drafts (``review``), the files of an
+import (``annotation.importers.rows.parse_stored_json``) — and model outputs too
+(``annotation.drafting.services``), so none of these reaches a service.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ import re
 from typing import Any
 
 MAX_DEPTH = 64  # containers inside containers; a pass document needs fewer than ten
+MAX_BYTES = (
+    64 * 1024 * 1024
+)  # the largest JSON text we read at all (API bodies and uploads have tighter caps)
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
@@ -32,11 +40,48 @@ def _reject_constant(name: str) -> Any:
     raise JSONRejected(f"JSON has no {name}; numbers must be finite.", code="json_number_not_finite")
 
 
-def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_string: int | None = None) -> Any:
-    """``json.loads`` that refuses NaN/Infinity and then ``check``s the value; every refusal is a
-    ``JSONRejected`` (a ``ValueError``, like a syntax error, which is ``json.JSONDecodeError``)."""
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            # the Kit's wording (kit.canonical.loads_strict); the key as ASCII-only JSON, so always printable
+            raise JSONRejected(
+                f"duplicate key {json.dumps(key)}: a JSON object may name a key once.",
+                code="json_duplicate_key",
+            )
+        result[key] = value
+    return result
+
+
+def loads(
+    text: str | bytes,
+    *,
+    max_depth: int = MAX_DEPTH,
+    max_string: int | None = None,
+    max_bytes: int = MAX_BYTES,
+) -> Any:
+    """The strict parser: ``json.loads`` that refuses a text over ``max_bytes``, bytes that are not UTF-8 (a
+    leading BOM is dropped, as the Kit reads files), NaN/Infinity and a key given twice, then ``check``s the
+    value (depth, storable strings, ``max_string``). Every refusal is a ``JSONRejected`` (a ``ValueError``,
+    like a syntax error, which is ``json.JSONDecodeError``); any depth is safe to hand it."""
+    size = len(text)
+    if isinstance(text, str) and size * 4 > max_bytes:  # a character is at most four UTF-8 bytes
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise JSONRejected(
+            f"The JSON is {size:,} bytes long, more than the limit of {max_bytes:,}.", code="json_too_large"
+        )
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise JSONRejected(
+                f"The JSON is not valid UTF-8 (byte {exc.start:,}).", code="json_not_utf8"
+            ) from None
+    elif text.startswith("\ufeff"):
+        text = text[1:]
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
     except RecursionError:
         raise JSONRejected(
             f"The JSON is nested more than {max_depth} levels deep.", code="json_too_deep"
@@ -117,6 +162,26 @@ def check(value: Any, *, max_depth: int = MAX_DEPTH, max_string: int | None = No
                     stack.append((item, depth + 1, (*path, key)))
             else:
                 stack.extend((item, depth + 1, (*path, index)) for index, item in enumerate(node))
+
+
+def unstorable_character(text: str) -> str | None:
+    """What in ``text`` a text column cannot hold (``"the NUL character \\u0000"``, ``"an unpaired
+    surrogate such as \\ud800"``), or None: the check of form fields and query parameters
+    (``physalign_site.params.require_storable``), worded as the JSON refusals are."""
+    bad = _UNSTORABLE.search(text)
+    if bad is None:
+        return None
+    if bad.group() == "\x00":
+        return "the NUL character \\u0000"
+    return f"an unpaired surrogate such as \\u{ord(bad.group()):04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` itself when it is storable and has no control character, else its ASCII-only JSON form
+    without the quotes (``a\\u0000``): a field name or value that a message can always show."""
+    if text.isprintable():  # NUL and surrogates are not
+        return text
+    return json.dumps(text)[1:-1]
 
 
 def storable_text(text: str) -> str:

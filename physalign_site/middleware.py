@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import TooManyFieldsSent
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 
 from .errors import ApplicationError
+from .params import require_storable, require_storable_path
+
+API_PREFIX = "/api/"
+
+
+def error_page(request: HttpRequest, error: ApplicationError) -> HttpResponse:
+    """The HTML page of a refused request: its message and status."""
+    response = TemplateResponse(
+        request,
+        "physalign_site/error.html",
+        {"error": error, "status": error.status_code},
+        status=error.status_code,
+    )
+    return response.render()
 
 
 class ApplicationErrorMiddleware:
@@ -24,10 +39,36 @@ class ApplicationErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, ApplicationError):
             return None
-        response = TemplateResponse(
-            request,
-            "physalign_site/error.html",
-            {"error": exception, "status": exception.status_code},
-            status=exception.status_code,
-        )
-        return response.render()
+        return error_page(request, exception)
+
+
+class StorableInputMiddleware:
+    """The one place that checks the text of every request before any view reads it: a NUL character or
+    an unpaired surrogate (what PostgreSQL cannot store, and a ``DataError`` — a 500 — wherever a view
+    filters or saves by it) in the URL path, in any query parameter or in any form field is a 400 that
+    names the field (``physalign_site.params.require_storable``): the error page for pages, the API's
+    error JSON (``{"message", "code", "extra"}``, as ``physalign_site.errors``) under ``/api/``.
+
+    Only text is checked: the content of uploaded files (``request.FILES``) may hold any byte. API form
+    bodies are checked by the API's own parsers (``physalign_site.parsers``), which read the body with
+    the API's size limits and error shape; here only their path and query string are."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        api = request.path_info.startswith(API_PREFIX)
+        try:
+            require_storable_path(request.path_info)
+            require_storable(request.GET, where="query parameter")
+            if not api and request.method == "POST":
+                require_storable(request.POST, where="form field")
+        except ApplicationError as error:
+            if api:
+                return JsonResponse(error.as_dict(), status=error.status_code)
+            return error_page(request, error)
+        except TooManyFieldsSent as error:
+            if not api:
+                raise  # Django's own 400, as when a view reads the query string
+            return JsonResponse({"message": str(error), "code": "too_many_fields", "extra": {}}, status=400)
+        return self.get_response(request)

@@ -65,6 +65,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # before any view reads a parameter: NUL or a lone surrogate in the path, query or form → a 400 naming it
+    "physalign_site.middleware.StorableInputMiddleware",
     "physalign_site.middleware.ApplicationErrorMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a lockout flagged during the view into its response
 ]
@@ -221,8 +223,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PARSER_CLASSES": [
         "physalign_site.parsers.JSONParser",  # size, depth and storable-string limits (physalign_site.jsonsafety)
-        "physalign_site.parsers.FormParser",  # the size limit
-        "rest_framework.parsers.MultiPartParser",
+        "physalign_site.parsers.FormParser",  # the size limit and the storable-text check of its fields
+        "physalign_site.parsers.MultiPartParser",  # the storable-text check of its fields
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": [

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
-from kit.canonical import bytes_digest, digest, parse_json
+from kit.canonical import bytes_digest, digest
 from kit.review import CONFIRMATIONS, DECISION_BASE_FIELDS, SEVERITIES
+from physalign_site import jsonsafety
 from probes.compiler.probe import prospective_plan
 
 LEGACY = "physalign_decisions_v1"
@@ -71,17 +72,23 @@ def _read(root: Path, rel: str, manifest: dict[str, str]) -> Any:
     require(path.is_file() and not path.is_symlink(), "DRAFT_FILE_MISSING", rel)
     data = path.read_bytes()
     require(manifest.get(rel) == bytes_digest(data), "DRAFT_DESCRIPTOR_BYTES_CHANGED", rel)
+    return _parse(data, rel)
+
+
+def _parse(data: bytes, rel: str) -> Any:
+    """A file of an uploaded draft through the one strict parser (``physalign_site.jsonsafety``: duplicate
+    keys, NaN, bad UTF-8, nesting and size refused); a refusal is the Kit's ``DRAFT_JSON_INVALID`` and why."""
     try:
-        return parse_json(data)
+        return jsonsafety.loads(data)
     except ValueError as error:
-        raise KitFileError("DRAFT_JSON_INVALID", rel) from error
+        raise KitFileError("DRAFT_JSON_INVALID", f"{rel}: {error}") from error
 
 
 def load_draft(path: Path) -> KitDraft:
     """A Kit native draft directory, or a Kit review project (``project.json`` + ``source/``) around one."""
     root, project_id = Path(path), ""
     if (root / "project.json").is_file() and (root / "source").is_dir():
-        project = parse_json((root / "project.json").read_bytes())
+        project = _parse((root / "project.json").read_bytes(), "project.json")
         require(
             isinstance(project, dict) and project.get("schema_version") == "native_review_project_v1",
             "PROJECT_SCHEMA",
@@ -93,7 +100,7 @@ def load_draft(path: Path) -> KitDraft:
         )
         root, project_id = root / "source", project["project_id"]
     require((root / "FILE_MANIFEST.json").is_file(), "DRAFT_FILE_MISSING", "FILE_MANIFEST.json")
-    manifest = parse_json((root / "FILE_MANIFEST.json").read_bytes())
+    manifest = _parse((root / "FILE_MANIFEST.json").read_bytes(), "FILE_MANIFEST.json")
     require(isinstance(manifest, dict), "DRAFT_JSON_INVALID", "FILE_MANIFEST.json")
     catalog = _read(root, "catalog.PRIVATE.json", manifest)
     require(

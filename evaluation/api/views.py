@@ -18,6 +18,7 @@ from ..models import EvalRun
 from ..permissions import can_run_evaluations
 from ..runs import eval_run_create, run_progress
 from ..selectors import run_list
+from .serializers import ProbeFilterInput
 
 CanRunEvaluations = role_permission(can_run_evaluations, name="CanRunEvaluations")
 
@@ -26,7 +27,7 @@ class EvalRunInput(serializers.Serializer):
     models = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     conditions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     release = serializers.CharField(required=False, allow_blank=True, default="")
-    probe_filter = serializers.DictField(required=False, default=dict)
+    probe_filter = ProbeFilterInput(required=False, default=dict)
     name = serializers.CharField(required=False, allow_blank=True, default="")
     resamples = serializers.IntegerField(required=False, min_value=2, default=2000)
 

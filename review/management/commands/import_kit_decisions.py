@@ -7,7 +7,8 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from kit.canonical import bytes_digest, parse_json
+from kit.canonical import bytes_digest
+from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
 from review.services import kit_decisions_import
 
@@ -33,7 +34,7 @@ class Command(BaseCommand):
         try:
             data = Path(options["file"]).read_bytes()
             report = kit_decisions_import(
-                document=parse_json(data),
+                document=jsonsafety.loads(data),
                 file_bytes_sha256=bytes_digest(data),
                 actor=actor,
                 draft_root=Path(options["draft"]) if options["draft"] else None,

@@ -31,8 +31,8 @@ class SourceAdmin(admin.ModelAdmin):
 class ProblemImageInline(admin.TabularInline):
     model = ProblemImage
     extra = 0
-    fields = ["image_id", "ordinal", "media_type", "width", "height", "sha256"]
-    readonly_fields = fields
+    # one tuple for both: a list takes the type declared for fields (groups), which readonly_fields refuses
+    fields = readonly_fields = ("image_id", "ordinal", "media_type", "width", "height", "sha256")
     can_delete = False
 
 

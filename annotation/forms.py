@@ -38,15 +38,22 @@ class ProblemFilterForm(forms.Form):
         any_choice = [("", "Any")]
         languages = dict(ParentProblem.Language.choices)
         statuses = dict(ParentProblem.Status.choices)
-        self.fields["source"].choices = any_choice + [(name, name) for name in facets["sources"]]
-        self.fields["language"].choices = any_choice + [
+        self._choice_field("source").choices = any_choice + [(name, name) for name in facets["sources"]]
+        self._choice_field("language").choices = any_choice + [
             (code, languages.get(code, code)) for code in facets["languages"]
         ]
-        self.fields["domain"].choices = any_choice + [(name, name) for name in facets["domains"]]
-        self.fields["status"].choices = any_choice + [
+        self._choice_field("domain").choices = any_choice + [(name, name) for name in facets["domains"]]
+        self._choice_field("status").choices = any_choice + [
             (code, statuses.get(code, code)) for code in facets["statuses"]
         ]
-        self.fields["work"].choices = any_choice + [(key, label) for key, (label, _) in WORK_STATES.items()]
+        self._choice_field("work").choices = any_choice + [
+            (key, label) for key, (label, _) in WORK_STATES.items()
+        ]
+
+    def _choice_field(self, name: str) -> forms.ChoiceField:
+        field = self.fields[name]
+        assert isinstance(field, forms.ChoiceField)
+        return field
 
     def filters(self) -> dict[str, str]:
         """The valid filter values; an invalid value (e.g. a stale bookmark) is ignored, not an error."""

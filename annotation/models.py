@@ -267,7 +267,7 @@ class PassDocument(models.Model):
     @property
     def approver_label(self) -> str:
         """Who approved, for people and for the compiler: the account, else the imported file's reviewer."""
-        if self.approved_by_id:
+        if self.approved_by is not None:
             return self.approved_by.get_username()
         return self.approval_provenance
 

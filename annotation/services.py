@@ -6,7 +6,7 @@ refuses with ``ApplicationError`` / ``ConflictError`` without changing anything.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -31,6 +31,12 @@ PASS_NUMBERS = (1, 2, 3, 4, 5)
 HARD_CODES = frozenset({FORBIDDEN_KEY, PROBLEM_ID_MISMATCH})
 
 
+@overload
+def _pass_state(doc: PassDocument) -> dict[str, Any]: ...
+@overload
+def _pass_state(doc: None) -> None: ...
+@overload
+def _pass_state(doc: PassDocument | None) -> dict[str, Any] | None: ...
 def _pass_state(doc: PassDocument | None) -> dict[str, Any] | None:
     if doc is None:
         return None

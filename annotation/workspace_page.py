@@ -101,7 +101,7 @@ def _state(doc: PassDocument | None) -> dict[str, Any]:
         "document_sha256": doc.document_sha256,
         "approval_is_fresh": doc.approval_is_fresh,
         "approved_sha256": doc.approved_sha256,
-        "updated_by": doc.updated_by.get_username() if doc.updated_by_id else "",
+        "updated_by": doc.updated_by.get_username() if doc.updated_by is not None else "",
         "updated_at": doc.updated_at.isoformat() if doc.updated_at else "",
         "review_note": doc.review_note,
     }

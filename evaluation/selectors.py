@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from models_registry.models import ModelConfig
 from solving.models import SolveRun
 from solving.scoring import solve_link
 from solving.selectors import solve_runs_for_models
@@ -284,6 +285,13 @@ def l_grounding_items(run: EvalRun, model_id: int) -> list[tuple[str, int | None
     ]
 
 
+def _solver(solve_run: SolveRun) -> ModelConfig:
+    """A single-solver run's model (``solve_run_single_has_model``; loaded by ``solve_runs_for_models``)."""
+    model = solve_run.model
+    assert model is not None
+    return model
+
+
 def solving_section(run: EvalRun, chosen_ids: list[int]) -> dict[str, Any]:
     """The results page's Solving section: Table 2's SolveAcc column and Table 17 / Figure 5 per chosen run.
 
@@ -294,14 +302,15 @@ def solving_section(run: EvalRun, chosen_ids: list[int]) -> dict[str, Any]:
     else:
         latest: dict[int, SolveRun] = {}
         for r in available:
-            latest.setdefault(r.model_id, r)
+            latest.setdefault(_solver(r).pk, r)
         chosen = list(latest.values())
-    rows = []
-    for solve_run in sorted(chosen, key=lambda r: (r.model.name, -r.pk)):
+    rows: list[dict[str, Any]] = []
+    for solve_run in sorted(chosen, key=lambda r: (_solver(r).name, -r.pk)):
+        model = _solver(solve_run)
         summary = solve_run_summary(solve_run)
         correct = dict(solve_run.responses.values_list("parent__problem_id", "correct"))
-        link = solve_link(l_grounding_items(run, solve_run.model_id), correct)
-        rows.append({"model": solve_run.model.name, "solve_run": solve_run, "summary": summary, "link": link})
+        link = solve_link(l_grounding_items(run, model.pk), correct)
+        rows.append({"model": model.name, "solve_run": solve_run, "summary": summary, "link": link})
     chart = {
         "models": [r["model"] for r in rows],
         "g_wrong": [r["link"].g_wrong for r in rows],

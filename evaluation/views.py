@@ -7,10 +7,12 @@ import json
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
+from django_htmx.middleware import HtmxDetails
 
 from audit.disclosure import can_know_targets, disclose, may_show_targets
 from physalign_site.access import require
@@ -111,7 +113,8 @@ def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
 @require(can_run_evaluations)
 def run_progress_fragment(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(EvalRun, pk=pk)
-    if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED) and request.htmx:
+    htmx: HtmxDetails = request.htmx  # type: ignore[attr-defined]  # set on every request by HtmxMiddleware
+    if run.status in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED) and htmx:
         return HttpResponseClientRefresh()  # show the results once, then stop polling
     return TemplateResponse(
         request,
@@ -146,7 +149,14 @@ def run_items_page(request: HttpRequest, pk: int) -> TemplateResponse:
     run = get_object_or_404(EvalRun, pk=pk)
     filters = {k: request.GET.get(k, "") for k in ("model", "condition", "status")}
     after, before = (int_param(request.GET.get(k), name=k) for k in ("after", "before"))
-    page = selectors.run_requests_page(run, after=after, before=before, **filters)
+    page = selectors.run_requests_page(
+        run,
+        after=after,
+        before=before,
+        model=filters["model"],
+        condition=filters["condition"],
+        status=filters["status"],
+    )
     # each row's score beside the model's answer tells what the target is: whoever sees it is not blind on it
     disclose(request.user, where="page:eval-items", probes=selectors.request_probe_pairs(page.rows))
     return TemplateResponse(
@@ -214,7 +224,7 @@ def request_detail(request: HttpRequest, pk: int) -> TemplateResponse:
 @login_required
 @require_GET
 @require(can_run_evaluations)
-def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponseBase:
     run = get_object_or_404(EvalRun, pk=pk)
     fmt = "items" if fmt == "jsonl" else fmt  # the item file is JSONL
     if fmt not in ("csv", "json", "items"):
@@ -224,6 +234,7 @@ def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
             request.user, where="download:eval-items", probes=selectors.run_probe_pairs(run)
         ):
             raise PermissionDenied("The item file tells each probe's target: key holders only.")
+    response: HttpResponseBase
     if fmt == "csv":
         response = HttpResponse(selectors.snapshots_csv(run), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-metrics.csv"'

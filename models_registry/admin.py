@@ -16,7 +16,7 @@ class ModelConfigForm(forms.ModelForm):
         fields = ("name", *EDITABLE_FIELDS)
 
     def _post_clean(self) -> None:
-        super()._post_clean()
+        super()._post_clean()  # type: ignore[misc]  # Django's private hook, absent from django-stubs
         try:
             model_config_check(self.instance)
         except ApplicationError as error:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol, cast
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from kombu.exceptions import OperationalError
@@ -123,7 +123,7 @@ def progress(
     the command writes after the block starts on a fresh line.
     """
     # OutputWrapper adds a newline to every write; rich needs the stream it wraps.
-    stream = getattr(command.stdout, "_out", command.stdout)
+    stream = cast(IO[str], getattr(command.stdout, "_out", command.stdout))
     console = Console(file=stream)
     display: ProgressDisplay
     # Both: rich alone would animate a pipe when FORCE_COLOR is set; a TTY with TERM=dumb gets plain lines.

@@ -7,6 +7,7 @@ transport under ``var/broker``. Production sets ``DATABASE_URL`` (PostgreSQL) an
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -141,7 +142,7 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(env.str("PHYSALIGN_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 MEDIA_URL = "/media/"  # never served publicly: images go through permission-checked views
-STORAGES = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (

@@ -13,7 +13,7 @@ from .settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 # No collectstatic in tests: serve from the source folders, without the manifest.
-STATIC_ROOT = None
+STATIC_ROOT = None  # type: ignore[assignment]  # a Path in settings; Django takes None
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405

@@ -133,7 +133,7 @@ def _kit_probes(root: Path, condition: str, interface: str | None) -> ReleaseSam
 
 
 def _hf_probes(root: Path, condition: str, interface: str | None) -> ReleaseSamples:
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # a dependency of ``datasets``
+    import pyarrow.parquet as pq  # a dependency of ``datasets``
 
     shards = sorted(
         path

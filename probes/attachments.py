@@ -53,6 +53,14 @@ class Attachment:
             return handle.read()
 
 
+def _original(img: ProblemImage) -> Attachment:
+    name = img.file.name
+    assert name is not None  # a loaded row's file column (NOT NULL)
+    return Attachment(
+        img.image_id, img.sha256, img.media_type, Path(name).suffix.lower(), img.width, img.height, image=img
+    )
+
+
 class AttachmentIndex:
     """The attachments of a batch of probes, from two metadata queries (no bytes are loaded)."""
 
@@ -67,15 +75,7 @@ class AttachmentIndex:
             ).values_list("pk", "probe_id", "view_id", "bytes_sha256", "width", "height", "file")
         }
         self._originals = {
-            (img.parent_id, img.image_id): Attachment(
-                img.image_id,
-                img.sha256,
-                img.media_type,
-                Path(img.file.name).suffix.lower(),
-                img.width,
-                img.height,
-                image=img,
-            )
+            (img.parent_id, img.image_id): _original(img)
             for img in ProblemImage.objects.filter(parent_id__in={p.parent_id for p in probes}).only(
                 "parent_id", "image_id", "file", "sha256", "media_type", "width", "height"
             )

@@ -148,7 +148,7 @@ def release_export(
                 "approval_mode": manifest["approval_mode"],
             },
         )
-    release.left_out = left_out
+    release.left_out = left_out  # type: ignore[attr-defined]  # for the caller: not a model field
     return release
 
 

@@ -19,11 +19,11 @@ from .models import CompileIssue, CompileRun, Probe, Release
 def release_by_reference(reference: str) -> Release:
     """A release named by its id (``NREL-…``) or its row number, as the commands and forms accept it."""
     text = reference.strip()
-    release = (
-        Release.objects.filter(release_id=text).first()
-        if text.startswith("NREL-")
-        else Release.objects.filter(pk=int_param(text, name="release")).first()
-    )
+    if text.startswith("NREL-"):
+        release = Release.objects.filter(release_id=text).first()
+    else:
+        number = int_param(text, name="release")  # None when blank: no release has that
+        release = None if number is None else Release.objects.filter(pk=number).first()
     if release is None:
         raise ApplicationError(f"No release {text!r}.", code="release_not_found", status=404)
     return release
@@ -60,13 +60,15 @@ def parent_source_for(parent: ParentProblem) -> ParentSource:
     for image in parent.images.all():
         with image.file.open("rb") as handle:
             data = handle.read()
+        name = image.file.name
+        assert name is not None  # open() above refuses (ValueError) a file without a name
         images.append(
             SourceImage(
                 image.image_id,
                 data,
                 image.width,
                 image.height,
-                PurePosixPath(image.file.name).suffix.lower() or ".png",
+                PurePosixPath(name).suffix.lower() or ".png",
             )
         )
     return ParentSource(

@@ -509,7 +509,7 @@ def _probes_write(
     timings: dict[str, float] | None,
 ) -> None:
     now = timezone.now()
-    rows = {False: [], True: []}  # by "unchanged"
+    rows: dict[bool, list[Probe]] = {False: [], True: []}  # by "unchanged"
     for parent, result, compiled, unchanged in written:
         rows[unchanged].append(
             Probe(
@@ -680,7 +680,8 @@ def membership_refresh(*, seed: int = 2027, development_count: int = 25) -> dict
     members = [_member_input(rows) for rows in by_parent.values()]
     assigned = assign_splits(members, seed=seed, development_count=development_count)
     existing = {m.parent_id: m for m in Membership.objects.filter(parent_id__in=list(by_parent))}
-    created, changed = [], []
+    created: list[Membership] = []
+    changed: list[Membership] = []
     by_split: dict[str, list[int]] = {}
     counts: dict[str, int] = {}
     for member in assigned:
@@ -693,13 +694,13 @@ def membership_refresh(*, seed: int = 2027, development_count: int = 25) -> dict
             "split": member.split,
             "tags": [list(tag) for tag in sorted(member.tags)],
         }
-        row = existing.get(member.parent_pk)
-        if row is None:
+        membership = existing.get(member.parent_pk)
+        if membership is None:
             created.append(Membership(parent_id=member.parent_pk, **values))
-        elif any(getattr(row, name) != value for name, value in values.items()):
+        elif any(getattr(membership, name) != value for name, value in values.items()):
             for name, value in values.items():
-                setattr(row, name, value)
-            changed.append(row)
+                setattr(membership, name, value)
+            changed.append(membership)
         by_split.setdefault(member.split, []).append(member.parent_pk)
         counts["split_" + member.split] = counts.get("split_" + member.split, 0) + 1
     Membership.objects.bulk_create(created, batch_size=1000)

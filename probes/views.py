@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.middleware import HtmxDetails
 
 from audit.disclosure import may_show_targets
 from physalign_site.access import require
@@ -62,7 +63,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "groups": [] if running else issues_by_code(run),
         "nav_section": "compile",
     }
-    template = "probes/run_detail.html#progress" if request.htmx else "probes/run_detail.html"
+    htmx: HtmxDetails = request.htmx  # type: ignore[attr-defined]  # set on every request by HtmxMiddleware
+    template = "probes/run_detail.html#progress" if htmx else "probes/run_detail.html"
     return TemplateResponse(request, template, context)
 
 

@@ -188,6 +188,7 @@ class BlindAnswer(ImmutableRow):
         """The answer as a reviewer wrote it, e.g. ``owner: E2 · read R1: m`` (never a Python dict)."""
         if self.cannot_answer:
             return "cannot be answered uniquely"
+        assert self.answer is not None  # blind_answer_or_cannot
         parts = []
         for key, value in sorted(self.answer.items()):
             if isinstance(value, dict):

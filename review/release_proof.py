@@ -14,10 +14,19 @@ from typing import Any
 
 from probes.release_layout import FINAL_ROLES, ReleaseAuthorization
 
-from .models import CONFIRMATION_KEYS, SIGNOFF_KEYS, BlindAnswer, KitDecision, ReviewDecision, Role, Signoff
+from .models import (
+    CONFIRMATION_KEYS,
+    SIGNOFF_KEYS,
+    AuditAssessment,
+    BlindAnswer,
+    KitDecision,
+    ReviewDecision,
+    Role,
+    Signoff,
+)
 from .selectors import live_probes
 
-DOCUMENT_ROLE = {
+DOCUMENT_ROLE: dict[str, str] = {
     Role.INDIVIDUAL: "individual",
     Role.PRIMARY: "primary",
     Role.SECONDARY: "secondary",
@@ -63,10 +72,16 @@ def kit_decision_record(decision: KitDecision) -> dict[str, Any]:
     }
 
 
+def _audit_assessment(signoff: Signoff) -> AuditAssessment:
+    assessment = signoff.assessment
+    assert assessment is not None  # an audit signoff has one (audit_signoff_needs_assessment)
+    return assessment
+
+
 def release_authorization(signoff: Signoff) -> ReleaseAuthorization:
     probes = {p.pk: p for p in live_probes().filter(parent__problem_id__in=signoff.problem_ids)}
     audit = signoff.mode == Signoff.Mode.AUDIT
-    context = signoff.assessment.plan.context if audit else "development"
+    context = _audit_assessment(signoff).plan.context if audit else "development"
     rows = (
         ReviewDecision.objects.filter(slot__context=context, probe_id__in=list(probes))
         .select_related("probe", "blind", "reviewer")
@@ -104,7 +119,7 @@ def release_authorization(signoff: Signoff) -> ReleaseAuthorization:
     }
     plan = result = None
     if audit:
-        assessment = signoff.assessment
+        assessment = _audit_assessment(signoff)
         audit_plan = assessment.plan
         plan = {
             "audit_id": audit_plan.context,

@@ -19,6 +19,7 @@ from .selectors import live_probes, probe_outcomes
 def _blind_label(blind: BlindAnswer) -> str:
     if blind.cannot_answer:
         return "cannot answer"
+    assert blind.answer is not None  # blind_answer_or_cannot
     parts = []
     for key, value in sorted(blind.answer.items()):
         parts.append(

@@ -315,7 +315,7 @@ def _blocking_findings(probes: list[Probe]) -> set[str]:
     """Probes with a systemic or information finding on their current root: in-app decisions on the
     development context and imported Kit decisions alike (a Kit file cannot bypass what blocks ours)."""
     blocking = ("systemic", "information")
-    found = [
+    found: list[ReviewDecision | KitDecision] = [
         *ReviewDecision.objects.filter(
             slot__context=DEVELOPMENT, severity__in=blocking, probe__in=probes
         ).select_related("probe"),

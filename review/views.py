@@ -172,7 +172,7 @@ def claim(request: HttpRequest) -> HttpResponse:
 def slot_detail(request: HttpRequest, slot_id: int) -> HttpResponse:
     slot = _slot(request, slot_id, ReviewSlot.objects.select_related("parent"))
     progress = blind_progress(slot)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "row": row,
             "answer_gate": progress.answer_gate(row.probe),
@@ -350,7 +350,7 @@ def audit_detail(request: HttpRequest, campaign_pk: int) -> HttpResponse:
         except ApplicationError as error:
             messages.error(request, f"{error.message} ({error.code})")
         return redirect("review:audit_detail", campaign.pk)
-    plans = []
+    plans: list[dict[str, Any]] = []
     for plan in campaign.plans.all():
         plans.append(
             {

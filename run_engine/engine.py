@@ -160,7 +160,7 @@ class RunTable:
 def run_dispatch(table: RunTable, *, run_id: int) -> int:
     """Queue chunk tasks for every non-terminal row. Safe to call again (resume, watchdog)."""
     run_model = table.model._default_manager
-    run = run_model.get(pk=run_id)
+    run: Any = run_model.get(pk=run_id)  # a run row of table.model (status, options, its rows)
     if run.status in table.idle:
         return 0
     run_model.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
+from django_htmx.middleware import HtmxDetails
 
 from annotation.models import Source
 from physalign_site.access import require
@@ -124,11 +125,22 @@ class DebateLaunchForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for field in ("solver_1", "solver_2", "solver_3", "pruner", "selector", "extractor", "frontend"):
-            self.fields[field].choices = _model_choices("—")
-        self.fields["source"].queryset = problem_sources()
+            self._choice_field(field).choices = _model_choices("—")
+        self._model_choice_field("source").queryset = problem_sources()
+
+    def _choice_field(self, name: str) -> forms.ChoiceField:
+        field = self.fields[name]
+        assert isinstance(field, forms.ChoiceField)
+        return field
+
+    def _model_choice_field(self, name: str) -> forms.ModelChoiceField:
+        field = self.fields[name]
+        assert isinstance(field, forms.ModelChoiceField)
+        return field
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         given = [data.get("release"), data.get("source"), (data.get("parents") or "").strip()]
         if sum(bool(x) for x in given) > 1:
             raise forms.ValidationError(
@@ -238,7 +250,8 @@ def debate_run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
 @require(can_run_solving)
 def debate_run_progress(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(SolveRun.objects.select_related("debate"), pk=pk, kind=SolveRun.Kind.DEBATE)
-    if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING) and request.htmx:
+    htmx: HtmxDetails = request.htmx  # type: ignore[attr-defined]  # set on every request by HtmxMiddleware
+    if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING) and htmx:
         return HttpResponseClientRefresh()  # show the finished table once, then stop polling
     return TemplateResponse(request, "solving/debate_run_detail.html#progress", _detail_context(run))
 

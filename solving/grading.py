@@ -12,11 +12,13 @@ from audit.services import event_record
 from physalign_site.errors import ApplicationError
 
 from .models import GradeComponent, SolveResponse, SolveRun
-from .permissions import can_run_solving
+from .permissions import can_grade_solving
 from .scoring import (
     EXPERT_TYPES,
     credit_from_components,
 )
+
+GRADE_LIMIT = Decimal(100000)  # awarded and maximum: 7 digits, 2 of them decimals
 
 
 def _decimal(value: Any, label: str, index: int) -> Decimal:
@@ -31,6 +33,12 @@ def _decimal(value: Any, label: str, index: int) -> Decimal:
     if not number.is_finite():
         raise ApplicationError(
             f"Component {index}: {label} must be a number.",
+            code="grade_invalid",
+            extra={"component": index, "field": label},
+        )
+    if abs(number) >= GRADE_LIMIT:  # the column holds 7 digits, 2 of them decimals (and quantize would raise)
+        raise ApplicationError(
+            f"Component {index}: {label} must be below {GRADE_LIMIT}.",
             code="grade_invalid",
             extra={"component": index, "field": label},
         )
@@ -79,8 +87,13 @@ def solve_response_grade(
 ) -> SolveResponse:
     """Record (or replace) an expert grade of a short-answer/calculation response: rubric components give the
     credit ``Σ awarded / Σ maximum``; ``correct`` is the expert's binary final-answer verdict."""
-    if not can_run_solving(actor):
-        raise ApplicationError("Only admins grade solving responses.", code="forbidden", status=403)
+    if not can_grade_solving(actor):
+        raise ApplicationError(
+            "Grading is done against the reference answer: only key holders (admin + "
+            "probes.view_private_mapping) grade solving responses.",
+            code="forbidden",
+            status=403,
+        )
     locked = SolveResponse.objects.select_for_update().get(pk=response.pk)
     if locked.answer_type not in EXPERT_TYPES:
         raise ApplicationError("Choice and fill-in answers are scored by script.", code="not_gradable")

@@ -32,7 +32,7 @@ from annotation.models import ParentProblem
 from audit.services import event_record
 from kit.canonical import digest
 from llm import ImageInput, LLMRequest, OutputStatus
-from models_registry.models import ModelConfig
+from models_registry.models import ModelConfig, OutputStatusChoices
 from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site.db import analyze_after_commit
 from physalign_site.errors import ApplicationError
@@ -140,9 +140,10 @@ def _resolve_model(model: ModelConfig | str | None) -> ModelConfig | None:
     if isinstance(model, ModelConfig):
         config = model
     else:
-        config = ModelConfig.objects.filter(name=model).first()
-        if config is None:
+        found = ModelConfig.objects.filter(name=model).first()
+        if found is None:
             raise ApplicationError(f"Unknown model {model!r}.", code="model_invalid")
+        config = found
     if not config.is_active:
         raise ApplicationError(f"The model {config.name!r} is not active.", code="model_invalid")
     return config
@@ -407,17 +408,20 @@ def _turn_fields(turn: dict[str, Any], seq: int) -> dict[str, Any]:
 
 
 def _single_outcome(row: SolveResponse) -> dict[str, Any]:
-    config = provider_config_for(row.run.model)
+    model = row.run.model
+    assert model is not None  # a single-solver run is created with its model (PROTECT keeps it)
+    config = provider_config_for(model)
     config = replace(
         config, max_retries=max(0, min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
     )
     request = build_solve_request(row.parent, request_id=f"solve:{row.run_id}:{row.parent.problem_id}")
     result = llm.generate(request, config, limiter=shared_limiter())
-    status = {
+    statuses: dict[str, OutputStatusChoices] = {
         OutputStatus.FAILED: SolveResponse.Status.INFRA_MISSING,
         OutputStatus.REFUSAL: SolveResponse.Status.REFUSAL,
         OutputStatus.TRUNCATED: SolveResponse.Status.TRUNCATED,
-    }.get(result.status, SolveResponse.Status.COMPLETED)
+    }
+    status = statuses.get(result.status, SolveResponse.Status.COMPLETED)
     return {
         "status": status,
         "raw_output": None if status == SolveResponse.Status.INFRA_MISSING else result.text,

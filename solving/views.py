@@ -16,6 +16,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
+from django_htmx.middleware import HtmxDetails
 
 from annotation.models import Source
 from models_registry.models import ModelConfig
@@ -66,11 +67,17 @@ class SolveLaunchForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["model"].queryset = solver_models()
-        self.fields["source"].queryset = problem_sources()
+        self._model_choice_field("model").queryset = solver_models()
+        self._model_choice_field("source").queryset = problem_sources()
+
+    def _model_choice_field(self, name: str) -> forms.ModelChoiceField:
+        field = self.fields[name]
+        assert isinstance(field, forms.ModelChoiceField)
+        return field
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         ids = [p for p in re.split(r"[\s,;]+", data.get("parents") or "") if p]
         if sum(bool(x) for x in (data.get("release"), data.get("source"), ids)) != 1:
             raise forms.ValidationError(
@@ -141,7 +148,8 @@ def solve_run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
 @require(can_run_solving)
 def solve_run_progress(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(SolveRun, pk=pk)
-    if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING) and request.htmx:
+    htmx: HtmxDetails = request.htmx  # type: ignore[attr-defined]  # set on every request by HtmxMiddleware
+    if run.status not in (SolveRun.Status.QUEUED, SolveRun.Status.RUNNING) and htmx:
         return HttpResponseClientRefresh()  # show the scored table once, then stop polling
     return TemplateResponse(
         request, "solving/solve_run_detail.html#progress", {"run": run, "summary": solve_run_summary(run)}

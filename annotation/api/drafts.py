@@ -31,7 +31,7 @@ class DraftOutput(serializers.ModelSerializer):
 
     class Meta:
         model = LLMDraft
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "problem_id",
             "pass_no",
@@ -139,14 +139,15 @@ class DraftDetailView(APIView):
         draft = get_object_or_404(LLMDraft.objects.select_related("parent", "model_config"), pk=draft_id)
         self.check_object_permissions(request, draft)
         current = PassDocument.objects.filter(parent=draft.parent, pass_no=draft.pass_no).first()
-        draft.comparison = (
+        # read by DraftDetailOutput: view-set attributes, not model fields
+        draft.comparison = (  # type: ignore[attr-defined]
             record_comparison(
                 draft_document=draft.parsed_document, current_document=current.document if current else None
             )
             if draft.parsed_document is not None
             else []
         )
-        draft.current_version = current.version if current else 0
+        draft.current_version = current.version if current else 0  # type: ignore[attr-defined]
         return Response(DraftDetailOutput(draft).data)
 
 

@@ -78,7 +78,9 @@ class RecordChangeOutput(serializers.Serializer):
     collection = serializers.CharField()
     record_id = serializers.CharField()
     change = choice_string([("added", ""), ("removed", ""), ("changed", "")])
-    fields = FieldChangeOutput(many=True, help_text="Changed fields (``changed`` records only).")
+    # A declared field named like Serializer.fields: DRF's metaclass moves it into _declared_fields, so the
+    # property still works; the stubs only see the class attribute.
+    fields = FieldChangeOutput(many=True, help_text="Changed fields (``changed`` records only).")  # type: ignore[assignment]
     before = serializers.JSONField(allow_null=True, help_text="The record before (null when added).")
     after = serializers.JSONField(allow_null=True, help_text="The record after (null when removed).")
 

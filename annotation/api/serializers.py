@@ -51,7 +51,7 @@ class PassSummaryOutput(serializers.ModelSerializer):
 
 
 class ParentListOutput(serializers.ModelSerializer):
-    source = serializers.CharField(source="source.name", read_only=True)
+    source = serializers.CharField(source="source.name", read_only=True)  # type: ignore[assignment]  # DRF takes declared fields off the class
     image_count = serializers.IntegerField(read_only=True, default=0)
 
     class Meta:
@@ -75,7 +75,7 @@ class ParentListOutput(serializers.ModelSerializer):
 
 
 class ParentDetailOutput(serializers.ModelSerializer):
-    source = SourceOutput(read_only=True)
+    source = SourceOutput(read_only=True)  # type: ignore[assignment]  # DRF takes declared fields off the class
     images = ImageOutput(many=True, read_only=True)
     passes = PassSummaryOutput(many=True, read_only=True)
 
@@ -154,11 +154,11 @@ class PassStateOutput(serializers.Serializer):
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_approved_by(self, doc: PassDocument) -> str | None:
-        return doc.approved_by.get_username() if doc.approved_by_id else None
+        return doc.approved_by.get_username() if doc.approved_by is not None else None
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_updated_by(self, doc: PassDocument) -> str | None:
-        return doc.updated_by.get_username() if doc.updated_by_id else None
+        return doc.updated_by.get_username() if doc.updated_by is not None else None
 
     @extend_schema_field(ValidationIssueOutput(many=True))
     def get_validation_errors(self, doc: PassDocument) -> list[dict[str, str]]:

@@ -82,7 +82,9 @@ def to_radius_1000(radius: float, width: int, height: int) -> int:
 
 @lru_cache(maxsize=16)
 def font(size: int) -> ImageFont.FreeTypeFont:
-    return ImageFont.load_default(size=size)
+    loaded = ImageFont.load_default(size=size)
+    assert isinstance(loaded, ImageFont.FreeTypeFont), "Pillow without FreeType has no sized default font"
+    return loaded
 
 
 class Canvas:
@@ -134,7 +136,7 @@ class Canvas:
         total = sum(self._advance(c, size) for c in runs if c in VECTOR_GLYPHS)
         total += sum(fnt.getlength(r) for r in runs if r not in VECTOR_GLYPHS)
         ascent, descent = fnt.getmetrics()
-        x = round(center[0] - total / 2)
+        x: float = round(center[0] - total / 2)
         baseline = round(center[1] + (ascent - descent) / 2 - size * 0.12)
         box: PixelBox | None = None
         for run in runs:

@@ -218,18 +218,20 @@ def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
             status=DraftRun.Status.RUNNING
         )
     request, version = draft_request_build(parent=draft.parent, pass_no=draft.pass_no)
-    result = model_generate(model_config=draft.model_config, request=request, **generate_kwargs)
+    config = draft.model_config
+    assert config is not None, "a draft is created with its model (PROTECT keeps it)"
+    result = model_generate(model_config=config, request=request, **generate_kwargs)
     outcome = draft_outcome(parent=draft.parent, pass_no=draft.pass_no, result=result)
     record = {
         **request.record(),
         "prompt_version": version,
-        "model": draft.model_config.name,
-        "provider": draft.model_config.provider,
-        "model_id": draft.model_config.model,
+        "model": config.name,
+        "provider": config.provider,
+        "model_id": config.model,
         "settings": {
-            "max_output_tokens": draft.model_config.max_output_tokens,
-            "temperature": draft.model_config.temperature,
-            "reasoning": draft.model_config.reasoning,
+            "max_output_tokens": config.max_output_tokens,
+            "temperature": config.temperature,
+            "reasoning": config.reasoning,
         },
         "finish_reason": result.finish_reason,
         "result_status": result.status,

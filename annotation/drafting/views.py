@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.middleware import HtmxDetails
 
 from models_registry.models import ModelConfig
 from physalign_site.access import require
@@ -48,7 +49,8 @@ def _can_use_drafting(user: Any) -> bool:
 
 
 def _partial(request: HttpRequest) -> bool:
-    return bool(request.htmx) and not request.htmx.history_restore_request
+    htmx: HtmxDetails = request.htmx  # type: ignore[attr-defined]  # set on every request by HtmxMiddleware
+    return bool(htmx) and not htmx.history_restore_request
 
 
 @login_required

@@ -95,7 +95,8 @@ def _pass_status_from_stage(
     if not isinstance(stage, dict):
         return PassDocument.Status.SUBMITTED, "", ""
     status = stage.get("status")
-    note = stage.get("note") if isinstance(stage.get("note"), str) else ""
+    raw_note = stage.get("note")
+    note = raw_note if isinstance(raw_note, str) else ""
     if status in ("approved", "rejected") and not authority.may_review:
         row.warn(
             "SOURCE_REVIEW_NOT_IMPORTED",
@@ -198,7 +199,7 @@ def _pass_event_state(doc: PassDocument) -> dict[str, Any]:
         "approved_parent_sha256": doc.approved_parent_sha256,
         "approval_origin": doc.approval_origin,
         "approval_provenance": doc.approval_provenance,
-        "approved_by": doc.approved_by.get_username() if doc.approved_by_id else None,
+        "approved_by": doc.approved_by.get_username() if doc.approved_by is not None else None,
     }
 
 
@@ -224,7 +225,9 @@ def passes_write(
     for prepared in prepared_parent.passes:
         doc = existing.get(prepared.pass_no)
         same_content = doc is not None and doc.document_sha256 == prepared.document_sha256
-        last_editor = doc.updated_by_id if same_content else getattr(authority.user, "pk", None)
+        last_editor = (
+            doc.updated_by_id if doc is not None and same_content else getattr(authority.user, "pk", None)
+        )
         if (
             prepared.status in (PassDocument.Status.APPROVED, PassDocument.Status.REJECTED)
             and authority.user

@@ -144,6 +144,7 @@ def prepare_kit_row(
     excluded = _kit_exclusion(row, review, authority)
     if row.errors:
         return None
+    assert isinstance(language, str)  # one of ParentProblem.Language.values, else row.errors above
     fields = {
         "source_split": identity["source_split"],
         "source_sample_id": identity["source_sample_id"],

@@ -48,7 +48,7 @@ def import_job_fail(*, job: ImportJob, message: str, code: str = "IMPORT_FAILED"
 
 def import_job_discard_upload(*, job: ImportJob) -> None:
     """An upload is kept only while its job runs: once it has ended (imported or not) the file goes."""
-    if job.upload:
+    if job.upload.name:  # FieldFile truthiness is its name's
         job.upload.storage.delete(job.upload.name)
         ImportJob.objects.filter(pk=job.pk).update(upload="")
         job.upload.name = ""

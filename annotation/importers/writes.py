@@ -83,7 +83,9 @@ def _save_image_file(image: ProblemImage, prepared: PreparedImage, state: WriteS
             code="image_changed_during_import",
         )
     image.file.save(f"{prepared.image_id}.{info.suffix}", ContentFile(data), save=False)
-    state.saved_files.append(image.file.name)
+    saved = image.file.name
+    assert saved is not None  # FieldFile.save sets the name the storage saved it under
+    state.saved_files.append(saved)
 
 
 def _apply_image_info(image: ProblemImage, prepared: PreparedImage, ordinal: int) -> None:
@@ -119,17 +121,17 @@ def _sync_images(parent: ParentProblem, images: list[PreparedImage], state: Writ
     if unchanged:
         return False
     storage = ProblemImage._meta.get_field("file").storage
-    stale_files: list[str] = []
-    for image_id, image in existing.items():
+    stale_files: list[str | None] = []  # FieldFile names (falsy ones are skipped below)
+    for image_id, stale in existing.items():
         if image_id not in wanted:
-            stale_files.append(image.file.name)
-            image.delete()
+            stale_files.append(stale.file.name)
+            stale.delete()
     kept = [existing[p.image_id] for p in images if p.image_id in existing]
     # Move kept rows out of the way first, so the (parent, ordinal) constraint never trips mid-update.
     offset = len(existing) + len(images) + 1
-    for image in kept:
-        image.ordinal += offset
-        image.save(update_fields=["ordinal"])
+    for row in kept:
+        row.ordinal += offset
+        row.save(update_fields=["ordinal"])
     for ordinal, prepared in enumerate(images):
         image = existing.get(prepared.image_id)
         if image is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.conf import settings
@@ -42,7 +43,12 @@ from .rendering import ALL_PASSES, ANNOTATION_PASSES
 
 # Annotorious (vendored; the workspace canvas) sets style *attributes* on its SVG shapes. Only the
 # workspace and review pages allow that, narrowly (style-src-attr); <style> elements and sheets stay 'self'.
-WORKSPACE_CSP = {**settings.SECURE_CSP, "style-src-attr": [CSP.UNSAFE_INLINE]} if settings.SECURE_CSP else {}
+# (the django-stubs plugin infers settings.SECURE_CSP as dict[str, object])
+WORKSPACE_CSP: dict[str, Collection[str] | str] = (
+    {**settings.SECURE_CSP, "style-src-attr": [CSP.UNSAFE_INLINE]}  # type: ignore[dict-item]
+    if settings.SECURE_CSP
+    else {}
+)
 
 
 def _workspace_parent(problem_id: str) -> ParentProblem:
@@ -138,7 +144,7 @@ def _rejection(doc: PassDocument | None) -> dict[str, Any] | None:
     )
     if decision is not None and decision.verb == "pass_document.reject":
         note = (decision.after or {}).get("note") or doc.review_note
-        by = decision.actor.get_username() if decision.actor_id else ""
+        by = decision.actor.get_username() if decision.actor is not None else ""
         return {
             "note": note,
             "by": by,
@@ -199,7 +205,11 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
         try:
             if decision == "approve":
                 pass_document_approve(
-                    doc=doc, actor=request.user, document_sha256=sha, parent_content_sha256=parent_sha, note=note
+                    doc=doc,
+                    actor=request.user,
+                    document_sha256=sha,
+                    parent_content_sha256=parent_sha,
+                    note=note,
                 )
             elif decision == "reject":
                 pass_document_reject(doc=doc, actor=request.user, document_sha256=sha, note=note)

@@ -192,11 +192,11 @@ def image_file(request: HttpRequest, problem_id: str, image_id: str) -> FileResp
         handle = image.file.open("rb")
     except (FileNotFoundError, ValueError) as exc:
         raise Http404("The image file is missing from storage.") from exc
+    name = image.file.name
+    assert name is not None  # open() above refuses (ValueError) a file without a name
     response = FileResponse(handle, content_type=image.media_type)
     response["Content-Length"] = str(image.file.size)
     response["Cache-Control"] = "private, max-age=3600"
     response["X-Content-Type-Options"] = "nosniff"
-    response["Content-Disposition"] = (
-        f'inline; filename="{image.image_id}.{image.file.name.rsplit(".", 1)[-1]}"'
-    )
+    response["Content-Disposition"] = f'inline; filename="{image.image_id}.{name.rsplit(".", 1)[-1]}"'
     return response

@@ -7,6 +7,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
+from django_htmx.middleware import HtmxDetails
 
 PROBLEMS_PER_PAGE = 50
 
@@ -22,7 +23,8 @@ ALL_PASSES = (1, 2, 3, 4, 5)
 
 def is_partial_request(request: HttpRequest) -> bool:
     """An htmx swap wants the fragment; a history restore (cache miss) needs the full page."""
-    return bool(request.htmx) and not request.htmx.history_restore_request
+    htmx: HtmxDetails = request.htmx  # type: ignore[attr-defined]  # set on every request by HtmxMiddleware
+    return bool(htmx) and not htmx.history_restore_request
 
 
 def page_render(

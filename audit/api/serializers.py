@@ -17,4 +17,4 @@ class EventOutput(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_actor(self, event: Event) -> str | None:
-        return event.actor.get_username() if event.actor_id else None
+        return event.actor.get_username() if event.actor is not None else None

@@ -81,7 +81,8 @@ def batch_chunk_submit(run: EvalRun, request_ids: list[int]) -> list[int]:
     another live claim holds. Unsendable rows and reused responses are stored at once, like a direct chunk's."""
     lease = max(int(run.options.get("claim_lease_seconds", 300)), SUBMIT_LEASE_SECONDS)
     executor = _ChunkExecutor(run, lease, batch=True)
-    queue, busy = list(request_ids), []
+    queue: list[int] = list(request_ids)
+    busy: list[int] = []
     rows: dict[int, EvalRequest] = {}
     images: dict[int, Any] = {}
     claimed = executor._refill([], queue, len(queue), busy, rows, images)

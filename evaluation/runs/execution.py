@@ -13,6 +13,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Field
+from django.db.models.options import Options
 from django.utils import timezone
 
 import llm
@@ -41,6 +43,8 @@ from .tables import SCORE_FIELDS, TERMINAL
 ACTIVE = (EvalRequest.Status.PENDING, EvalRequest.Status.RUNNING)
 # a run in one of these claims nothing more (a pause is its budget's; both resume)
 _STOPPED = (EvalRun.Status.CANCELLED, EvalRun.Status.PAUSED)
+# each probe's loaded attachments, or why they could not be loaded (``attachments_load``)
+_Images = dict[int, tuple[ImageInput, ...] | AttachmentError]
 
 
 _RESULT_FIELDS = [
@@ -159,14 +163,20 @@ def _column_arrays(objs: list[Any], types: dict[str, tuple[str, str]], *, now: A
     return arrays
 
 
+def _column(meta: Options[Any], name: str) -> str:
+    field = meta.get_field(name)
+    assert isinstance(field, Field) and field.column, name  # a concrete column, never a reverse relation
+    return field.column
+
+
 def _store_results_postgres(done: list[tuple[EvalRequest, ItemScore]], *, token: str | None, now: Any) -> int:
     """One statement: a guarded ``UPDATE … FROM unnest(arrays) RETURNING`` of the rows feeding an
     ``INSERT … ON CONFLICT DO UPDATE`` of exactly their scores — the same rows and values as
     select_for_update + bulk_update + bulk_create, without compiling a CASE per row and field."""
     rows, scores = [row for row, _ in done], [item for _, item in done]
     req, sc = EvalRequest._meta, ItemScore._meta
-    r_cols = [req.get_field(name).column for name in _RESULT_TYPES]
-    s_cols = [sc.get_field(name).column for name in _SCORE_TYPES]
+    r_cols = [_column(req, name) for name in _RESULT_TYPES]
+    s_cols = [_column(sc, name) for name in _SCORE_TYPES]
     r_arrays = ", ".join(["%s::bigint[]"] + [f"%s::{t}[]" for t, _ in _RESULT_TYPES.values()])
     s_arrays = ", ".join(["%s::bigint[]"] + [f"%s::{t}[]" for t, _ in _SCORE_TYPES.values()])
     r_set = ", ".join(
@@ -271,7 +281,7 @@ class _ChunkExecutor:
         self,
         queue: list[int],
         rows: dict[int, EvalRequest],
-        images: dict[int, tuple[ImageInput, ...]],
+        images: _Images,
         *,
         want: int,
         slab: int,
@@ -314,7 +324,7 @@ class _ChunkExecutor:
         free: int,
         busy: list[int],
         rows: dict[int, EvalRequest],
-        images: dict[int, tuple[ImageInput, ...]],
+        images: _Images,
     ) -> list[EvalRequest]:
         """Store ``done``; claim up to ``free`` rows from the front of ``queue``."""
         claimed: list[int] = []
@@ -340,7 +350,7 @@ class _ChunkExecutor:
         return [rows[pk] for pk in claimed]
 
     def _affordable(
-        self, take: list[int], rows: dict[int, EvalRequest], images: dict[int, tuple[ImageInput, ...]]
+        self, take: list[int], rows: dict[int, EvalRequest], images: _Images
     ) -> tuple[list[int], bool]:
         """The front of ``take`` the run's budget still pays for (``budget``), each row's estimate set on it;
         and whether the budget stopped the chunk (the run is then paused)."""
@@ -403,7 +413,7 @@ class _ChunkExecutor:
     def requests_of(
         self,
         claimed: list[EvalRequest],
-        images: dict[int, tuple[ImageInput, ...]],
+        images: _Images,
         done: list[tuple[EvalRequest, ItemScore]],
     ) -> list[tuple[EvalRequest, LLMRequest]]:
         """The requests of claimed rows still to send. A row whose request cannot be built (its images
@@ -430,9 +440,10 @@ class _ChunkExecutor:
         return self._pools.pool
 
     def run_chunk(self, request_ids: list[int]) -> list[int]:
-        queue, busy = list(request_ids), []
+        queue: list[int] = list(request_ids)
+        busy: list[int] = []
         rows: dict[int, EvalRequest] = {}  # loaded ahead of their claim
-        images: dict[int, tuple[ImageInput, ...]] = {}
+        images: _Images = {}
         in_flight: dict[Future, int] = {}
         done: list[tuple[EvalRequest, ItemScore]] = []
         errors: list[BaseException] = []
@@ -469,8 +480,9 @@ class _ChunkExecutor:
                 finished, _ = wait(in_flight, timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in finished:
                     in_flight.pop(future)
-                    if future.exception() is not None:
-                        errors.append(future.exception())
+                    error = future.exception()
+                    if error is not None:
+                        errors.append(error)
                     else:
                         done.append(future.result())
                 if in_flight and now - renewed >= self.lease / 3:  # slow calls: keep their leases alive

@@ -23,7 +23,7 @@ from ..models import EvalRequest, EvalRun
 from .tables import TERMINAL
 
 # the run's counter of each final status
-COUNTER_FIELDS = {status: f"done_{status}" for status in TERMINAL}
+COUNTER_FIELDS: dict[str, str] = {status: f"done_{status}" for status in TERMINAL}
 TOTAL_FIELDS = ("input_tokens", "output_tokens", "cost_usd")
 PROGRESS_FIELDS = (*COUNTER_FIELDS.values(), *TOTAL_FIELDS)
 

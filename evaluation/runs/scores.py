@@ -29,9 +29,11 @@ def score_of(row: EvalRequest) -> ItemScore:
     )
 
 
+# the stored provider statuses the scorer reads as other than "completed"
+_RESPONSE_STATUSES: dict[str, str] = {OutputStatus.REFUSAL: "refusal", OutputStatus.TRUNCATED: "truncated"}
+
+
 def _response_status(row: EvalRequest) -> str:
     if row.status == EvalRequest.Status.INFRA_MISSING or row.raw_output is None:
         return "infra_missing"
-    return {OutputStatus.REFUSAL: "refusal", OutputStatus.TRUNCATED: "truncated"}.get(
-        row.provider_status, "completed"
-    )
+    return _RESPONSE_STATUSES.get(row.provider_status, "completed")

@@ -41,13 +41,15 @@ class _ReleaseRecordCursor(CursorPagination):
 
     def decode_cursor(self, request: Any) -> Any:
         cursor = super().decode_cursor(request)
-        if cursor is not None and cursor.position is not None and not cursor.position.isprintable():
+        # the stubs type Cursor.position int; decode_cursor takes it from the query string, as text
+        position: str | None = cursor.position if cursor is not None else None  # type: ignore[assignment]
+        if position is not None and not position.isprintable():
             raise NotFound(self.invalid_cursor_message)  # a NUL would reach the database as a literal
         return cursor
 
 
 def _paginated(view: APIView, request: Any, rows: Any, output: type[serializers.Serializer]) -> Response:
-    pages = view.pagination_class()
+    pages = view.pagination_class()  # type: ignore[attr-defined]  # each view passed here sets one
     page = pages.paginate_queryset(rows, request, view=view)
     return pages.get_paginated_response(output(page, many=True).data)
 
@@ -225,14 +227,16 @@ class ProbeListApi(APIView):
         interface = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
         state = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
         split = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
-        parent = serializers.CharField(
+        parent = serializers.CharField(  # type: ignore[assignment]  # DRF takes declared fields off the class
             required=False,
             allow_blank=True,
             trim_whitespace=False,
             default="",
             help_text="A parent problem id",
         )
-        fields = serializers.CharField(
+        # A declared field named like Serializer.fields: DRF's metaclass moves it into _declared_fields, so the
+        # property still works; the stubs only see the class attribute.
+        fields = serializers.CharField(  # type: ignore[assignment]
             required=False,
             allow_blank=True,
             default="",
@@ -370,6 +374,7 @@ class ReleaseProbesApi(APIView):
             items = items.filter(public_gold__isnull=False)
         pages = self.pagination_class()
         page = pages.paginate_queryset(items, request, view=self)
+        assert page is not None  # None only without a page size, and the cursor has one
         records = [i.public_gold if gold else i.public_raw for i in page]
         return pages.get_paginated_response(ReleaseRecordOutput(records, many=True).data)
 
@@ -385,6 +390,7 @@ class ReleasePrivateApi(APIView):
         release = get_object_or_404(Release, release_id=release_id)
         pages = self.pagination_class()
         page = pages.paginate_queryset(release.items.all(), request, view=self)
+        assert page is not None  # None only without a page size, and _Pages has one
         shown = probe_parent_pairs((item.problem_id, item.logical_probe_id) for item in page)
         disclose(request.user, where="api:release-private", probes=shown)
         return pages.get_paginated_response(ReleasePrivateOutput(page, many=True).data)

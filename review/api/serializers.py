@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
@@ -49,7 +50,9 @@ class SlotOutput(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     problem_id = serializers.CharField(source="parent.problem_id")
     role = choice_string(Role.choices)
-    context = serializers.CharField(help_text="development, or audit:<plan id>")
+    # The output field ``context`` shares its name with Serializer.context: DRF's metaclass takes declared
+    # fields off the class, so ``self.context`` stays the serializer context, as annotated here.
+    context: Mapping[str, Any] = serializers.CharField(help_text="development, or audit:<plan id>")  # type: ignore[assignment]
     blind_first_probe_id = serializers.CharField()
 
 
@@ -113,7 +116,8 @@ class SlotDetailOutput(SlotOutput):
 
     @extend_schema_field(SlotProbeOutput(many=True))
     def get_probes(self, slot: ReviewSlot) -> list[dict[str, Any]]:
-        return SlotProbeOutput(slot_rows(slot), many=True, context=self.context).data
+        # many=True makes a ListSerializer, whose data is a list (the stubs type it ReturnDict)
+        return SlotProbeOutput(slot_rows(slot), many=True, context=self.context).data  # type: ignore[return-value]
 
 
 @extend_schema_serializer(component_name="ReviewPublicProbe")
@@ -271,7 +275,7 @@ class ReviewerAccuracyOutput(serializers.Serializer):
 
 @extend_schema_serializer(component_name="ReviewAgreement")
 class AgreementOutput(serializers.Serializer):
-    context = serializers.CharField()
+    context = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
     probes_rated = serializers.IntegerField()
     probes_multi_rated = serializers.IntegerField()
     blind = AgreementPartOutput(help_text="Agreement on blind answers")
@@ -314,7 +318,7 @@ class PlanOutput(serializers.Serializer):
     blind_first = json_value(
         {"type": "object", "additionalProperties": STRINGS, "description": "parent → its blind-first probe"}
     )
-    context = serializers.CharField()
+    context = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
 
 
 class AssessmentResultOutput(serializers.Serializer):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
@@ -58,8 +59,8 @@ def audit_campaign_create(*, actor: Any, nonce: str | None = None) -> AuditCampa
     return campaign
 
 
-def _candidate_parents() -> dict[str, list[dict[str, Any]]]:
-    parents: dict[str, list[dict[str, Any]]] = {}
+def _candidate_parents() -> dict[str, list[Mapping[str, Any]]]:
+    parents: dict[str, list[Mapping[str, Any]]] = {}
     for probe in live_probes().filter(split=Probe.Split.UNASSIGNED).select_related("parent"):
         parents.setdefault(probe.parent.problem_id, []).append(
             {

@@ -33,6 +33,7 @@ def signoff_target(*, mode: str, assessment: AuditAssessment | None) -> tuple[st
         if assessment is None or not assessment.accepted:
             raise ApplicationError("Sign off an accepted audit assessment.", code="ASSESSMENT_NOT_ACCEPTED")
         latest = AuditAssessment.objects.filter(plan__campaign=assessment.plan.campaign).first()
+        assert latest is not None  # ``assessment`` itself is one
         if latest.pk != assessment.pk:
             raise ApplicationError(
                 "A newer assessment exists for this campaign.", code="ASSESSMENT_SUPERSEDED"

@@ -43,7 +43,7 @@ class DebateRunOutput(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.CharField(help_text="debate | single")
     status = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
     level = serializers.IntegerField(allow_null=True, help_text="Debate level 1–5 (null for a single solver)")
     settings = json_object("The ablation switches")
     settings_label = serializers.CharField()
@@ -87,7 +87,7 @@ class TranscriptOutput(serializers.Serializer):
 
     response = serializers.IntegerField()
     run = serializers.IntegerField()
-    parent = serializers.CharField()
+    parent = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
     status = serializers.CharField()
     final_answer = serializers.CharField()
     correct = serializers.BooleanField(allow_null=True)

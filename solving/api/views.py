@@ -128,7 +128,8 @@ class SolveRunDetailOutput(SolveRunOutput):
     @extend_schema_field(SolveResponseOutput(many=True))
     def get_responses(self, run: SolveRun) -> list[dict[str, Any]]:
         rows = run.responses.select_related("parent").order_by("pk")
-        return SolveResponseOutput(rows, many=True).data
+        # many=True makes a ListSerializer, whose data is a list (the stubs type it ReturnDict)
+        return SolveResponseOutput(rows, many=True).data  # type: ignore[return-value]
 
 
 class SolveRunListView(APIView):

@@ -42,6 +42,13 @@ SETTING_FIELDS = DEBATE_SETTING_FIELDS + FRONTEND_SETTING_FIELDS
 LEVELS = {1: "Text-only", 2: "Structure", 3: "Variable", 4: "Image-only", 5: "Photography (single solver)"}
 
 
+def _named_config(name: str, role: str) -> ModelConfig:
+    """``_config`` of a non-empty name, which resolves or raises."""
+    config = _config(name, role)
+    assert config is not None
+    return config
+
+
 def _config(name: str | None, role: str) -> ModelConfig | None:
     if not name:
         return None
@@ -136,7 +143,7 @@ def debate_run_create(
             "The solvers must be three different model configurations.", code="solvers_invalid"
         )
     clean = debate_settings_clean(settings, solver_names=solver_names)
-    solvers = [_config(n, f"solver {i}") for i, n in enumerate(solver_names, start=1)]
+    solvers = [_named_config(n, f"solver {i}") for i, n in enumerate(solver_names, start=1)]
     warnings: list[str] = []
     providers = [s.provider for s in solvers]
     if len(solvers) > 1 and len(set(providers)) < len(providers):

@@ -106,13 +106,14 @@ def _zero_usage() -> Usage:
 def _pruner_reasoning(config: ModelConfig) -> dict[str, Any]:
     """A reduced thinking budget in the model family's own terms; the model's setting if it has none."""
     caps = capabilities_for(config.provider, config.model)
-    wanted = {
+    reduced: dict[str, dict[str, Any]] = {
         Reasoning.OPENAI_EFFORT: {"effort": "low"},
         Reasoning.ANTHROPIC_ADAPTIVE: {"effort": "low"},
         Reasoning.ANTHROPIC_BUDGET: {"budget_tokens": PRUNER_THINKING_BUDGET},
         Reasoning.GEMINI_BUDGET: {"budget_tokens": PRUNER_THINKING_BUDGET},
         Reasoning.GEMINI_LEVEL: {"budget_tokens": PRUNER_THINKING_BUDGET},
-    }.get(caps.reasoning)
+    }
+    wanted = reduced.get(caps.reasoning)
     if not wanted:
         return dict(config.reasoning or {})
     try:
@@ -262,6 +263,7 @@ def debate_response_execute(*, row: SolveResponse) -> dict[str, Any]:
 
     def prune(memory: Memory) -> str:
         model = debate.pruner
+        assert model is not None  # prune is passed to run_debate only with a pruner
         prompt = pruner_prompt(problem_text, memory, svg=svg)
         result = recorder.call(
             config=model,
@@ -274,6 +276,7 @@ def debate_response_execute(*, row: SolveResponse) -> dict[str, Any]:
         return _json_field(result.text, "label")
 
     def select(memories: tuple[Memory, ...]) -> str | None:
+        assert debate.selector is not None  # select is passed to run_debate only with a selector
         prompt = selector_prompt(problem_text, memories, svg=svg)
         result = recorder.call(
             config=debate.selector,
@@ -289,6 +292,7 @@ def debate_response_execute(*, row: SolveResponse) -> dict[str, Any]:
         return None if re.search(r"abstain|none", choice, re.I) else choice
 
     def normalize(reasoning: str) -> str:
+        assert debate.extractor is not None  # normalize is passed to run_debate only with an extractor
         result = recorder.call(
             config=debate.extractor,
             request=LLMRequest(system=EXTRACTOR_SYSTEM, user=extractor_prompt(reasoning)),

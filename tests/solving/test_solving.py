@@ -184,10 +184,12 @@ def test_run_scores_by_script_and_waits_for_the_expert(parents, eager):
 
 def _admin():
     from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
+    from django.contrib.auth.models import Group, Permission
 
     user = get_user_model().objects.create_user("grader-admin", password="x")
     user.groups.add(Group.objects.get_or_create(name="admin")[0])
+    # grading is against the reference answer: a key holder
+    user.user_permissions.add(Permission.objects.get(codename="view_private_mapping"))
     return get_user_model().objects.get(pk=user.pk)
 
 

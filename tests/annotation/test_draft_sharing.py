@@ -12,21 +12,9 @@ from annotation.drafting.services import draft_execute, draft_run_create
 from annotation.models import LLMDraft
 from audit.models import Event
 from models_registry.models import ModelConfig
+from tests.annotation.test_drafting import NODE
 from tests.conftest import make_user
 from tests.factories import ParentProblemFactory, ProblemImageFactory, png_bytes
-
-NODE = {
-    "id": "v001",
-    "type": "text_glyph",
-    "subtype": "",
-    "text": "m",
-    "image_id": "img_0",
-    "bbox_1000": [70, 200, 115, 280],
-    "keypoints_1000": [],
-    "center_1000": [-1, -1],
-    "radius_1000": -1,
-    "confidence": "high",
-}
 
 
 @pytest.fixture

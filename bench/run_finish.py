@@ -116,11 +116,13 @@ def _analyze() -> None:
 
 def _admin():
     from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
+    from django.contrib.auth.models import Group, Permission
 
     user, _ = get_user_model().objects.get_or_create(username="bench-boss")
     user.groups.add(Group.objects.get_or_create(name="admin")[0])
-    return user
+    # the item file tells each probe's target: a key holder downloads it
+    user.user_permissions.add(Permission.objects.get(codename="view_private_mapping"))
+    return get_user_model().objects.get(pk=user.pk)
 
 
 def build(args: argparse.Namespace) -> int:

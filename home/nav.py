@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
 
 from annotation.permissions import can_draft, can_import, can_review_pass, can_view_problems
 from evaluation.permissions import can_run_evaluations
@@ -92,4 +93,5 @@ def nav_menus(request: Any) -> dict[str, Any]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated or not user_roles(user):
         return {"nav_menus": []}
-    return {"nav_menus": menus_for(user)}
+    # lazy: a fragment (an htmx poll) that draws no menu asks no permission
+    return {"nav_menus": SimpleLazyObject(lambda: menus_for(user))}

@@ -12,7 +12,7 @@ from tests.browser.test_pages_browser import login
 
 def test_debate_comparison_and_transcript(page, live_server, make_browser_user, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    make_browser_user("boss", "admin")
+    make_browser_user("boss", "admin", key_holder=True)  # the transcript shows the reference answer
     result = debate_demo_load(count=20, launch=True)  # transactional test: on-commit dispatch runs eagerly
 
     login(page, live_server, "boss", "/debate/compare/")

@@ -166,8 +166,8 @@ def test_list_fits_a_phone_screen(browser, live_server, catalogue, make_browser_
         context.close()
 
 
-def test_admin_sees_private_panel(page, live_server, catalogue, make_browser_user):
-    make_browser_user("boss", "admin")
+def test_a_key_holder_sees_private_panel(page, live_server, catalogue, make_browser_user):
+    make_browser_user("boss", "admin", key_holder=True)  # answer and solution: key holders only
     login(page, live_server, "boss", next_path="/problems/sp_0002/")
     assert page.get_by_role("heading", name="Private (admin only)").is_visible()
     assert page.get_by_text(SECRET_ANSWER).is_visible()

@@ -133,6 +133,9 @@ def score(response: ModelResponse | str | None, key: dict[str, Any], condition: 
         C, reads, c_reason = _recognition(obj, key, valid)
     else:
         C, c_reason = None, cast(str, not_joint)
+        if key.get("read_targets"):
+            # the Kit reports a read field's validity under every condition, C only where it applies
+            valid[READ_FIELD] = _read_valid(obj, key)
     return ItemScore(
         status=OutputStatus.COMPLETED,
         C=C,
@@ -291,23 +294,40 @@ def _recognition(
     else:
         predictions = [value]
     correct = True
-    field_ok = True
     for target, predicted in zip(targets, predictions, strict=True):
         profile = target.get("normalizer_id") or LABEL
         expected = normalize(target["expected"], profile)
         if expected is None:
             raise UnsupportedGoldReading(f"gold reading at {target['anchor_alias']} is unsupported")
         got = normalize(predicted, profile)
-        field_ok = field_ok and got is not None
         correct = correct and got is not None and got == expected
         checks.append(_check(target, profile, predicted, expected))
-    valid[READ_FIELD] = field_ok
+    valid[READ_FIELD] = _read_valid(obj, key)  # one rule, also where C is not scored
     C = int(correct)
     if multi:
         clauses = "; ".join(f"at {c.anchor} {_read_clause(c, obj, nested=True)}" for c in checks)
     else:
         clauses = _read_clause(checks[0], obj, nested=False)
     return C, tuple(checks), f"C = {C}: {clauses}"
+
+
+def _read_valid(obj: dict[str, Any], key: dict[str, Any]) -> bool:
+    """Whether the answer's read field is a supported reading at every anchor (the Kit's ``field_valid`` of a
+    read: the value normalizes under the target's normalizer; several anchors need an object keyed by exactly
+    those anchors), whatever the expected reading is."""
+    private = ProbeKeyView(key)
+    targets = private.read_targets
+    value = obj.get(READ_FIELD)
+    if len(targets) > 1 or private.read_shape == "object_by_anchor":
+        if not isinstance(value, dict) or set(value) != {t["anchor_alias"] for t in targets}:
+            return False
+        predictions = [value[t["anchor_alias"]] for t in targets]
+    else:
+        predictions = [value]
+    return all(
+        _normalized_or_none(predicted, target.get("normalizer_id") or LABEL) is not None
+        for target, predicted in zip(targets, predictions, strict=True)
+    )
 
 
 def _normalized_or_none(value: Any, profile: str) -> str | None:

@@ -350,3 +350,33 @@ def test_parse_failure_explains_exactly_the_outputs_parse_response_refuses(text)
     from evaluation.parsing import parse_failure
 
     assert (parse_failure(text) is None) == (parse_response(text) is not None)
+
+
+@pytest.mark.parametrize("condition", ["gold", "no_image", "reordered"])
+def test_the_read_fields_validity_is_reported_under_every_condition_as_the_kit_does(condition):
+    """Issue 26 item 2: the Kit's item score carries field_valid.read wherever the probe asks for a reading;
+    C stays unscored outside raw, and G does not move."""
+    right = score('{"read": "2 kg", "owner": "E2"}', _key(), condition)
+    assert (right.C, right.G, right.field_valid) == (None, 1, {"owner": True, "read": True})
+    wrong_reading = score('{"read": "5 m", "owner": "E2"}', _key(), condition)  # valid, just not the gold
+    assert wrong_reading.field_valid == {"owner": True, "read": True}
+    missing = score('{"owner": "E1"}', _key(), condition)
+    assert (missing.G, missing.field_valid) == (0, {"owner": True, "read": False})
+    not_text = score('{"read": 5, "owner": "E2"}', _key(), condition)
+    assert not_text.field_valid == {"owner": True, "read": False}
+    multi = score('{"read": {"R1": "2 kg", "R2": "m"}, "owner": "E2"}', _key(multi=True), condition)
+    assert multi.field_valid == {"owner": True, "read": True}
+    extra_anchor = score(
+        '{"read": {"R1": "2 kg", "R2": "m", "R3": "x"}, "owner": "E2"}', _key(multi=True), condition
+    )
+    assert extra_anchor.field_valid["read"] is False
+    assert score('{"owner": "E2"}', _key(False), condition).field_valid == {"owner": True}  # no read asked
+    # raw reports the same validity beside C
+    for text in (
+        '{"read": "5 m", "owner": "E2"}',
+        '{"owner": "E1"}',
+        '{"read": {"R1": "2 kg"}, "owner": "E2"}',
+    ):
+        for multi_key in (False, True):
+            k = _key(multi=multi_key)
+            assert score(text, k, "raw").field_valid == score(text, k, condition).field_valid

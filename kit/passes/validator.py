@@ -98,8 +98,6 @@ PASS2_VISUAL_ANCHOR_MISSING = "PASS2_VISUAL_ANCHOR_MISSING"
 BINDING_DIRECTION_INVALID = "BINDING_DIRECTION_INVALID"
 MENTION_OCCURRENCE_INVALID = "MENTION_OCCURRENCE_INVALID"
 MENTION_QUOTE_NOT_FOUND = "MENTION_QUOTE_NOT_FOUND"
-MENTION_OCCURRENCE_AMBIGUOUS = "MENTION_OCCURRENCE_AMBIGUOUS"
-MENTION_OCCURRENCE_REPAIR_PROPOSED = "MENTION_OCCURRENCE_REPAIR_PROPOSED"
 MENTION_ORDER_INVALID = "MENTION_ORDER_INVALID"
 QUERY_TARGET_MISSING = "QUERY_TARGET_MISSING"
 QUERY_TARGET_ROLE_INVALID = "QUERY_TARGET_ROLE_INVALID"
@@ -112,10 +110,16 @@ PASS4_VISUAL_NODE_MODIFIED = "PASS4_VISUAL_NODE_MODIFIED"
 TEXT_GLYPH_TEXT_EMPTY = "TEXT_GLYPH_TEXT_EMPTY"
 PASS2_PHYSICAL_NODES_EMPTY = "PASS2_PHYSICAL_NODES_EMPTY"
 PHYSICAL_NODE_UNBOUND = "PHYSICAL_NODE_UNBOUND"
+MENTION_OCCURRENCE_AMBIGUOUS = "MENTION_OCCURRENCE_AMBIGUOUS"
+MENTION_OCCURRENCE_REPAIR_PROPOSED = "MENTION_OCCURRENCE_REPAIR_PROPOSED"
+VALUE_BLANK = "VALUE_BLANK"
 WORKSPACE_ISSUE_CODES: tuple[str, ...] = (
     TEXT_GLYPH_TEXT_EMPTY,
     PASS2_PHYSICAL_NODES_EMPTY,
     PHYSICAL_NODE_UNBOUND,
+    MENTION_OCCURRENCE_REPAIR_PROPOSED,
+    MENTION_OCCURRENCE_AMBIGUOUS,
+    VALUE_BLANK,
 )
 
 logger = logging.getLogger(__name__)
@@ -128,8 +132,7 @@ ISSUE_CODES: tuple[str, ...] = (
     KEYPOINTS_OUT_OF_RANGE, CENTER_INVALID, CENTER_OUT_OF_RANGE, RADIUS_INVALID, RADIUS_OUT_OF_RANGE,
     IMAGE_ID_UNKNOWN, VISUAL_NODES_EMPTY, PROVENANCE_INVALID, PROVENANCE_EVIDENCE_MISMATCH,
     PASS2_PROVENANCE_NOT_IMAGE_ONLY, PASS2_VISUAL_ANCHOR_MISSING, BINDING_DIRECTION_INVALID,
-    MENTION_OCCURRENCE_INVALID, MENTION_QUOTE_NOT_FOUND, MENTION_OCCURRENCE_AMBIGUOUS,
-    MENTION_OCCURRENCE_REPAIR_PROPOSED, MENTION_ORDER_INVALID, QUERY_TARGET_MISSING,
+    MENTION_OCCURRENCE_INVALID, MENTION_QUOTE_NOT_FOUND, MENTION_ORDER_INVALID, QUERY_TARGET_MISSING,
     QUERY_TARGET_ROLE_INVALID, RELATION_DUPLICATE, PASS4_VISUAL_NODE_ADDED, PASS4_VISUAL_NODE_MODIFIED,
 )
 # fmt: on
@@ -309,6 +312,7 @@ _KIND_COLLECTIONS = {
 }
 
 _MISSING = object()
+_UNPLACED = 10**9  # a mention whose occurrence is past its quote's last match sits after every placed one
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,11 +325,22 @@ def validate_pass_document(pass_no: int, document: object, context: PassContext)
 
     An empty list means the document is valid. Never raises for malformed documents.
     """
+    run = _validated(pass_no, document, context)
+    return _pass_number_invalid(pass_no) if run is None else run.issues
+
+
+def _validated(pass_no: int, document: object, context: PassContext) -> _Validation | None:
+    """One validation run (``None`` for a pass number that is not 1–5): the Kit's issues and the stricter
+    ones it noticed on the way (``_Validation.stricter``)."""
     if type(pass_no) is not int or pass_no not in PASS_LAYOUTS:
-        return [ValidationIssue(PASS_NUMBER_INVALID, "", f"Pass number {pass_no!r} is not one of 1–5.")]
+        return None
     run = _Validation(pass_no, context)
     run.validate(document)
-    return run.issues
+    return run
+
+
+def _pass_number_invalid(pass_no: object) -> list[ValidationIssue]:
+    return [ValidationIssue(PASS_NUMBER_INVALID, "", f"Pass number {pass_no!r} is not one of 1–5.")]
 
 
 def checked_issues(pass_no: int, document: Any, context: PassContext) -> list[dict[str, str]]:
@@ -336,13 +351,17 @@ def checked_issues(pass_no: int, document: Any, context: PassContext) -> list[di
         return [issue.as_dict() for issue in validate_pass_document(pass_no, document, context)]
     except Exception:
         logger.exception("pass validator crashed on %s pass %s", context.problem_id, pass_no)
-        return [
-            {
-                "code": VALIDATOR_CRASHED,
-                "path": "",
-                "message": "The validator could not check this document; it cannot be submitted or approved.",
-            }
-        ]
+        return _crashed()
+
+
+def _crashed() -> list[dict[str, str]]:
+    return [
+        {
+            "code": VALIDATOR_CRASHED,
+            "path": "",
+            "message": "The validator could not check this document; it cannot be submitted or approved.",
+        }
+    ]
 
 
 def workspace_checks(pass_no: int, document: object, context: PassContext) -> list[ValidationIssue]:
@@ -355,6 +374,12 @@ def workspace_checks(pass_no: int, document: object, context: PassContext) -> li
       it but its compiler makes no observation of a blank glyph (Kit §3), so the region reads as nothing.
     * ``PASS2_PHYSICAL_NODES_EMPTY`` (Pass 2): no entity although Pass 1 has regions; the Kit accepts an
       empty Pass 2, but then nothing in the diagram can be grounded in Passes 3–4.
+    * ``MENTION_OCCURRENCE_REPAIR_PROPOSED`` / ``MENTION_OCCURRENCE_AMBIGUOUS`` (Passes 3 and 4): a mention
+      whose occurrence is past its quote's last match (the quote occurs once / several times). The Kit's
+      source validation accepts it and its compiler keeps the mention unresolved (``SPAN_REVIEW_REQUIRED``),
+      which blocks the T02 groups that start from it; the workspace asks for the fix instead.
+    * ``VALUE_BLANK``: a quote, kind, predicate, description, target kind or step text of only white space.
+      The Kit refuses only the empty string (``VALUE_EMPTY``).
     * ``PHYSICAL_NODE_UNBOUND``: an entity bound to nothing. In Pass 2, a node that lists visual anchors
       but that no ``labels``/``represents`` binding points at (the Kit checks only the anchor list; a node
       with no anchor at all is already the Kit's ``PASS2_VISUAL_ANCHOR_MISSING``). In Pass 3, a new node
@@ -362,9 +387,15 @@ def workspace_checks(pass_no: int, document: object, context: PassContext) -> li
 
     Malformed documents give no workspace issue: ``validate_pass_document`` reports them. Never raises.
     """
-    if not isinstance(document, dict) or pass_no not in (1, 2, 3):
+    return _workspace_issues(pass_no, document, context, _validated(pass_no, document, context))
+
+
+def _workspace_issues(
+    pass_no: int, document: object, context: PassContext, run: _Validation | None
+) -> list[ValidationIssue]:
+    if not isinstance(document, dict) or run is None:
         return []
-    issues: list[ValidationIssue] = []
+    issues = list(run.stricter)
     if pass_no == 1:
         for index, node in enumerate(document.get("visual_nodes") or []):
             if not isinstance(node, dict) or node.get("type") != "text_glyph":
@@ -406,7 +437,7 @@ def workspace_checks(pass_no: int, document: object, context: PassContext) -> li
                         "at it. Bind a region to it (select the region, then B).",
                     )
                 )
-    else:
+    elif pass_no == 3:
         earlier = _ids_in_document(context.pass2, "physical")
         referred = {b.get("to_id") for b in _records_of(document, "bindings") if b.get("type") == "refers_to"}
         nodes = document.get("new_or_updated_physical_nodes")
@@ -426,15 +457,20 @@ def workspace_checks(pass_no: int, document: object, context: PassContext) -> li
 
 
 def checked_workspace_issues(pass_no: int, document: Any, context: PassContext) -> list[dict[str, str]]:
-    """``checked_issues`` plus ``workspace_checks``: the issues of a document made or stored in this app
-    (workspace, save, submit). Kit files are judged by ``checked_issues`` alone (importers)."""
-    issues = checked_issues(pass_no, document, context)
+    """``checked_issues`` plus ``workspace_checks``, from one validation run: the issues of a document made or
+    stored in this app (workspace, save, submit). Kit files are judged by ``checked_issues`` alone (importers)."""
     try:
-        extra = [issue.as_dict() for issue in workspace_checks(pass_no, document, context)]
+        run = _validated(pass_no, document, context)
+    except Exception:
+        logger.exception("pass validator crashed on %s pass %s", context.problem_id, pass_no)
+        return _crashed()
+    issues = _pass_number_invalid(pass_no) if run is None else run.issues
+    try:
+        extra = _workspace_issues(pass_no, document, context, run)
     except Exception:
         logger.exception("workspace checks crashed on %s pass %s", context.problem_id, pass_no)
         extra = []
-    return issues + extra
+    return [issue.as_dict() for issue in issues + extra]
 
 
 def context_for(
@@ -557,6 +593,7 @@ class _Validation:
         self.context = context
         self.layout = PASS_LAYOUTS[pass_no]
         self.issues: list[ValidationIssue] = []
+        self.stricter: list[ValidationIssue] = []  # what the workspace refuses and the Kit accepts
         self.known: dict[str, _Known] = {}
         self.records: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self.malformed_collections: set[str] = set()  # collections with a non-object item
@@ -755,8 +792,12 @@ class _Validation:
         if not isinstance(value, str):
             self.add(TYPE_MISMATCH, field_path, f"{key} must be a string.")
             return None
-        if non_empty and not value.strip():
+        if non_empty and value == "":
             self.add(VALUE_EMPTY, field_path, f"{key} must not be empty.")
+        elif non_empty and not value.strip():
+            self.stricter.append(
+                ValidationIssue(VALUE_BLANK, field_path, f"{key} is only white space; write what it is.")
+            )
         return value
 
     def _enum(self, record: dict[str, Any], key: str, path: str, allowed: tuple[str, ...]) -> None:
@@ -999,6 +1040,7 @@ class _Validation:
         self._enum(mention, "section", path, MENTION_SECTIONS)
         quote = self._string(mention, "quote", path, non_empty=True)
         occurrence = mention.get("occurrence", _MISSING)
+        valid_occurrence = _is_int(occurrence) and occurrence >= 1
         if occurrence is not _MISSING and not _is_int(occurrence):
             self.add(TYPE_MISMATCH, _join(path, "occurrence"), "occurrence must be an integer.")
         elif occurrence is not _MISSING and occurrence < 1:
@@ -1009,18 +1051,20 @@ class _Validation:
             )
         self._enum(mention, "role", path, MENTION_ROLES)
         section = mention.get("section")
-        if section in MENTION_SECTIONS and isinstance(quote, str) and quote.strip():
-            if isinstance(occurrence, int) and _is_int(occurrence) and occurrence >= 1:
-                self._resolve_mention(path, section, quote, occurrence)
+        if section in MENTION_SECTIONS and isinstance(quote, str) and quote:
+            self._place_mention(path, section, quote, occurrence if valid_occurrence else 1)
 
-    def _resolve_mention(self, path: str, section: str, quote: str, occurrence: int) -> None:
-        """Resolve the quote in its exact section text; remember where it starts, or report why not."""
+    def _place_mention(self, path: str, section: str, quote: str, occurrence: int) -> None:
+        """Where the mention sits for the order rule, as the Kit's source validation places it
+        (``source_validation._validate_mentions``): the start of its ``occurrence``-th match (the first for
+        an invalid occurrence, which is reported on its own), or the end of its section when the quote has
+        fewer matches. A quote that does not occur at all is refused; an occurrence past the last match is
+        not (the Kit's compiler resolves or blocks it, ``SPAN_REVIEW_REQUIRED``; the workspace asks for the
+        repair, ``workspace_checks``)."""
         text = self.context.stem if section == "stem" else self.context.query
         resolution = resolve_span(text, quote, occurrence)
-        if resolution.status == RESOLVED_EXACT and resolution.span is not None:
-            self.mention_positions[path] = (MENTION_SECTIONS.index(section), resolution.span[0])
-            return
-        count = len(resolution.all_matches)
+        start = resolution.span[0] if resolution.status == RESOLVED_EXACT and resolution.span else _UNPLACED
+        self.mention_positions[path] = (MENTION_SECTIONS.index(section), start)
         if resolution.status == QUOTE_NOT_FOUND:
             self.add(
                 MENTION_QUOTE_NOT_FOUND,
@@ -1028,25 +1072,30 @@ class _Validation:
                 f"The quote {quote!r} does not occur in the {section} text (exact, case-sensitive match).",
             )
         elif resolution.status == UNIQUE_EXACT_REPAIR_PROPOSED:
-            self.add(
-                MENTION_OCCURRENCE_REPAIR_PROPOSED,
-                _join(path, "occurrence"),
-                f"The quote {quote!r} occurs only once in the {section} text, not {occurrence} times; "
-                "a repair to occurrence 1 is proposed. Set occurrence to 1.",
+            self.stricter.append(
+                ValidationIssue(
+                    MENTION_OCCURRENCE_REPAIR_PROPOSED,
+                    _join(path, "occurrence"),
+                    f"The quote {quote!r} occurs only once in the {section} text, not {occurrence} times; "
+                    "a repair to occurrence 1 is proposed. Set occurrence to 1.",
+                )
             )
         elif resolution.status == AMBIGUOUS_OCCURRENCE:
-            self.add(
-                MENTION_OCCURRENCE_AMBIGUOUS,
-                _join(path, "occurrence"),
-                f"The quote {quote!r} occurs {count} times in the {section} text, so occurrence "
-                f"{occurrence} does not exist; say which one is meant.",
+            self.stricter.append(
+                ValidationIssue(
+                    MENTION_OCCURRENCE_AMBIGUOUS,
+                    _join(path, "occurrence"),
+                    f"The quote {quote!r} occurs {len(resolution.all_matches)} times in the {section} text, "
+                    f"so occurrence {occurrence} does not exist; say which one is meant.",
+                )
             )
 
     def _check_mention_order(self, records: list[tuple[str, dict[str, Any]]]) -> None:
         """Mentions are numbered in textual order: stem before query, then by start offset.
 
-        Each resolved mention is compared with the previous resolved one, so one misplaced mention
-        gives one issue (unresolved mentions are already reported and are skipped).
+        Each placed mention (``_place_mention``) is compared with the previous one, so one misplaced mention
+        gives one issue; a mention whose occurrence is past its quote's last match sits at the end of its
+        section, as in the Kit, so a stem mention after it is out of order.
         """
         previous: tuple[tuple[int, int], object] | None = None
         for path, mention in records:

@@ -20,6 +20,7 @@ from annotation.demo import generate_workspace
 from annotation.models import ImportJob, ParentProblem, PassDocument
 from audit.models import Event
 from kit.canonical import digest, write_json_bytes
+from tests.kit_workspace import rewrite_pass
 
 pytestmark = pytest.mark.django_db
 
@@ -60,19 +61,6 @@ def _forged_workspace(tmp_path: Path, *, count: int = 2, reviewer: str = "source
             stage["reviewer"] = reviewer
     state_path.write_bytes(write_json_bytes(state))
     return ws
-
-
-def _rewrite_pass(ws: Path, pid: str, pass_no: int, change) -> dict:
-    """Edit a pass document and re-credit its approval to the new hash, as a forger would."""
-    path = ws / "passes" / f"pass{pass_no}" / f"{pid}.json"
-    document = json.loads(path.read_text())
-    change(document)
-    path.write_bytes(write_json_bytes(document))
-    state_path = ws / "reviews" / "state.json"
-    state = json.loads(state_path.read_text())
-    state["problems"][pid]["stages"][f"pass{pass_no}"]["document_sha256"] = digest(document)
-    state_path.write_bytes(write_json_bytes(state))
-    return document
 
 
 @pytest.fixture
@@ -151,7 +139,7 @@ def test_a_reimport_never_replaces_an_approved_document_silently(
     approved = PassDocument.objects.get(pass_no=4)
     assert approved.approval_is_fresh
 
-    edited = _rewrite_pass(ws, pid, 4, lambda d: d.update(domain="electromagnetism"))
+    edited = rewrite_pass(ws, pid, 4, lambda d: d.update(domain="electromagnetism"))
     report = _upload(people[uploader], ws, "kit_workspace", django_capture_on_commit_callbacks)
 
     doc = PassDocument.objects.get(pass_no=4)
@@ -171,7 +159,7 @@ def test_a_document_with_validator_errors_is_never_stored_as_approved(
 ):
     ws = _forged_workspace(tmp_path, count=1)
     pid = json.loads((ws / "blind" / "manifest.jsonl").read_text().splitlines()[0])["problem_id"]
-    _rewrite_pass(ws, pid, 1, lambda d: d["visual_nodes"][0].update(bbox_1000=[-50, -50, 5000, 5000]))
+    rewrite_pass(ws, pid, 1, lambda d: d["visual_nodes"][0].update(bbox_1000=[-50, -50, 5000, 5000]))
 
     report = _upload(people["admin"], ws, "kit_workspace", django_capture_on_commit_callbacks)
 
@@ -352,7 +340,7 @@ def test_an_over_long_label_in_a_pass_document_is_refused(
 ):
     ws = _forged_workspace(tmp_path, count=1)
     pid = json.loads((ws / "blind" / "manifest.jsonl").read_text().splitlines()[0])["problem_id"]
-    _rewrite_pass(ws, pid, 1, lambda d: d["visual_nodes"][0].update(text="m" * 1_000_000))
+    rewrite_pass(ws, pid, 1, lambda d: d["visual_nodes"][0].update(text="m" * 1_000_000))
     upload = SimpleUploadedFile("ws.zip", _zip(ws), content_type="application/zip")
     with django_capture_on_commit_callbacks(execute=True):
         response = _client(people["admin"]).post(

@@ -14,9 +14,13 @@ import pytest
 
 from kit.passes.validator import (
     ISSUE_CODES,
+    MENTION_OCCURRENCE_AMBIGUOUS,
+    MENTION_OCCURRENCE_REPAIR_PROPOSED,
+    MENTION_ORDER_INVALID,
     PASS2_PHYSICAL_NODES_EMPTY,
     PHYSICAL_NODE_UNBOUND,
     TEXT_GLYPH_TEXT_EMPTY,
+    VALUE_BLANK,
     WORKSPACE_ISSUE_CODES,
     checked_issues,
     checked_workspace_issues,
@@ -119,6 +123,65 @@ def test_pass3_entity_referred_to_by_a_mention_is_bound():
     )
     doc["bindings"].append(binding("b005", "refers_to", "m001", "p005"))
     assert workspace_checks(3, doc, full_context()) == []
+
+
+def _last_stem_mention_past_its_matches(doc, occurrence):
+    """The last stem mention (m006, "force F") set past its quote's matches: no mention follows it in the stem,
+    so the Kit finds the document valid (its order rule puts the mention at the end of the stem)."""
+    doc["text_mentions"][5]["occurrence"] = occurrence
+
+
+@pytest.mark.parametrize("pass_no", [3, 4])
+def test_an_occurrence_past_a_unique_quote_is_a_proposed_repair_here_and_valid_in_the_kit(pass_no):
+    doc = DOCS[pass_no]()
+    _last_stem_mention_past_its_matches(doc, 7)
+
+    assert validate_pass_document(pass_no, doc, full_context()) == []
+    (issue,) = workspace_checks(pass_no, doc, full_context())
+    assert (issue.code, issue.path) == (MENTION_OCCURRENCE_REPAIR_PROPOSED, "text_mentions[5].occurrence")
+    assert issue.message == (
+        "The quote 'force F' occurs only once in the stem text, not 7 times; a repair to occurrence 1 is "
+        "proposed. Set occurrence to 1."
+    )
+
+
+def test_an_occurrence_past_an_ambiguous_quote_asks_which_one_is_meant():
+    doc = pass3_doc()
+    doc["text_mentions"][0]["occurrence"] = 3  # "block" occurs twice
+
+    assert codes_and_paths(validate_pass_document(3, doc, full_context())) == [
+        (MENTION_ORDER_INVALID, "text_mentions[1]")
+    ]
+    (issue,) = workspace_checks(3, doc, full_context())
+    assert (issue.code, issue.path) == (MENTION_OCCURRENCE_AMBIGUOUS, "text_mentions[0].occurrence")
+    assert issue.message == (
+        "The quote 'block' occurs 2 times in the stem text, so occurrence 3 does not exist; say which one is meant."
+    )
+
+
+@pytest.mark.parametrize(
+    ("pass_no", "path"),
+    [
+        (4, "constraints.0.kind"),
+        (4, "ambiguities.0.description"),
+        (4, "relations.0.predicate"),
+        (3, "quantities.0.kind"),
+        (3, "query_target.target_kind"),
+    ],
+)
+def test_a_value_of_only_white_space_is_blank_here_and_valid_in_the_kit(pass_no, path):
+    doc = DOCS[pass_no]()
+    *parents, last = [int(part) if part.isdigit() else part for part in path.split(".")]
+    record = doc
+    for part in parents:
+        record = record[part]
+    record[last] = "  "
+
+    kit_path = path.replace(".0.", "[0].")
+    assert validate_pass_document(pass_no, doc, full_context()) == []
+    assert codes_and_paths(workspace_checks(pass_no, doc, full_context())) == [(VALUE_BLANK, kit_path)]
+    record[last] = ""
+    assert [i.code for i in validate_pass_document(pass_no, doc, full_context())] == ["VALUE_EMPTY"]
 
 
 @pytest.mark.parametrize("document", [None, [], "x", {"visual_nodes": "nope"}, {"physical_nodes": [1, "a"]}])

@@ -3,7 +3,7 @@ PYTHON ?= python3.12
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv lint bench clean-demo
+.PHONY: run test test-fast venv lint bench clean-demo
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	scripts/test.sh
+
+# The edit-test loop: everything but the browser and fuzz tests (make test runs them all).
+test-fast: $(STAMP)
+	scripts/test.sh -m "not browser and not fuzz"
 
 lint: $(STAMP)
 	scripts/lint.sh

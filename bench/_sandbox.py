@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 BENCH_MARK = "physalign-bench sandbox: created by a benchmark; safe to drop"
 REDIS_MARKER_KEY = "physalign-bench:owner"
-REDIS_CANDIDATE_DBS = range(13, 1, -1)  # 14/15 are the test suite's; 0/1 what deployments use
+REDIS_CANDIDATE_DBS = range(7, 1, -1)  # 8–15 are the test suite's workers' (2 each); 0/1 what deployments use
 DEFAULT_POSTGRES_SERVER = "postgres://postgres@127.0.0.1:5432"
 DEFAULT_REDIS_SERVER = "redis://127.0.0.1:6379"
 

@@ -24,4 +24,14 @@ if ! command -v tesseract >/dev/null 2>&1; then
 fi
 
 .venv/bin/python manage.py makemigrations --check --dry-run >/dev/null
-exec .venv/bin/pytest "$@"
+
+# In parallel on the machine's cores (at most 4: physalign_site/test_settings.py gives each pytest-xdist worker
+# its own Redis databases; pytest-django gives each its own test database, tests/conftest.py its own media
+# root per test). PYTEST_WORKERS=1 runs in one process; an explicit -n or -p no:xdist in the arguments wins.
+parallel=()
+if [[ " $* " != *" -n "* && " $* " != *" -n="* && " $* " != *"no:xdist"* ]]; then
+  workers="${PYTEST_WORKERS:-$(nproc)}"
+  (( workers > 4 )) && workers=4
+  (( workers > 1 )) && parallel=(-n "$workers" --dist worksteal)
+fi
+exec .venv/bin/pytest "${parallel[@]}" "$@"

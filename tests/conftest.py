@@ -1,10 +1,26 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from physalign_site.roles import ALL_ROLES
+
+TESTS = Path(__file__).resolve().parent
+FUZZ_FILES = {TESTS / "test_html_fuzz.py", TESTS / "test_api_fuzz.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/browser/ is ``browser`` (it drives Chromium), the fuzzers' tests are ``fuzz``:
+    ``make test-fast`` leaves both out (``-m "not browser and not fuzz"``), ``make test`` runs everything."""
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        if TESTS / "browser" in path.parents:
+            item.add_marker(pytest.mark.browser)
+        if path in FUZZ_FILES:
+            item.add_marker(pytest.mark.fuzz)
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
 REDIS = "redis://127.0.0.1:6379"
-USER_REDIS_DB = 13  # the sandbox's first choice: it must notice the user's key and move on
+USER_REDIS_DB = 7  # the sandbox's first choice: it must notice the user's key and move on
 
 SNAPSHOT = """
 import json

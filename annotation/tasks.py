@@ -6,9 +6,9 @@ import logging
 
 from celery import shared_task
 
-from run_engine.engine import BUSY_RETRY_SECONDS, CHUNK_TASK_OPTIONS
+from run_engine.engine import CHUNK_TASK_OPTIONS, busy_requeue
 
-from .drafting.services import DraftBusy, draft_execute
+from .drafting.services import draft_chunk_process
 from .importers import import_job_fail, import_job_run
 from .models import ImportJob
 
@@ -33,11 +33,8 @@ def import_job_run_task(job_id: int) -> None:
 
 
 @shared_task(**CHUNK_TASK_OPTIONS)
-def draft_execute_task(self, draft_id: int) -> None:
-    """Draft one pass for one parent. The draft is claimed with a lease (``run_engine``): a re-delivered task
-    after a worker crash writes nothing twice, and an error retries with Celery's backoff. Provider retries
-    happen inside (``llm.client``)."""
-    try:
-        draft_execute(draft_id=draft_id)
-    except DraftBusy:
-        self.apply_async((draft_id,), countdown=BUSY_RETRY_SECONDS)
+def draft_chunk_task(self, run_id: int, draft_ids: list[int]) -> None:
+    """Draft the chunk's drafts. Each is claimed with a lease (``run_engine``): a re-delivered task after a
+    worker crash writes nothing twice, an error retries with Celery's backoff, and a draft another live claim
+    holds is looked at again as a new task. Provider retries happen inside (``llm.client``)."""
+    busy_requeue(self, run_id, busy=draft_chunk_process(run_id=run_id, draft_ids=draft_ids))

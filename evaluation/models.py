@@ -8,6 +8,7 @@ from django.db.models import Q
 
 from llm.types import ROW_TERMINAL
 from models_registry.models import ModelConfig, OutputStatusChoices, ProviderCallRecord
+from run_engine.rows import claims_bounded
 
 
 class EvalRun(models.Model):
@@ -104,7 +105,7 @@ class EvalRequest(ProviderCallRecord):
                 condition=Q(condition__in=["raw", "gold", "no_image", "reordered"]),
                 name="eval_request_condition_valid",
             ),
-            models.CheckConstraint(condition=Q(claims__lte=3), name="eval_request_claims_bounded"),
+            claims_bounded("eval_request_claims_bounded"),
         ]
         indexes = [
             models.Index(fields=["run", "status"], name="eval_request_run_status"),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from run_engine.engine import BUSY_RETRY_SECONDS
+from run_engine.engine import CHUNK_TASK_OPTIONS, busy_requeue
 
 from .releases import release_zip_build
-from .services import compile_chunk_execute, compile_run_dispatch
+from .services import compile_chunks_process, compile_run_dispatch
 
 
 @shared_task(acks_late=True)
@@ -16,13 +16,12 @@ def compile_run_task(run_id: int) -> None:
     compile_run_dispatch(run_id=run_id)
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def compile_chunk_task(self, run_id: int, chunk_id: int) -> None:
-    """One chunk of a compile run; a chunk another live claim holds is looked at again a little later (a
+@shared_task(**CHUNK_TASK_OPTIONS)
+def compile_chunk_task(self, run_id: int, chunk_ids: list[int]) -> None:
+    """A chunk of a compile run (the engine queues one per task). An error retries with Celery's backoff and
+    takes the chunk over at once; a chunk another live claim holds is looked at again as a new task (a
     redelivered message, or a worker that died: its lease runs out and this task takes the chunk over)."""
-    claim = compile_chunk_execute(run_id=run_id, chunk_id=chunk_id)
-    if claim.busy:
-        self.apply_async((run_id, chunk_id), countdown=BUSY_RETRY_SECONDS)
+    busy_requeue(self, run_id, busy=compile_chunks_process(run_id=run_id, chunk_ids=chunk_ids))
 
 
 @shared_task(acks_late=True)

@@ -1,7 +1,7 @@
 """The one run engine: rows planned up front, claimed with leases, infrastructure retries bounded, runs
-dispatched, cancelled and resumed the same way for drafts, evaluations and solving.
+dispatched, cancelled and resumed the same way for drafts, compile runs, evaluations and solving.
 
-A *row* is one unit of paid work (an evaluation request, a solving response, a draft). It carries ``status``,
+A *row* is one unit of work (an evaluation request, a solving response, a draft, a compile chunk). It carries ``status``,
 ``claims`` (times a worker took it), ``claim_token`` and ``claimed_at``. A worker claims rows with one locking
 read that skips rows another transaction holds (``SELECT … FOR UPDATE SKIP LOCKED``) and one UPDATE. A row is
 
@@ -11,8 +11,12 @@ read that skips rows another transaction holds (``SELECT … FOR UPDATE SKIP LOC
   missing" — the fixed denominator keeps it, it is not an answer;
 - *claimed* otherwise: ``claims`` goes up by one, the token and time are set.
 
+A claim writes a row's answer only while it still holds the row (``rows_held``), keeps a slow row's lease alive
+(``leases_renew``) and may end its lease at once when it gives up (``lease_release``).
+
 Chunk tasks retry on unexpected errors with Celery's own backoff (``CHUNK_TASK_OPTIONS``); rows a died worker
-had claimed are taken over after their lease, each takeover counting as a claim.
+had claimed are taken over after their lease, each takeover counting as a claim. Rows another live claim holds
+are looked at again as a new task (``busy_requeue``), the one way every chunk task waits for a lease.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from django.utils import timezone
 from audit.services import event_record
 from physalign_site.errors import ApplicationError
 
-MAX_CLAIMS = 3  # one attempt plus at most two infrastructure retries
+from .rows import MAX_CLAIMS
+
 BUSY_RETRY_SECONDS = 5  # how soon rows held by another live claim are looked at again
 
 # Celery options of every chunk task: an unexpected error (database gone, a bug) retries the chunk with
@@ -110,6 +115,31 @@ def rows_claim(table: RowTable, ids: Iterable[int], *, lease_seconds: int, token
     return claim
 
 
+def _unfinished(table: RowTable, ids: Iterable[int], token: str) -> Any:
+    rows = table.model._default_manager.filter(pk__in=list(ids), claim_token=token)
+    if table.running is not None:
+        return rows.filter(status=table.running)
+    return rows.exclude(status__in=table.terminal)
+
+
+def rows_held(table: RowTable, ids: Iterable[int], *, token: str) -> Any:
+    """The rows among ``ids`` that the claim ``token`` still holds and that have no answer yet: the only rows
+    it may write, so that a row is never written twice (a claim taken over writes nothing)."""
+    return _unfinished(table, ids, token)
+
+
+def leases_renew(table: RowTable, ids: Iterable[int], *, token: str) -> int:
+    """Keep the leases of rows the claim ``token`` still works on alive; returns how many it still holds
+    (fewer: another claim took some over, this worker having been presumed dead)."""
+    return int(_unfinished(table, ids, token).update(claimed_at=timezone.now()))
+
+
+def lease_release(table: RowTable, ids: Iterable[int], *, token: str) -> int:
+    """End the claim's lease at once (it gave up after an error): the next claim takes the rows over without
+    waiting, and counts a claim as any takeover does."""
+    return int(_unfinished(table, ids, token).update(claimed_at=None))
+
+
 def claim_applied(row: Any, claim: Claim, table: RowTable) -> None:
     """Give an already loaded row the fields its claim just wrote."""
     row.claim_token, row.claimed_at, row.claims = claim.token, claim.at, row.claims + 1
@@ -152,9 +182,15 @@ class RunTable:
     finalize: Callable[[int], Any]
     default_chunk_size: int
     taper: bool = True
+    options: str | None = (
+        "options"  # the run's JSON field that may set "chunk_size" (None: always the default)
+    )
+    started: str | None = "started_at"  # the field the first dispatch stamps (None: the run has none)
 
     def chunk_size(self, run: Any) -> int:
-        return int((run.options or {}).get("chunk_size", self.default_chunk_size))
+        if self.options is None:
+            return self.default_chunk_size
+        return int((getattr(run, self.options) or {}).get("chunk_size", self.default_chunk_size))
 
 
 def run_dispatch(table: RunTable, *, run_id: int) -> int:
@@ -163,8 +199,13 @@ def run_dispatch(table: RunTable, *, run_id: int) -> int:
     run: Any = run_model.get(pk=run_id)  # a run row of table.model (status, options, its rows)
     if run.status in table.idle:
         return 0
-    run_model.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
-    run_model.filter(pk=run_id).update(status="running")
+    if table.started is not None:
+        run_model.filter(pk=run_id, **{f"{table.started}__isnull": True}).update(
+            **{table.started: timezone.now()}
+        )
+    # never over a run that became idle meanwhile (its last chunk finished it, or it was cancelled)
+    if not run_model.filter(pk=run_id).exclude(status__in=table.idle).update(status="running"):
+        return 0
     ids = list(
         getattr(run, table.rows)
         .exclude(status__in=table.row_table.terminal)

@@ -9,6 +9,7 @@ from django.db.models import Q
 
 from llm.types import ROW_TERMINAL, OutputStatus
 from models_registry.models import ModelConfig, OutputStatusChoices, ProviderCallRecord
+from run_engine.rows import claims_bounded
 
 
 class SolveRun(models.Model):
@@ -104,7 +105,7 @@ class SolveResponse(ProviderCallRecord):
                 condition=Q(credit__isnull=True) | (Q(credit__gte=0) & Q(credit__lte=1)),
                 name="solve_response_credit_unit",
             ),
-            models.CheckConstraint(condition=Q(claims__lte=3), name="solve_response_claims_bounded"),
+            claims_bounded("solve_response_claims_bounded"),
             models.CheckConstraint(
                 condition=Q(grading__in=["script", "pending", "graded", "none"]),
                 name="solve_response_grading_valid",

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -19,15 +18,27 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+import llm
 from audit.services import event_record
 from kit.canonical import digest
 from kit.model_output import unfenced
 from llm import ImageInput, LLMRequest, OutputStatus
 from models_registry.models import ModelConfig
-from models_registry.providers import model_generate
+from models_registry.providers import provider_config_for, shared_limiter
 from physalign_site import jsonsafety
 from physalign_site.errors import ApplicationError
-from run_engine.engine import RowTable, rows_claim
+from run_engine.engine import (
+    RowTable,
+    RunTable,
+    claim_applied,
+    lease_release,
+    rows_claim,
+    rows_held,
+    run_cancel,
+    run_dispatch,
+    run_resume,
+)
+from run_engine.rows import retries_left
 
 from ..history import pass_version_record
 from ..models import DraftRun, LLMDraft, ParentProblem, PassDocument, PassDocumentVersion
@@ -99,15 +110,51 @@ def parse_output(text: str) -> tuple[dict[str, Any] | None, str]:
 
 
 # ------------------------------------------------------------------------------------------------
-# Runs and execution
+# Runs and execution, through the one run engine (``run_engine``): one chunk task per draft
 # ------------------------------------------------------------------------------------------------
 
 
-def _dispatch(draft_ids: list[int]) -> None:
-    from ..tasks import draft_execute_task  # the tasks module imports this one
+def _chunk_task() -> Any:
+    from ..tasks import draft_chunk_task  # the tasks module imports this one
 
-    for draft_id in draft_ids:
-        draft_execute_task.delay(draft_id=draft_id)
+    return draft_chunk_task
+
+
+def _run_finalize(run_id: int) -> None:
+    with transaction.atomic():
+        _run_finish_if_complete(run_id=run_id)
+
+
+DRAFT_RUNS = RunTable(
+    DraftRun,
+    rows="drafts",
+    row_table=DRAFT_ROWS,
+    verb="draft_run",
+    idle=(DraftRun.Status.CANCELLED, DraftRun.Status.SUCCEEDED, DraftRun.Status.FAILED),
+    done=(DraftRun.Status.SUCCEEDED, DraftRun.Status.FAILED),
+    done_message="Every draft of this run has been returned.",
+    chunk_task=_chunk_task,
+    finalize=_run_finalize,
+    default_chunk_size=1,  # one model call per task: the workers draft in parallel
+    taper=False,
+    options=None,
+    started=None,
+)
+
+
+def draft_run_dispatch(*, run_id: int) -> int:
+    """Queue a chunk task for every pending draft. Safe to call again (resume, watchdog)."""
+    return run_dispatch(DRAFT_RUNS, run_id=run_id)
+
+
+def draft_run_cancel(*, run: DraftRun, actor: Any = None) -> DraftRun:
+    """Stop a queued or running run: its pending drafts are no longer sent (a call in flight still lands)."""
+    return run_cancel(DRAFT_RUNS, run=run, actor=actor)
+
+
+def draft_run_resume(*, run: DraftRun, actor: Any = None) -> DraftRun:
+    """Continue a cancelled or interrupted run: its pending drafts are queued again."""
+    return run_resume(DRAFT_RUNS, run=run, actor=actor)
 
 
 @transaction.atomic
@@ -139,7 +186,7 @@ def draft_run_create(
         total=len(parents),
         created_by=user,
     )
-    drafts = LLMDraft.objects.bulk_create(
+    LLMDraft.objects.bulk_create(
         [
             LLMDraft(
                 parent=parent,
@@ -160,13 +207,8 @@ def draft_run_create(
         obj=run,
         after={"pass_no": pass_no, "total": run.total, "model": model_config.name},
     )
-    ids = (
-        [d.pk for d in drafts]
-        if all(d.pk for d in drafts)
-        else list(LLMDraft.objects.filter(run=run).values_list("pk", flat=True))
-    )
     if dispatch:
-        transaction.on_commit(partial(_dispatch, ids))
+        transaction.on_commit(partial(draft_run_dispatch, run_id=run.pk))
     return run
 
 
@@ -199,39 +241,76 @@ def draft_outcome(*, parent: ParentProblem, pass_no: int, result: Any) -> DraftO
     return DraftOutcome(status, parsed, issues, "")
 
 
+def draft_chunk_process(*, run_id: int, draft_ids: list[int]) -> list[int]:
+    """Draft the chunk's pending drafts; return the ids another live claim holds (the task looks at them
+    again later, ``busy_requeue``)."""
+    busy = []
+    for draft_id in draft_ids:
+        _, held = _draft_run(draft_id, {})
+        if held:
+            busy.append(draft_id)
+    return busy
+
+
 def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
-    """Call the model for one pending draft and store the outcome. Idempotent: a draft that is no
-    longer pending is left alone, and only the first finished execution is written."""
+    """Call the model for one pending draft and store the outcome. Idempotent: a draft that is no longer
+    pending, or that another live claim holds (never paid twice), or whose run was cancelled, is left alone,
+    and only the first finished execution is written."""
+    draft, _ = _draft_run(draft_id, generate_kwargs)
+    return draft
+
+
+def _draft_run(draft_id: int, generate_kwargs: dict[str, Any]) -> tuple[LLMDraft | None, bool]:
+    """(the draft afterwards, whether another live claim holds it)."""
     draft = LLMDraft.objects.select_related("parent", "model_config", "run").filter(pk=draft_id).first()
     if draft is None or draft.status != LLMDraft.Status.PENDING:
-        return draft
+        return draft, False
+    if draft.run is not None and draft.run.status == DraftRun.Status.CANCELLED:
+        return draft, False
     with transaction.atomic():
         claim = rows_claim(DRAFT_ROWS, [draft.pk], lease_seconds=DRAFT_LEASE_SECONDS)
         if claim.busy:  # another worker is calling the model for it right now: never pay twice
-            raise DraftBusy(draft.pk)
+            return draft, True
         if claim.exhausted:
             _draft_store(draft, status=LLMDraft.Status.FAILED, error="worker lost the draft three times")
             draft.refresh_from_db()
-            return draft
+            return draft, False
+        if not claim.claimed:
+            return draft, False
+    claim_applied(draft, claim, DRAFT_ROWS)
+    try:
+        _draft_call(draft, claim.token, generate_kwargs)
+    except Exception:  # the task retries (Celery's backoff) and takes the draft over at once, as a claim
+        lease_release(DRAFT_ROWS, [draft.pk], token=claim.token)
+        raise
+    draft.refresh_from_db()
+    return draft, False
+
+
+def _draft_call(draft: LLMDraft, token: str, generate_kwargs: dict[str, Any]) -> None:
+    """Call the model for a claimed draft (provider retries bounded across its claims) and store the outcome."""
     if draft.run_id:
         DraftRun.objects.filter(pk=draft.run_id, status=DraftRun.Status.QUEUED).update(
             status=DraftRun.Status.RUNNING
         )
     request, version = draft_request_build(parent=draft.parent, pass_no=draft.pass_no)
-    config = draft.model_config
-    assert config is not None, "a draft is created with its model (PROTECT keeps it)"
-    result = model_generate(model_config=config, request=request, **generate_kwargs)
+    model = draft.model_config
+    assert model is not None, "a draft is created with its model (PROTECT keeps it)"
+    config = provider_config_for(model)
+    config = replace(config, max_retries=retries_left(config.max_retries, draft.claims))
+    generate_kwargs.setdefault("limiter", shared_limiter())
+    result = llm.generate(request, config, **generate_kwargs)
     outcome = draft_outcome(parent=draft.parent, pass_no=draft.pass_no, result=result)
     record = {
         **request.record(),
         "prompt_version": version,
-        "model": config.name,
-        "provider": config.provider,
-        "model_id": config.model,
+        "model": model.name,
+        "provider": model.provider,
+        "model_id": model.model,
         "settings": {
-            "max_output_tokens": config.max_output_tokens,
-            "temperature": config.temperature,
-            "reasoning": config.reasoning,
+            "max_output_tokens": model.max_output_tokens,
+            "temperature": model.temperature,
+            "reasoning": model.reasoning,
         },
         "finish_reason": result.finish_reason,
         "result_status": result.status,
@@ -239,7 +318,7 @@ def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
     _draft_store(
         draft,
         status=outcome.status,
-        token=claim.token,
+        token=token,
         request_record=record,
         raw_output=jsonsafety.storable_text(result.text),
         parsed_document=outcome.parsed,
@@ -251,12 +330,6 @@ def draft_execute(*, draft_id: int, **generate_kwargs: Any) -> LLMDraft | None:
         cost_usd=result.cost_usd,
         prompt_version=version,
     )
-    draft.refresh_from_db()
-    return draft
-
-
-class DraftBusy(Exception):
-    """The draft is claimed by another live worker; the task looks again after a while."""
 
 
 def _draft_store(
@@ -264,9 +337,11 @@ def _draft_store(
 ) -> None:
     """Write a pending draft's outcome once (under its claim when ``token`` is given) and count it in its run."""
     with transaction.atomic():
-        rows = LLMDraft.objects.filter(pk=draft.pk, status=LLMDraft.Status.PENDING)
-        if token is not None:
-            rows = rows.filter(claim_token=token)
+        rows = (
+            rows_held(DRAFT_ROWS, [draft.pk], token=token)
+            if token is not None
+            else LLMDraft.objects.filter(pk=draft.pk, status=LLMDraft.Status.PENDING)
+        )
         written = rows.update(status=status, cost_usd=cost_usd, **fields)
         if written and draft.run_id:
             counter = "failed" if status == LLMDraft.Status.FAILED else "done"
@@ -277,7 +352,10 @@ def _draft_store(
 
 
 def _run_finish_if_complete(*, run_id: int) -> None:
+    """Once every draft has its outcome; a cancelled run stays cancelled (a resume finishes it)."""
     run = DraftRun.objects.select_for_update().get(pk=run_id)
+    if run.status == DraftRun.Status.CANCELLED:
+        return
     if run.finished_at is None and run.done + run.failed >= run.total:
         run.status = DraftRun.Status.SUCCEEDED if run.done else DraftRun.Status.FAILED
         run.finished_at = timezone.now()
@@ -465,7 +543,3 @@ def draft_discard(*, draft: LLMDraft, actor: Any) -> LLMDraft:
         after={"status": draft.status},
     )
     return draft
-
-
-def run_cost(run: DraftRun) -> Decimal:
-    return Decimal(run.cost_usd)

@@ -21,12 +21,8 @@ import llm
 from llm import ImageInput, LLMRequest, LLMResult, OutputStatus, ProviderConfig
 from models_registry.models import ModelConfig
 from models_registry.providers import provider_config_for, shared_limiter
-from run_engine.engine import (
-    MAX_CLAIMS,
-    claim_applied,
-    new_token,
-    rows_claim,
-)
+from run_engine.engine import claim_applied, leases_renew, new_token, rows_claim, rows_held
+from run_engine.rows import retries_left
 
 from ..models import EvalRequest, EvalRun, ItemScore
 from .attachments import AttachmentError, attachments_load
@@ -95,13 +91,12 @@ def _store_results(done: list[tuple[EvalRequest, ItemScore]], *, token: str | No
         return progress_rows_ended(
             [row for row, _ in done], _store_results_postgres(done, token=token, now=now)
         )
+    ids = [row.pk for row, _ in done]
     owned = (
-        EvalRequest.objects.select_for_update()
-        .filter(pk__in=[row.pk for row, _ in done])
-        .exclude(status__in=TERMINAL)
-    )
-    if token is not None:
-        owned = owned.filter(claim_token=token)
+        rows_held(ROWS, ids, token=token)
+        if token is not None
+        else EvalRequest.objects.filter(pk__in=ids).exclude(status__in=TERMINAL)
+    ).select_for_update()
     keep = set(owned.order_by("pk").values_list("pk", flat=True))
     kept = [(row, item) for row, item in done if row.pk in keep]
     if kept:
@@ -207,7 +202,7 @@ def _store_results_postgres(done: list[tuple[EvalRequest, ItemScore]], *, token:
 
 def _call(row: EvalRequest, request: LLMRequest, config: ProviderConfig) -> tuple[EvalRequest, ItemScore]:
     """One provider call and its score; no database access (runs in a pool thread)."""
-    config = replace(config, max_retries=min(int(config.max_retries), MAX_CLAIMS - 1 - (row.claims - 1)))
+    config = replace(config, max_retries=retries_left(config.max_retries, row.claims))
     return result_applied(row, request.fingerprint(), llm.generate(request, config, limiter=shared_limiter()))
 
 
@@ -486,11 +481,7 @@ class _ChunkExecutor:
                     else:
                         done.append(future.result())
                 if in_flight and now - renewed >= self.lease / 3:  # slow calls: keep their leases alive
-                    EvalRequest.objects.filter(
-                        pk__in=list(in_flight.values()),
-                        claim_token=self.token,
-                        status=EvalRequest.Status.RUNNING,
-                    ).update(claimed_at=timezone.now())
+                    leases_renew(ROWS, in_flight.values(), token=self.token)
                     renewed = now
         finally:  # a chunk ends only once its calls have (their threads serve the next chunk)
             wait(in_flight)

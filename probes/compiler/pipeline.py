@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from .errors import CompileError
 from .groups import GroupEnumerator
 from .probe import compile_proposal
@@ -70,11 +68,3 @@ def compile_parent(
             result.probes.append(probe)
     result.blocked.extend(enumerator.blocked)
     return result
-
-
-def timed_compile(
-    source: ParentSource, *, prompt_set: PromptSet = DEFAULT_PROMPT_SET, seed: int = 2027
-) -> tuple[ParentResult, float]:
-    started = time.perf_counter()
-    result = compile_parent(source, prompt_set=prompt_set, seed=seed)
-    return result, time.perf_counter() - started

@@ -9,7 +9,8 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.pagination import PageNumberPagination
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -61,6 +62,25 @@ def role_permission(
 class ApiPagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 200
+
+
+class ApiCursorPagination(CursorPagination):
+    """The page rule of every list that can grow: keyset pages ``{next, previous, results}``, 50 rows by
+    default, ``page_size`` up to 500; a view sets ``ordering`` to a unique key (newest first: ``"-pk"``), so a
+    late page costs what the first does and a row added meanwhile is neither skipped nor repeated."""
+
+    ordering = "-pk"
+    page_size = 50
+    max_page_size = 500
+    page_size_query_param = "page_size"
+
+    def decode_cursor(self, request: Any) -> Any:
+        cursor = super().decode_cursor(request)
+        # the stubs type Cursor.position int; decode_cursor takes it from the query string, as text
+        position: str | None = cursor.position if cursor is not None else None  # type: ignore[assignment]
+        if position is not None and not position.isprintable():
+            raise NotFound(self.invalid_cursor_message)  # a NUL would reach the database as a literal
+        return cursor
 
 
 @extend_schema_serializer(component_name="ApiError")

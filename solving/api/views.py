@@ -1,47 +1,88 @@
-"""REST API for solving runs (admins): list/create runs, run detail with summary, expert grading of a response."""
+"""REST API for solve runs (admins), one family for both kinds of run: list (keyset pages) and create, a run's
+detail, a single run's expert grading and a debate response's transcript. Each view checks roles through
+``solving.permissions``, validates a nested ``InputSerializer``, reads through selectors, writes through one
+service and renders a nested ``OutputSerializer``; refusals are ``ApplicationError``s (``ApiErrorOutput``).
+A run's parents are ``parent_ids`` in both kinds' bodies."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from django.shortcuts import get_object_or_404
+from django.db.models import QuerySet
+from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, number, role_permission
+from audit.disclosure import may_show_targets
+from physalign_site.api import (
+    ApiCursorPagination,
+    ApiErrorOutput,
+    json_list,
+    json_object,
+    json_value,
+    number,
+    role_permission,
+)
 from probes.models import Release
 
+from .. import selectors
 from ..grading import solve_response_grade
 from ..models import SolveResponse, SolveRun
 from ..permissions import can_grade_solving, can_run_solving
-from ..runs import solve_run_create
-from ..selectors import solve_run_list
+from ..runs import RunStats, debate_run_create, run_stats, solve_run_create
+from ..runs.create import BOOLEAN_SETTINGS, INTEGER_SETTINGS, OCR_MODES, REL_TOL_MAX, SETTING_FIELDS
 from ..summary import solve_run_summary
 
 CanRunSolving = role_permission(can_run_solving, name="CanRunSolving")
 CanGradeSolving = role_permission(can_grade_solving, name="CanGradeSolving")
 
-
-class SolveRunInput(serializers.Serializer):
-    model = serializers.CharField()
-    release = serializers.CharField(required=False, allow_blank=True, default="")
-    parent_ids = serializers.ListField(child=serializers.CharField(), required=False, default=list)
-    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+ERROR = ApiErrorOutput
+COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
 
 
-class GradeComponentInput(serializers.Serializer):
-    description = serializers.CharField(max_length=500)
-    awarded = serializers.DecimalField(max_digits=7, decimal_places=2)
-    maximum = serializers.DecimalField(max_digits=7, decimal_places=2)
+# --- helpers ------------------------------------------------------------------------------------------
 
 
-class GradeInput(serializers.Serializer):
-    components = GradeComponentInput(many=True, allow_empty=False)
-    correct = serializers.BooleanField()
-    note = serializers.CharField(required=False, allow_blank=True, default="")
+def _release_or_404(release_id: str) -> Release | None:
+    if not release_id:
+        return None
+    release = Release.objects.filter(release_id=release_id).first()
+    if release is None:
+        raise Http404("No such release.")
+    return release
+
+
+def _run_or_404(pk: int, kind: str = "") -> SolveRun:
+    run = selectors.solve_run_get(pk=pk, kind=kind)
+    if run is None:
+        raise Http404("No such run.")
+    return run
+
+
+def _response_or_404(pk: int, kind: str = "") -> SolveResponse:
+    row = selectors.solve_response_get(pk=pk, kind=kind)
+    if row is None:
+        raise Http404("No such response.")
+    return row
+
+
+def _paginated(
+    view: APIView,
+    request: Request,
+    runs: QuerySet[SolveRun],
+    render: Callable[[Iterable[SolveRun]], Any],
+) -> Response:
+    """One keyset page of ``runs`` (newest first), rendered by ``render``: ``{next, previous, results}``."""
+    pages = ApiCursorPagination()  # the list views name it as their pagination_class (the schema shows it)
+    page = pages.paginate_queryset(runs, request, view=view)
+    return pages.get_paginated_response(render(page or []))
+
+
+# --- shared output shapes -----------------------------------------------------------------------------
 
 
 class SolveAccOutput(serializers.Serializer):
@@ -54,11 +95,8 @@ class SolveAccOutput(serializers.Serializer):
     missing = serializers.IntegerField()
 
 
-COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
-
-
 class SolveRunSummaryOutput(serializers.Serializer):
-    """``solving.runs.SolveRunSummary.as_dict()``"""
+    """``solving.summary.SolveRunSummary``"""
 
     total = serializers.IntegerField()
     done = serializers.IntegerField()
@@ -91,17 +129,6 @@ class SolveResponseOutput(serializers.Serializer):
     cost_usd = serializers.CharField(help_text="Decimal dollars")
 
 
-class GradeComponentOutput(serializers.Serializer):
-    description = serializers.CharField()
-    awarded = serializers.CharField(help_text="Decimal points")
-    maximum = serializers.CharField(help_text="Decimal points")
-
-
-@extend_schema_serializer(component_name="SolveResponseGraded")
-class SolveResponseGradedOutput(SolveResponseOutput):
-    components = GradeComponentOutput(many=True, source="components.all")
-
-
 @extend_schema_serializer(component_name="SolveRun")
 class SolveRunOutput(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
@@ -116,42 +143,98 @@ class SolveRunOutput(serializers.Serializer):
 
     @extend_schema_field(SolveRunSummaryOutput)
     def get_summary(self, run: SolveRun) -> dict[str, Any]:
-        return SolveRunSummaryOutput(solve_run_summary(run).as_dict()).data
+        return SolveRunSummaryOutput(solve_run_summary(run)).data
 
 
 @extend_schema_serializer(component_name="SolveRunDetail")
 class SolveRunDetailOutput(SolveRunOutput):
-    manifest = json_object("Code revision, package versions, prompt hashes")
+    manifest = json_object("The run manifest as stored: code revision, package versions, prompt hashes")
     parent_ids = json_list({"type": "string"})
     responses = serializers.SerializerMethodField()
 
     @extend_schema_field(SolveResponseOutput(many=True))
     def get_responses(self, run: SolveRun) -> list[dict[str, Any]]:
-        rows = run.responses.select_related("parent").order_by("pk")
         # many=True makes a ListSerializer, whose data is a list (the stubs type it ReturnDict)
-        return SolveResponseOutput(rows, many=True).data  # type: ignore[return-value]
+        return SolveResponseOutput(selectors.solve_responses(run), many=True).data  # type: ignore[return-value]
 
 
-class SolveRunListView(APIView):
+@extend_schema_serializer(component_name="DebateRun")
+class DebateRunOutput(serializers.Serializer):
+    """``solving.runs.RunStats``: a run's accuracy and cost (Debate Tables 3–5)."""
+
+    id = serializers.IntegerField(source="run.pk")
+    name = serializers.CharField(source="run.name")
+    kind = serializers.CharField(source="run.kind", help_text="debate | single")
+    status = serializers.CharField(source="run.status")
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
+    level = serializers.IntegerField(allow_null=True, help_text="Debate level 1–5 (null for a single solver)")
+    settings = json_object("The debate's ablation switches as stored ({} for a single solver)")
+    settings_label = serializers.CharField()
+    solvers = json_list({"type": "string", "nullable": True})
+    pruner = serializers.CharField(source="pruner_name", allow_null=True)
+    selector = serializers.CharField(source="selector_name", allow_null=True)
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    by_status = json_value(COUNTS)
+    solve_acc = SolveAccOutput()
+    binary_acc = SolveAccOutput()
+    calls = serializers.IntegerField()
+    avg_calls = number(allow_null=True)
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost_usd = serializers.CharField(help_text="Decimal dollars")
+    cost_per_problem = serializers.SerializerMethodField(help_text="Decimal dollars (0 before any answer)")
+    early_stopped = serializers.IntegerField(allow_null=True, help_text="Settled by consensus in round 1")
+    early_share = number(allow_null=True)
+    warnings = json_list({"type": "string"})
+
+    def get_cost_per_problem(self, stats: RunStats) -> str:
+        return str(stats.cost_per_problem or 0)
+
+
+# --- solve runs (both kinds) --------------------------------------------------------------------------
+
+
+class SolveRunListApi(APIView):
+    """Every solve run (both kinds), newest first; creating one starts a single-solver run."""
+
     permission_classes = [CanRunSolving]
+    pagination_class = ApiCursorPagination
 
-    @extend_schema(operation_id="solve_runs_list", responses=SolveRunOutput(many=True))
+    @extend_schema_serializer(component_name="SolveRunInput")
+    class InputSerializer(serializers.Serializer):
+        model = serializers.CharField()
+        release = serializers.CharField(required=False, allow_blank=True, default="")
+        parent_ids = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+        name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+
+    OutputSerializer = SolveRunOutput
+
+    @extend_schema(
+        operation_id="solve_runs_list",
+        responses={200: SolveRunOutput(many=True), 403: ERROR, 404: ERROR},
+        description="Keyset pages, newest first (`?cursor=`, `?page_size=` up to 500). 404: a bad cursor.",
+    )
     def get(self, request: Request) -> Response:
-        return Response(SolveRunOutput(solve_run_list()[:200], many=True).data)
+        return _paginated(
+            self,
+            request,
+            selectors.solve_run_list(),
+            lambda runs: self.OutputSerializer(runs, many=True).data,
+        )
 
     @extend_schema(
         operation_id="solve_runs_create",
-        request=SolveRunInput,
-        responses={201: SolveRunDetailOutput, 400: ApiErrorOutput},
+        request=InputSerializer,
+        responses={201: SolveRunDetailOutput, 400: ERROR, 403: ERROR, 404: ERROR},
     )
     def post(self, request: Request) -> Response:
-        data = SolveRunInput(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        release = get_object_or_404(Release, release_id=v["release"]) if v["release"] else None
         run = solve_run_create(
             model=v["model"],
-            release=release,
+            release=_release_or_404(v["release"]),
             parent_ids=v["parent_ids"] or None,
             name=v["name"],
             actor=request.user,
@@ -159,26 +242,53 @@ class SolveRunListView(APIView):
         return Response(SolveRunDetailOutput(run).data, status=status.HTTP_201_CREATED)
 
 
-class SolveRunDetailView(APIView):
+class SolveRunDetailApi(APIView):
     permission_classes = [CanRunSolving]
 
-    @extend_schema(operation_id="solve_runs_retrieve", responses=SolveRunDetailOutput)
+    OutputSerializer = SolveRunDetailOutput
+
+    @extend_schema(
+        operation_id="solve_runs_retrieve", responses={200: SolveRunDetailOutput, 403: ERROR, 404: ERROR}
+    )
     def get(self, request: Request, pk: int) -> Response:
-        run = get_object_or_404(SolveRun.objects.select_related("model", "release"), pk=pk)
-        return Response(SolveRunDetailOutput(run).data)
+        return Response(self.OutputSerializer(_run_or_404(pk)).data)
 
 
-class SolveResponseGradeView(APIView):
+class SolveResponseGradeApi(APIView):
+    """An expert's rubric grade of a short-answer or calculation response (key holders)."""
+
     permission_classes = [CanGradeSolving]
+
+    @extend_schema_serializer(component_name="GradeInput")
+    class InputSerializer(serializers.Serializer):
+        @extend_schema_serializer(component_name="GradeComponentInput")
+        class ComponentSerializer(serializers.Serializer):
+            description = serializers.CharField(max_length=500)
+            awarded = serializers.DecimalField(max_digits=7, decimal_places=2)
+            maximum = serializers.DecimalField(max_digits=7, decimal_places=2)
+
+        components = ComponentSerializer(many=True, allow_empty=False)
+        correct = serializers.BooleanField()
+        note = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema_serializer(component_name="SolveResponseGraded")
+    class OutputSerializer(SolveResponseOutput):
+        @extend_schema_serializer(component_name="GradeComponentOutput")
+        class ComponentSerializer(serializers.Serializer):
+            description = serializers.CharField()
+            awarded = serializers.CharField(help_text="Decimal points")
+            maximum = serializers.CharField(help_text="Decimal points")
+
+        components = ComponentSerializer(many=True, source="components.all")
 
     @extend_schema(
         operation_id="solve_responses_grade",
-        request=GradeInput,
-        responses={200: SolveResponseGradedOutput, 400: ApiErrorOutput},
+        request=InputSerializer,
+        responses={200: OutputSerializer, 400: ERROR, 403: ERROR, 404: ERROR},
     )
     def post(self, request: Request, pk: int) -> Response:
-        row = get_object_or_404(SolveResponse.objects.select_related("parent"), pk=pk)
-        data = GradeInput(data=request.data)
+        row = _response_or_404(pk)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         graded = solve_response_grade(
@@ -188,4 +298,165 @@ class SolveResponseGradeView(APIView):
             note=v["note"],
             actor=request.user,
         )
-        return Response(SolveResponseGradedOutput(graded).data)
+        return Response(self.OutputSerializer(graded).data)
+
+
+# --- debate runs --------------------------------------------------------------------------------------
+
+DEBATE_SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "The ablation switches (Debate §3, Table 1); an omitted one takes the solver's default, an "
+    "unknown one is refused.",
+    "properties": {
+        **{key: {"type": "boolean"} for key in BOOLEAN_SETTINGS},
+        **{
+            key: {"type": "integer", "minimum": low, "maximum": high}
+            for key, (low, high) in INTEGER_SETTINGS.items()
+        },
+        "rel_tol": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": REL_TOL_MAX},
+        "ocr": {"type": "string", "enum": list(OCR_MODES)},
+        "default_solver": {"type": "string", "description": "One of the solvers (default: the first)."},
+    },
+    "additionalProperties": False,
+}
+assert set(DEBATE_SETTINGS_SCHEMA["properties"]) == set(SETTING_FIELDS)  # the schema names every setting
+
+
+class DebateRunListApi(APIView):
+    """Debate runs, newest first, with their accuracy and cost; creating one plans and queues a debate."""
+
+    permission_classes = [CanRunSolving]
+    pagination_class = ApiCursorPagination
+
+    @extend_schema_serializer(component_name="DebateRunInput")
+    class InputSerializer(serializers.Serializer):
+        solvers = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+        pruner = serializers.CharField(required=False, allow_blank=True, default="")
+        selector = serializers.CharField(required=False, allow_blank=True, default="")
+        extractor = serializers.CharField(required=False, allow_blank=True, default="")
+        frontend = serializers.CharField(required=False, allow_blank=True, default="")
+        level = serializers.IntegerField(required=False, default=1)
+        settings = json_value(DEBATE_SETTINGS_SCHEMA, required=False, default=dict)
+        release = serializers.CharField(required=False, allow_blank=True, default="")
+        parent_ids = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+        name = serializers.CharField(required=False, allow_blank=True, default="")
+
+        def validate_settings(self, value: Any) -> dict[str, Any]:
+            if not isinstance(value, dict):  # the values themselves: debate_settings_clean
+                raise serializers.ValidationError("Expected an object of settings.")
+            return value
+
+    OutputSerializer = DebateRunOutput
+
+    @extend_schema(
+        operation_id="debate_runs_list",
+        responses={200: DebateRunOutput(many=True), 403: ERROR, 404: ERROR},
+        description="Keyset pages, newest first (`?cursor=`, `?page_size=` up to 500). 404: a bad cursor.",
+    )
+    def get(self, request: Request) -> Response:
+        return _paginated(
+            self,
+            request,
+            selectors.solve_run_list(kind=SolveRun.Kind.DEBATE),
+            lambda runs: self.OutputSerializer([run_stats(run) for run in runs], many=True).data,
+        )
+
+    @extend_schema(
+        operation_id="debate_runs_create",
+        request=InputSerializer,
+        responses={201: DebateRunOutput, 400: ERROR, 403: ERROR, 404: ERROR},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        run = debate_run_create(
+            solver_names=v["solvers"],
+            pruner=v["pruner"] or None,
+            selector=v["selector"] or None,
+            extractor=v["extractor"] or None,
+            frontend=v["frontend"] or None,
+            level=v["level"],
+            settings=v["settings"],
+            release=_release_or_404(v["release"]),
+            parent_ids=v["parent_ids"] or None,
+            name=v["name"],
+            actor=request.user,
+        )
+        return Response(self.OutputSerializer(run_stats(run)).data, status=status.HTTP_201_CREATED)
+
+
+class DebateRunDetailApi(APIView):
+    permission_classes = [CanRunSolving]
+
+    OutputSerializer = DebateRunOutput
+
+    @extend_schema(
+        operation_id="debate_runs_retrieve", responses={200: DebateRunOutput, 403: ERROR, 404: ERROR}
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(self.OutputSerializer(run_stats(_run_or_404(pk, SolveRun.Kind.DEBATE))).data)
+
+
+class DebateTurnOutput(serializers.Serializer):
+    seq = serializers.IntegerField()
+    round = serializers.IntegerField(help_text="0 = front-end")
+    stage = serializers.CharField()
+    agent = serializers.CharField()
+    model = serializers.CharField(source="model.name", allow_null=True, default=None)
+    raw_output = serializers.CharField()
+    parsed = json_object(
+        "The turn's record as stored (open JSON): answer and canonical form, label/kept, vote groups, "
+        "selection …",
+        allow_null=True,
+    )
+    status = serializers.CharField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost_usd = serializers.CharField(help_text="Decimal dollars")
+    latency_ms = serializers.IntegerField(allow_null=True)
+
+
+class DebateTranscriptDetailApi(APIView):
+    """A debate response's transcript: every call and decision in order. ``reference_answer`` (the parent's
+    reference answer) is present for key holders only; for everyone else the key is absent."""
+
+    permission_classes = [CanRunSolving]
+
+    @extend_schema_serializer(component_name="DebateTranscriptPublic")
+    class OutputSerializer(serializers.Serializer):
+        response = serializers.IntegerField(source="pk")
+        run = serializers.IntegerField(source="run_id")
+        parent = serializers.CharField(source="parent.problem_id")  # type: ignore[assignment]  # a declared field
+        status = serializers.CharField()
+        final_answer = serializers.CharField()
+        correct = serializers.BooleanField(allow_null=True)
+        credit = number(allow_null=True)
+        calls = serializers.IntegerField()
+        input_tokens = serializers.IntegerField()
+        output_tokens = serializers.IntegerField()
+        cost_usd = serializers.CharField(help_text="Decimal dollars")
+        turns = serializers.SerializerMethodField()
+
+        @extend_schema_field(DebateTurnOutput(many=True))
+        def get_turns(self, response: SolveResponse) -> list[dict[str, Any]]:
+            # many=True makes a ListSerializer, whose data is a list (the stubs type it ReturnDict)
+            return DebateTurnOutput(selectors.transcript_turns(response), many=True).data  # type: ignore[return-value]
+
+    @extend_schema_serializer(component_name="DebateTranscript")
+    class PrivateOutputSerializer(OutputSerializer):
+        reference_answer = serializers.CharField(
+            source="parent.answer", help_text="The parent's reference answer: present for key holders only"
+        )
+
+    @extend_schema(
+        operation_id="debate_transcript_retrieve",
+        responses={200: PrivateOutputSerializer, 403: ERROR, 404: ERROR},
+        description="`reference_answer` is present only for key holders (admin + probes.view_private_mapping); "
+        "for every other admin the key is absent.",
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        response = _response_or_404(pk, SolveRun.Kind.DEBATE)
+        private = may_show_targets(request.user, where="api:debate-transcript", parents=[response.parent_id])
+        output = self.PrivateOutputSerializer if private else self.OutputSerializer
+        return Response(output(response).data)

@@ -603,7 +603,24 @@ def run_frontend(
         return FrontendResult(problem_text=problem.text, images=(), svg=None, steps=())
     if level == 5:
         return FrontendResult(problem_text=problem.text, images=problem.images, svg=None, steps=())
-    modules = LEVEL_MODULES[level]
+    return _run_modules(problem, LEVEL_MODULES[level], call=call, switches=switches)
+
+
+def _skip_reason(switched_on: bool, name: str, images: tuple[ImageInput, ...], call: ModelCall | None) -> str:
+    """Why a model-backed module does not run (its switch, no figure, no model), or "" when it runs."""
+    if not switched_on:
+        return f"switch: {name} off"
+    if not images:
+        return "no figure"
+    if call is None:
+        return "no model"
+    return ""
+
+
+def _run_modules(
+    problem: ProblemInput, modules: frozenset[str], *, call: ModelCall | None, switches: FrontendSwitches
+) -> FrontendResult:
+    """The level's modules in Table 1 order: parser (image-only input), visual extractor, reconstructor."""
     run = _Run(call=call, switches=switches)
     text, images = problem.text, problem.images
     if "parser" in modules:
@@ -613,29 +630,13 @@ def run_frontend(
             run.step("crop", kind="deterministic", method="skipped", reason="no image to parse")
     svg: str | None = None
     if "visual_extractor" in modules:
-        why_not = (
-            "switch: visual extractor off"
-            if not switches.visual_extractor
-            else "no figure"
-            if not images
-            else "no model"
-            if call is None
-            else ""
-        )
+        why_not = _skip_reason(switches.visual_extractor, "visual extractor", images, call)
         if why_not:
             run.step("visual_extract", kind="deterministic", decision="skipped", reason=why_not)
         else:
             svg = _visual_extract(run, text, images)
     if "reconstructor" in modules:
-        why_not = (
-            "switch: reconstructor off"
-            if not switches.reconstructor
-            else "no figure"
-            if not images
-            else "no model"
-            if call is None
-            else ""
-        )
+        why_not = _skip_reason(switches.reconstructor, "reconstructor", images, call)
         if why_not:
             run.step("reconstruct", kind="deterministic", outcome="skipped", reason=why_not)
         else:

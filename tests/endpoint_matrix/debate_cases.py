@@ -12,8 +12,8 @@ from decimal import Decimal
 from typing import Any
 
 from models_registry.models import ModelConfig
-from solving.debate_runs import debate_run_create
 from solving.models import DebateTurn
+from solving.runs import debate_run_create
 from tests.endpoint_matrix import ADM, ANON, Case, World, only
 from tests.factories import ParentProblemFactory
 
@@ -91,14 +91,21 @@ def _api_body(world: World) -> dict[str, Any]:
     return {
         "solvers": ["matrix-debate-a"],
         "level": 5,
-        "parents": [world.debate_parent_id],
+        "parent_ids": [world.debate_parent_id],
         "name": "matrix api",
     }
 
 
 CASES = [
     Case("debate page", "get", "/debate/", expected=PAGES, fmt=None),
-    Case("debate launch (invalid form)", "post", "/debate/", body={"level": "1"}, expected=PAGES, fmt=None),
+    Case(
+        "debate launch (invalid form)",
+        "post",
+        "/debate/",
+        body={"level": "1"},
+        expected=only({ADM: 400, ANON: 302}),
+        fmt=None,
+    ),
     Case("debate run page", "get", lambda w: f"/debate/runs/{w.debate_run_id}/", expected=PAGES, fmt=None),
     Case(
         "debate run progress",

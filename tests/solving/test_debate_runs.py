@@ -10,14 +10,14 @@ from django.urls import reverse
 
 from models_registry.models import ModelConfig
 from physalign_site.errors import ApplicationError
-from solving.debate_runs import (
+from solving.models import DebateRun, DebateTurn, SolveResponse, SolveRun
+from solving.runs import (
     comparable_runs,
     debate_run_create,
     public_problem,
     run_stats,
     script_key,
 )
-from solving.models import DebateRun, DebateTurn, SolveResponse, SolveRun
 from tests.factories import ParentProblemFactory, scripted
 
 pytestmark = pytest.mark.django_db
@@ -325,12 +325,12 @@ def test_launch_form_creates_a_run_and_reports_errors(client, admin_user_role, e
             "solver_2": "sb",
             "solver_3": "",
             "level": 1,
-            "parents": parent.problem_id,
+            "parent_ids": parent.problem_id,
             "max_resolve_rounds": 2,
             "rel_tol": 0.01,
         },
     )
-    assert bad.status_code == 200 and SolveRun.objects.count() == 0
+    assert bad.status_code == 400 and SolveRun.objects.count() == 0
     assert "three solvers" in bad.content.decode()
     with committed():
         ok = client.post(
@@ -340,7 +340,7 @@ def test_launch_form_creates_a_run_and_reports_errors(client, admin_user_role, e
                 "solver_2": names[1],
                 "solver_3": names[2],
                 "level": 1,
-                "parents": parent.problem_id,
+                "parent_ids": parent.problem_id,
                 "max_resolve_rounds": 1,
                 "rel_tol": 0.02,
                 "pruning": "on",
@@ -363,7 +363,7 @@ def test_api_create_detail_transcript(api_client, admin_user_role, eager):
             {
                 "solvers": names,
                 "level": 1,
-                "parents": [parent.problem_id],
+                "parent_ids": [parent.problem_id],
                 "settings": {"max_resolve_rounds": 1},
             },
             format="json",
@@ -373,14 +373,28 @@ def test_api_create_detail_transcript(api_client, admin_user_role, eager):
     detail = api_client.get(f"/api/debate/runs/{run_id}/").data
     assert detail["calls"] == 3 and detail["early_stopped"] == 1 and detail["binary_acc"]["value"] == 1.0
     listing = api_client.get("/api/debate/runs/").data
-    assert [r["id"] for r in listing] == [run_id]
+    assert [r["id"] for r in listing["results"]] == [run_id] and listing["next"] is None
     row = SolveRun.objects.get(pk=run_id).responses.get()
     transcript = api_client.get(f"/api/debate/responses/{row.pk}/transcript/").data
     assert [t["stage"] for t in transcript["turns"]] == ["solve", "solve", "solve", "vote", "selection"]
     refused = api_client.post(
-        "/api/debate/runs/", {"solvers": names[:2], "parents": [parent.problem_id]}, format="json"
+        "/api/debate/runs/", {"solvers": names[:2], "parent_ids": [parent.problem_id]}, format="json"
     )
     assert refused.status_code == 400 and SolveRun.objects.count() == 1
+    # a run's parents are parent_ids in every body: the old name plans nothing
+    renamed = api_client.post(
+        "/api/debate/runs/", {"solvers": names, "parents": [parent.problem_id]}, format="json"
+    )
+    assert (
+        renamed.status_code == 400 and renamed.data["code"] == "no_parents" and SolveRun.objects.count() == 1
+    )
+    settings_list = api_client.post(
+        "/api/debate/runs/",
+        {"solvers": names, "parent_ids": [parent.problem_id], "settings": [1]},
+        format="json",
+    )
+    assert settings_list.status_code == 400 and settings_list.data["code"] == "validation_error"
+    assert SolveRun.objects.count() == 1
 
 
 def test_debate_command_launches_and_reports(eager, capsys):

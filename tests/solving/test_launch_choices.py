@@ -9,10 +9,9 @@ from django.urls import reverse
 from annotation.demo.solving_problems import SOURCE_NAME, solving_demo_problems_ensure
 from annotation.models import ParentProblem
 from models_registry.demo import DEMO_SOLVERS, demo_models_ensure
-from solving.debate_views import DebateLaunchForm
+from solving.forms import DebateLaunchForm, SolveLaunchForm
 from solving.models import SolveRun
 from solving.summary import solve_run_summary
-from solving.views import SolveLaunchForm
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +66,7 @@ def test_source_and_parents_together_are_refused(client, admin_user_role):
         {
             "model": str(_pk("sim-careful")),
             "source": str(parents[0].source.pk),
-            "parents": parents[0].problem_id,
+            "parent_ids": parents[0].problem_id,
         },
     )
     assert response.status_code == 400 and "exactly one of the three" in response.content.decode()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from decimal import Decimal
 
 import pytest
@@ -13,7 +11,6 @@ from physalign_site.errors import ApplicationError
 from solving.grading import solve_response_grade
 from solving.models import DebateTurn, GradeComponent, SolveResponse, SolveRun
 from solving.runs import (
-    _claim,
     build_solve_request,
     solve_chunk_process,
     solve_response_execute,
@@ -22,6 +19,7 @@ from solving.runs import (
     solve_run_dispatch,
     solve_run_resume,
 )
+from solving.runs.execute import _claim
 from solving.summary import solve_run_summary
 from tests.factories import ParentProblemFactory, ProblemImageFactory, scripted
 
@@ -434,11 +432,7 @@ def test_debate_runs_go_through_the_debate_hook(parents, eager, monkeypatch):
             ],
         }
 
-    monkeypatch.setitem(
-        sys.modules,
-        "solving.debate_runs",
-        types.SimpleNamespace(debate_response_execute=debate_response_execute),
-    )
+    monkeypatch.setattr("solving.runs.execute.debate_response_execute", debate_response_execute)
     run = run_now(kind="debate", parent_ids=["S_FILL", "S_WRONG"], name="debate")
     assert sorted(seen) == ["S_FILL", "S_WRONG"]
     rows = {r.parent.problem_id: r for r in run.responses.select_related("parent")}

@@ -9,6 +9,7 @@ from django.urls import reverse
 from evaluation.models import EvalRequest, EvalRun, ItemScore
 from models_registry.models import ModelConfig
 from solving.models import SolveResponse, SolveRun
+from solving.runs import solve_run_create
 from tests.endpoint_matrix.evaluation_cases import _probe
 from tests.factories import ParentProblemFactory, scripted
 
@@ -29,7 +30,7 @@ def test_launch_from_the_page(admin_client, eager):
     model = scripted("solver", SCRIPT)
     response = admin_client.post(
         reverse("solving:solve_run_list"),
-        {"model": model.pk, "parents": "S_FILL, S_CHOICE\nS_CALC", "name": "page launch"},
+        {"model": model.pk, "parent_ids": "S_FILL, S_CHOICE\nS_CALC;S_FILL", "name": "page launch"},
     )
     run = SolveRun.objects.get(name="page launch")
     assert response.status_code == 302 and response["Location"] == reverse(
@@ -43,9 +44,9 @@ def test_launch_from_the_page(admin_client, eager):
 def test_launch_form_refuses_both_or_neither_source(admin_client):
     make_parents()
     model = scripted("solver", SCRIPT)
-    response = admin_client.post(reverse("solving:solve_run_list"), {"model": model.pk, "parents": ""})
+    response = admin_client.post(reverse("solving:solve_run_list"), {"model": model.pk, "parent_ids": ""})
     assert response.status_code == 400 and "exactly one of the three" in response.content.decode()
-    response = admin_client.post(reverse("solving:solve_run_list"), {"model": model.pk, "parents": "NOPE"})
+    response = admin_client.post(reverse("solving:solve_run_list"), {"model": model.pk, "parent_ids": "NOPE"})
     assert response.status_code == 400 and "Unknown parent problems" in response.content.decode()
     assert SolveRun.objects.count() == 0
 
@@ -134,6 +135,23 @@ def test_invalid_grade_from_the_page_changes_nothing(admin_client, eager):
     assert not row.components.exists()
 
 
+def test_api_lists_are_keyset_pages_newest_first(client, admin_user_role):
+    make_parents()
+    scripted("solver", SCRIPT)
+    ids = [
+        solve_run_create(model="solver", parent_ids=["S_FILL"], name=f"r{n}", enqueue=False).pk
+        for n in range(3)
+    ]
+    client.force_login(admin_user_role)
+    first = client.get("/api/solve/runs/?page_size=2").json()
+    assert [r["id"] for r in first["results"]] == [ids[2], ids[1]] and first["previous"] is None
+    solve_run_create(model="solver", parent_ids=["S_FILL"], name="late", enqueue=False)  # not on a later page
+    second = client.get(first["next"]).json()
+    assert [r["id"] for r in second["results"]] == [ids[0]] and second["next"] is None
+    assert client.get("/api/solve/runs/?cursor=cD0A").status_code == 404
+    assert client.get("/api/debate/runs/").json() == {"next": None, "previous": None, "results": []}
+
+
 def test_api_create_detail_and_grade(client, key_holder, eager):
     make_parents()
     scripted("solver", SCRIPT)
@@ -165,6 +183,8 @@ def test_api_create_detail_and_grade(client, key_holder, eager):
     assert good.status_code == 200 and good.json()["credit"] == 0.25
     detail = client.get(f"/api/solve/runs/{run_id}/").json()
     assert detail["status"] == "completed"
+    listing = client.get("/api/solve/runs/").json()
+    assert [r["id"] for r in listing["results"]] == [run_id] and listing["next"] is None
     assert detail["summary"]["solve_acc"]["value"] == pytest.approx((0.25 + 1.0) / 2)
     assert "SECRET" not in str(detail)
 

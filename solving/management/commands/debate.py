@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
 from physalign_site.cli import add_worker_timeout_argument, progress, require_worker
 from physalign_site.errors import ApplicationError
+from physalign_site.idlists import parse_id_list
 from probes.selectors import release_by_reference
-from solving.debate_runs import debate_run_create, run_stats
 from solving.models import SolveRun
+from solving.runs import debate_run_create, run_stats, solve_run_dispatch
 
 
 class Command(BaseCommand):
@@ -33,7 +35,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4, 5])
         parser.add_argument("--release", default="", help="release id (NREL-…) or pk")
-        parser.add_argument("--parents", default="", help="comma-separated parent problem ids")
+        parser.add_argument("--parents", default="", help="parent problem ids, separated by commas or spaces")
         parser.add_argument("--name", default="")
         parser.add_argument("--no-pruning", action="store_true")
         parser.add_argument("--lenient-pruning", action="store_true", help="keep 'not sure' memories")
@@ -49,48 +51,18 @@ class Command(BaseCommand):
         add_worker_timeout_argument(parser)
 
     def handle(self, *args, **options) -> None:
-        settings: dict = {"max_resolve_rounds": options["rounds"]}
-        if options["no_pruning"]:
-            settings["pruning"] = False
-        if options["lenient_pruning"]:
-            settings["strict_pruning"] = False
-        if options["no_value_voting"]:
-            settings["value_voting"] = False
-        if options["tolerance"] is not None:
-            settings["rel_tol"] = options["tolerance"]
-        if options["no_frontend"]:
-            settings.update(cropper=False, sharpen=False, visual_extractor=False, reconstructor=False)
-        if options["ocr"]:
-            settings["ocr"] = options["ocr"]
         if options["inline"]:
             from celery import current_app
 
             current_app.conf.task_always_eager = True
         try:
-            release = None
-            if options["release"]:
-                release = release_by_reference(options["release"])
-            run = debate_run_create(
-                solver_names=[s for s in options["solvers"].split(",") if s.strip()],
-                pruner=options["pruner"] or None,
-                selector=options["selector"] or None,
-                extractor=options["extractor"] or None,
-                frontend=options["frontend"] or None,
-                level=options["level"],
-                settings=settings,
-                release=release,
-                parent_ids=[p for p in options["parents"].split(",") if p.strip()] or None,
-                name=options["name"],
-                enqueue=not options["inline"],
-            )
+            run = self._create(options)
         except ApplicationError as exc:
             raise CommandError(str(getattr(exc, "message", exc))) from exc
         for warning in run.manifest.get("debate_warnings", []):
             self.stderr.write(f"warning: {warning}")
         self.stdout.write(f"debate run {run.pk}: {run.total} planned problems (level {options['level']})")
         if options["inline"]:
-            from solving.runs import solve_run_dispatch
-
             solve_run_dispatch(run_id=run.pk)  # eager: every chunk runs here, before we follow
         if options["no_wait"]:
             return
@@ -100,6 +72,40 @@ class Command(BaseCommand):
             timeout=options["worker_timeout"],
         )
         self._follow(run)
+
+    @staticmethod
+    def _settings(options: dict[str, Any]) -> dict[str, Any]:
+        """The ablation switches the options name (the rest keep the solver's defaults)."""
+        settings: dict[str, Any] = {"max_resolve_rounds": options["rounds"]}
+        switched_off = {
+            "no_pruning": "pruning",
+            "lenient_pruning": "strict_pruning",
+            "no_value_voting": "value_voting",
+        }
+        settings.update({key: False for option, key in switched_off.items() if options[option]})
+        if options["tolerance"] is not None:
+            settings["rel_tol"] = options["tolerance"]
+        if options["no_frontend"]:
+            settings.update(cropper=False, sharpen=False, visual_extractor=False, reconstructor=False)
+        if options["ocr"]:
+            settings["ocr"] = options["ocr"]
+        return settings
+
+    def _create(self, options: dict[str, Any]) -> SolveRun:
+        release = release_by_reference(options["release"]) if options["release"] else None
+        return debate_run_create(
+            solver_names=[s for s in options["solvers"].split(",") if s.strip()],
+            pruner=options["pruner"] or None,
+            selector=options["selector"] or None,
+            extractor=options["extractor"] or None,
+            frontend=options["frontend"] or None,
+            level=options["level"],
+            settings=self._settings(options),
+            release=release,
+            parent_ids=parse_id_list(options["parents"]) or None,
+            name=options["name"],
+            enqueue=not options["inline"],
+        )
 
     def _follow(self, run: SolveRun) -> None:
         with progress(self, run.total, "Debating") as bar:

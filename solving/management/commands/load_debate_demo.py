@@ -90,7 +90,7 @@ def _assign_patterns(problem_ids: list[str]) -> dict[str, tuple[bool, bool, bool
 
 def build_scripts(parents: list[Any]) -> dict[str, dict[str, Any]]:
     """``extra`` of each scripted config, derived from the stored answers (see the module docstring)."""
-    from solving.debate_runs import public_problem, script_key
+    from solving.runs import public_problem, script_key
 
     scripts: dict[str, list[dict[str, Any]]] = {name: [] for name in (*SOLVERS, PRUNER, SELECTOR)}
     patterns = _assign_patterns([p.problem_id for p in parents])
@@ -146,8 +146,7 @@ class DemoResult:
 def debate_demo_load(*, count: int = 20, launch: bool = True, actor: Any = None) -> DemoResult:
     """Create (or refresh) the demo problems and scripted models; optionally launch the four runs."""
     from models_registry.models import ModelConfig
-    from solving.debate_runs import debate_run_create
-    from solving.runs import solve_run_create
+    from solving.runs import debate_run_create, solve_run_create
 
     with transaction.atomic():
         parents = solving_demo_problems_ensure(count=count)

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from physalign_site.cli import add_worker_timeout_argument, progress, require_worker
 from physalign_site.errors import ApplicationError
+from physalign_site.idlists import parse_id_list
 from probes.selectors import release_by_reference
 from solving.models import SolveRun
 from solving.runs import solve_run_create, solve_run_dispatch, solve_run_resume
@@ -20,7 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--release", default="", help="release id (NREL-…) or pk: solve all its parents")
-        parser.add_argument("--parents", default="", help="comma-separated parent problem ids")
+        parser.add_argument("--parents", default="", help="parent problem ids, separated by commas or spaces")
         parser.add_argument("--model", default="", help="ModelConfig name")
         parser.add_argument("--name", default="")
         parser.add_argument("--resume", type=int, help="continue a cancelled or interrupted run")
@@ -64,7 +65,7 @@ class Command(BaseCommand):
         release = None
         if options["release"]:
             release = release_by_reference(options["release"])
-        parents = [p.strip() for p in options["parents"].split(",") if p.strip()]
+        parents = parse_id_list(options["parents"])
         if not options["model"]:
             raise CommandError("--model is required")
         return solve_run_create(

@@ -1,4 +1,5 @@
-"""Debate results: run statistics (Debate Tables 3–5), comparisons, transcripts and their API payloads."""
+"""Reading a solve run's results, both kinds side by side: run statistics (accuracy and cost, with a debate's
+early stops: Debate Tables 3–5), the comparison of runs over the same parents, and a debate's transcript."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import Count
+
 from ..debate.canonical import DEFAULT_REL_TOL
 from ..models import DebateRun, DebateTurn, SolveResponse, SolveRun
+from ..selectors import solve_run_list
 from ..summary import solve_run_summary
 
 
@@ -52,6 +56,33 @@ class RunStats:
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def debate(self) -> DebateRun | None:
+        return getattr(self.run, "debate", None) if self.run.kind == SolveRun.Kind.DEBATE else None
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The debate's ablation switches as stored ({} for a single solver)."""
+        return self.debate.settings if self.debate else {}
+
+    @property
+    def solvers(self) -> list[str | None]:
+        if self.debate:
+            return list(self.debate.solver_names)
+        return [self.run.model.name if self.run.model else None]
+
+    @property
+    def pruner_name(self) -> str | None:
+        return self.debate.pruner.name if self.debate and self.debate.pruner else None
+
+    @property
+    def selector_name(self) -> str | None:
+        return self.debate.selector.name if self.debate and self.debate.selector else None
+
+    @property
+    def warnings(self) -> list[str]:
+        return list((self.run.manifest or {}).get("debate_warnings", []))
+
 
 def settings_label(debate: DebateRun | None) -> str:
     """A short human description of a debate's ablation switches (defaults omitted)."""
@@ -79,8 +110,6 @@ def settings_label(debate: DebateRun | None) -> str:
 
 def run_stats(run: SolveRun) -> RunStats:
     """Accuracy (SolveAcc = mean credit, binary accuracy), calls, tokens, dollars and early stops of a run."""
-    from django.db.models import Count
-
     summary = solve_run_summary(run)
     debate = getattr(run, "debate", None) if run.kind == SolveRun.Kind.DEBATE else None
     early = None
@@ -133,14 +162,6 @@ def _max_calls(debate: DebateRun, parents: int) -> int:
     return parents * per_problem
 
 
-def debate_run_list() -> Any:
-    return (
-        SolveRun.objects.filter(kind=SolveRun.Kind.DEBATE)
-        .select_related("debate", "release")
-        .order_by("-created_at")
-    )
-
-
 def comparable_runs(run_ids: list[int] | None = None) -> tuple[list[RunStats], bool]:
     """Rows for the comparison page and whether they all cover the same parents.
 
@@ -149,7 +170,7 @@ def comparable_runs(run_ids: list[int] | None = None) -> tuple[list[RunStats], b
     if run_ids:
         runs = list(SolveRun.objects.filter(pk__in=run_ids).select_related("model", "debate").order_by("pk"))
     else:
-        latest = debate_run_list().first()
+        latest = solve_run_list(kind=SolveRun.Kind.DEBATE).first()
         if latest is None:
             return [], True
         wanted = sorted(latest.parent_ids)
@@ -175,72 +196,3 @@ def transcript_rounds(response: SolveResponse) -> list[TranscriptRound]:
     for turn in response.turns.select_related("model").order_by("seq"):
         rounds.setdefault(turn.round, []).append(turn)
     return [TranscriptRound(number, turns) for number, turns in sorted(rounds.items())]
-
-
-def transcript_payload(response: SolveResponse, *, include_reference: bool) -> dict[str, Any]:
-    """The transcript as JSON (the API). ``include_reference`` adds the private reference answer (admins)."""
-    data: dict[str, Any] = {
-        "response": response.pk,
-        "run": response.run_id,
-        "parent": response.parent.problem_id,
-        "status": response.status,
-        "final_answer": response.final_answer,
-        "correct": response.correct,
-        "credit": response.credit,
-        "calls": response.calls,
-        "input_tokens": response.input_tokens,
-        "output_tokens": response.output_tokens,
-        "cost_usd": str(response.cost_usd),
-        "turns": [
-            {
-                "seq": t.seq,
-                "round": t.round,
-                "stage": t.stage,
-                "agent": t.agent,
-                "model": t.model.name if t.model else None,
-                "raw_output": t.raw_output,
-                "parsed": t.parsed,
-                "status": t.status,
-                "input_tokens": t.input_tokens,
-                "output_tokens": t.output_tokens,
-                "cost_usd": str(t.cost_usd),
-                "latency_ms": t.latency_ms,
-            }
-            for t in response.turns.select_related("model").order_by("seq")
-        ],
-    }
-    if include_reference:
-        data["reference_answer"] = response.parent.answer
-    return data
-
-
-def run_stats_payload(stats: RunStats) -> dict[str, Any]:
-    run = stats.run
-    debate = getattr(run, "debate", None) if run.kind == SolveRun.Kind.DEBATE else None
-    return {
-        "id": run.pk,
-        "name": run.name,
-        "kind": run.kind,
-        "status": run.status,
-        "label": stats.label,
-        "level": stats.level,
-        "settings": debate.settings if debate else {},
-        "settings_label": stats.settings_label,
-        "solvers": debate.solver_names if debate else [run.model.name if run.model else None],
-        "pruner": debate.pruner.name if debate and debate.pruner else None,
-        "selector": debate.selector.name if debate and debate.selector else None,
-        "total": stats.total,
-        "done": stats.done,
-        "by_status": stats.by_status,
-        "solve_acc": stats.solve_acc.as_dict(),
-        "binary_acc": stats.binary_acc.as_dict(),
-        "calls": stats.calls,
-        "avg_calls": stats.avg_calls,
-        "input_tokens": stats.input_tokens,
-        "output_tokens": stats.output_tokens,
-        "cost_usd": str(stats.cost_usd),
-        "cost_per_problem": str(stats.cost_per_problem or 0),
-        "early_stopped": stats.early_stopped,
-        "early_share": stats.early_share,
-        "warnings": (run.manifest or {}).get("debate_warnings", []),
-    }

@@ -1,8 +1,111 @@
-"""The prompt of every debate stage (solver, pruner, selector, extractor); never the answer or solution."""
+"""Every prompt of a solve run: the single solver's (the original problem only, in a fresh context) and each
+debate stage's (solver, pruner, selector, extractor). No prompt contains the parent's answer, its solution or
+any probe metadata; the debate solvers read the same problem text as the single solver (``public_problem``).
+"""
 
 from __future__ import annotations
 
+from annotation.models import ParentProblem
+from kit.canonical import digest
+from llm import ImageInput, LLMRequest
+
 from ..debate.pruner import Memory
+
+# ------------------------------------------------------------------------------------------------ single solver
+
+PROMPT_VERSION = "physalign_solve_v1"
+
+SOLVE_SYSTEM = (
+    "You are an expert physics problem solver. Solve the problem below from its statement, its "
+    "question and its diagram(s). Work carefully and state your final answer exactly as asked."
+)
+OUTPUT_FORMAT = {
+    "choice": (
+        "Reason step by step, then give the letter(s) of the correct option(s) as the final answer in "
+        "\\boxed{}, e.g. \\boxed{B}; if several options are correct, give all their letters, e.g. "
+        "\\boxed{AC}."
+    ),
+    "fill": (
+        "Reason step by step, then give only the final value or expression, with its units, in \\boxed{}, "
+        "e.g. \\boxed{2.5\\ \\text{m/s}}."
+    ),
+    "short": (
+        "Write a detailed worked solution: the physical principles used, each step of the reasoning and "
+        "the calculations. End with the final answer in \\boxed{}."
+    ),
+    "calc": (
+        "Write a detailed worked solution: the physical principles used, the equations and every step of "
+        "the calculation with units. End with the final answer (all requested quantities) in \\boxed{}."
+    ),
+}
+PROMPT_TEMPLATE_SHA256 = digest(
+    {
+        "version": PROMPT_VERSION,
+        "system": SOLVE_SYSTEM,
+        "output_format": OUTPUT_FORMAT,
+        "sections": ["[Problem]", "[Question]", "[Options]", "[Images]", "[Output format]"],
+    }
+)
+
+
+def _parent_images(parent: ParentProblem) -> tuple[ImageInput, ...]:
+    images = []
+    for img in parent.images.order_by("ordinal"):
+        with img.file.open("rb") as handle:
+            images.append(ImageInput(handle.read(), img.media_type))
+    return tuple(images)
+
+
+def solve_prompt_text(parent: ParentProblem) -> str:
+    """The user text of the solving prompt (public fields only: statement, question, options, image list)."""
+    stem, query = (parent.stem or "").strip(), (parent.query or "").strip()
+    sections: list[tuple[str, str]] = []
+    if stem or query:
+        if stem:
+            sections.append(("[Problem]", stem))
+        if query:
+            sections.append(("[Question]", query))
+    else:
+        sections.append(("[Problem]", (parent.raw_question or "").strip()))
+    if parent.options:
+        lines = [f"{o.get('id', '')}. {o.get('text', '')}".rstrip() for o in parent.options]
+        sections.append(("[Options]", "\n".join(lines)))
+    image_ids = list(parent.images.order_by("ordinal").values_list("image_id", flat=True))
+    if image_ids:
+        sections.append(
+            (
+                "[Images]",
+                "\n".join(f"{image_id}: attached image {n}" for n, image_id in enumerate(image_ids, start=1)),
+            )
+        )
+    sections.append(("[Output format]", OUTPUT_FORMAT.get(parent.answer_type, OUTPUT_FORMAT["fill"])))
+    return "\n\n".join(f"{title}\n{body}" for title, body in sections)
+
+
+def build_solve_request(parent: ParentProblem, *, request_id: str = "") -> LLMRequest:
+    """The solving request of a parent: a fresh context with the original problem only and its images."""
+    return LLMRequest(
+        system=SOLVE_SYSTEM,
+        user=solve_prompt_text(parent),
+        images=_parent_images(parent),
+        request_id=request_id or f"solve:{parent.problem_id}",
+    )
+
+
+def public_problem(parent: ParentProblem) -> tuple[str, tuple[ImageInput, ...]]:
+    """The original problem as a solver may see it (text and images), without any answer format section.
+
+    Reuses the single-solver request builder, so the debate and single solvers read the same problem.
+    """
+    request = build_solve_request(parent)
+    text = request.user
+    marker = text.find("[Output format]")
+    if marker >= 0:
+        text = text[:marker]
+    return text.strip(), tuple(request.images)
+
+
+# ------------------------------------------------------------------------------------------------ debate stages
 
 SOLVER_SYSTEM = (
     "You are an expert physics problem solver. Solve the problem carefully from the information given. "

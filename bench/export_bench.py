@@ -1,4 +1,4 @@
-"""Issue 17: how big and how slow the harness exports of a release are, on the demo and at the paper's scale.
+"""How big and how slow the harness exports of a release are, on the demo and at the paper's scale.
 
 Run from the project root::
 

@@ -1,4 +1,4 @@
-"""``manage.py metrics --items`` as a whole process on a paper-sized item file (issue 16 item 5).
+"""``manage.py metrics --items`` as a whole process on a paper-sized item file.
 
 Run from the project root: ``.venv/bin/python bench/metrics_cli.py [--repeat 5] [--smoke]``. Writes a
 76,068-item file — what a run of 6 models × 3 conditions (raw, no_image, reordered: each on every probe)

@@ -1,4 +1,4 @@
-"""Issue 16 at the paper's scale: build a 986-parent campaign once, then time every item of the issue.
+"""The paper's scale: build a 986-parent campaign once, then time every step a team runs at that size.
 
 Run from the project root::
 
@@ -352,7 +352,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=986)
     parser.add_argument("--seed", type=int, default=2027)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--subbenches", action="store_true", help="also run the other benches of issue 16")
+    parser.add_argument("--subbenches", action="store_true", help="also run the other paper-scale benches")
     parser.add_argument("--json", help="also write the measurements to this file")
     parser.add_argument("--child", choices=["finalize", "download"], help=argparse.SUPPRESS)
     parser.add_argument("--run", type=int, help=argparse.SUPPRESS)

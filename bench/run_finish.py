@@ -1,4 +1,4 @@
-"""Finishing a large evaluation run, downloading its item file, and the run pages at that size (issue 16).
+"""Finishing a large evaluation run, downloading its item file, and the run pages at that size.
 
 Run from the project root: ``.venv/bin/python bench/run_finish.py [--requests 76068] [--keep-db bench_NAME]``
 (``--smoke``: 300 requests, SQLite). It writes only to its sandbox (``bench/_sandbox.py``; PostgreSQL by

@@ -1,4 +1,4 @@
-"""What an inspect_ai model output is to the scorer (issue 17, item 2). Pure: no Django, no inspect import.
+"""What an inspect_ai model output is to the scorer. Pure: no Django, no inspect import.
 
 The inspect task's scorer (``physalign_studio.inspect_task``) and the log import (``evaluation.runs.inspect_log``)
 both read an inspect output through ``inspect_response``, so a run in inspect and the same log stored in the app

@@ -2,7 +2,7 @@
 
 Pure and Django-free. The same two rules run when a config is saved (``models_registry.services``) and
 again right before each provider call (``llm.providers.endpoint_for``), so a row written before
-these rules existed, or straight through the ORM, still cannot leak anything (issue 12):
+these rules existed, or straight through the ORM, still cannot leak anything:
 
 - ``check_api_key_env``: the variable must fully match the policy's pattern (by default a name
   ending in ``_API_KEY``) and must never be one of the app's own variables (its reserved names and

@@ -1,5 +1,5 @@
 """Writes for model configurations. Reasoning settings are checked against the capability table; the
-key variable and base URL against the endpoint policy (``llm.endpoint_policy``, issue 12)."""
+key variable and base URL against the endpoint policy (``llm.endpoint_policy``)."""
 
 from __future__ import annotations
 

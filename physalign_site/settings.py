@@ -290,7 +290,7 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 # concurrency is worker processes × this, still capped per model by max_concurrency and the shared limiter.
 EVAL_CHUNK_THREADS = env.int("EVAL_CHUNK_THREADS", default=8)
 
-# Model configs name the environment variable holding their key and choose a base URL (issue 12; enforced
+# Model configs name the environment variable holding their key and choose a base URL (enforced
 # on save and before every call by llm/endpoint_policy.py). A key variable must fully match this regex
 # (exact names work too: "OPENAI_API_KEY|VLLM_TOKEN") and is never one of the app's own variables
 # (every name .env.example documents outside its "Model providers" section, and the DJANGO_, CELERY_,

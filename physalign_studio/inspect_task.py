@@ -1,4 +1,4 @@
-"""A PhysAlign release as an inspect_ai task (issue 17, item 2). Django-free.
+"""A PhysAlign release as an inspect_ai task. Django-free.
 
 ``physalign`` loads an exported release's public part, either the Kit folder layout (``release.json``,
 ``public/qa_<condition>.json`` and the views under ``public/images/``) or the Hugging Face export

@@ -2,11 +2,11 @@
 that binds them (Kit §6, §7; ``catalog.PRIVATE.json`` + ``probes/<id>/preview.PRIVATE.json``). Pure: reads
 files and checks rules, writes nothing.
 
-Design (b) of issue 13, mapping through an imported Kit draft, and why: a Kit ``review_target_root`` hashes
+The design: mapping through an imported Kit draft, and why: a Kit ``review_target_root`` hashes
 the Kit's whole prospective core, including ``implementation_hashes`` (the bytes of every converter file),
 the Pillow version in ``renderer_profile``, the view PNG bytes of the Kit's Pillow/zlib build and the
-``manifest``/``review`` source files of a Kit workspace. Recomputing that root here (design a) would only
-be right for one Kit version on one Pillow build, and wrong without notice on any other. Design (b) is
+``manifest``/``review`` source files of a Kit workspace. Recomputing that root here instead would only
+be right for one Kit version on one Pillow build, and wrong without notice on any other. Mapping through the draft is
 exact everywhere: the Kit's roots are taken from the Kit's own draft, checked to be what the Kit computes
 from its own preview (``content_root = digest(core)``, ``review_target_root = digest(prospective core)``,
 ``catalog_root = digest(catalog)``), and bound to one of our probes only when the Kit probe's private key,

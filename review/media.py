@@ -1,4 +1,4 @@
-"""The parent's original images for a probe reviewer, on the reveal page (issue 15 items 2 and 8).
+"""The parent's original images for a probe reviewer, on the reveal page.
 
 The blind page shows exactly the probe's public attachments. Once the blind order opens a probe's target
 (``BlindProgress.reveal_gate``), its reviewer may also look at the parent's original images, the source of

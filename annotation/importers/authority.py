@@ -1,4 +1,4 @@
-"""What the uploader may change: approvals and private fields only for those who may (issue 12)."""
+"""What the uploader may change: approvals and private fields only for those who may."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class ImportAuthority:
     - ``may_review``: review state in the file (approvals, rejections, exclusions) is imported only for
       source reviewers and admins; it is recorded as an imported approval *by the uploader*, with the
       file's reviewer name kept as provenance text. The Kit trusts whatever ``reviews/state.json`` says;
-      this app does not (issue 12: its rule is weaker than ours here, and ours wins).
+      this app does not (its rule is weaker than ours here, and ours wins).
     - ``may_edit_private``: answer and solution of an existing problem are changed only by admins; for
       anyone else they are kept whatever the file says, and the row's outcome never depends on them.
 

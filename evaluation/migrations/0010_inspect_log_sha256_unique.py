@@ -1,4 +1,4 @@
-"""One run per imported inspect_ai log file (issue 25, item 8): a unique index on the SHA-256 of the log's
+"""One run per imported inspect_ai log file: a unique index on the SHA-256 of the log's
 bytes, which ``evaluation.runs.inspect_log`` keeps in the run's options as ``inspect_log_sha256``.
 
 An index on an expression of the JSON options, so the model and its migration state do not change; runs

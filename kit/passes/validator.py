@@ -395,65 +395,62 @@ def _workspace_issues(
 ) -> list[ValidationIssue]:
     if not isinstance(document, dict) or run is None:
         return []
-    issues = list(run.stricter)
-    if pass_no == 1:
-        for index, node in enumerate(document.get("visual_nodes") or []):
-            if not isinstance(node, dict) or node.get("type") != "text_glyph":
-                continue
-            text = node.get("text")
-            if isinstance(text, str) and not text.strip():
-                issues.append(
-                    ValidationIssue(
-                        TEXT_GLYPH_TEXT_EMPTY,
-                        f"visual_nodes[{index}].text",
-                        f"Text glyph {node.get('id')} has no visible text: type exactly what the diagram "
-                        "shows, or change its type if the region holds no text.",
-                    )
-                )
-    elif pass_no == 2:
-        nodes = document.get("physical_nodes")
-        if isinstance(nodes, list) and not nodes and any(_records_of(context.pass1, "visual_nodes")):
-            issues.append(
-                ValidationIssue(
-                    PASS2_PHYSICAL_NODES_EMPTY,
-                    "physical_nodes",
-                    "Pass 2 has no entity yet: create the physical entities the diagram shows (E) and bind "
-                    "their regions to them (B).",
-                )
+    by_pass = {1: _empty_glyph_texts, 2: _pass2_unbound, 3: _pass3_unbound}
+    check = by_pass.get(pass_no)
+    return list(run.stricter) + (list(check(document, context)) if check else [])
+
+
+def _empty_glyph_texts(document: dict[str, Any], context: PassContext) -> Iterator[ValidationIssue]:
+    for index, node in enumerate(document.get("visual_nodes") or []):
+        if not isinstance(node, dict) or node.get("type") != "text_glyph":
+            continue
+        text = node.get("text")
+        if isinstance(text, str) and not text.strip():
+            yield ValidationIssue(
+                TEXT_GLYPH_TEXT_EMPTY,
+                f"visual_nodes[{index}].text",
+                f"Text glyph {node.get('id')} has no visible text: type exactly what the diagram "
+                "shows, or change its type if the region holds no text.",
             )
-        bound = {
-            b.get("to_id")
-            for b in _records_of(document, "bindings")
-            if b.get("type") in ("labels", "represents")
-        }
-        for index, node in enumerate(nodes if isinstance(nodes, list) else []):
-            anchors = node.get("visual_anchor_ids") if isinstance(node, dict) else None
-            if isinstance(anchors, list) and anchors and node.get("id") not in bound:
-                issues.append(
-                    ValidationIssue(
-                        PHYSICAL_NODE_UNBOUND,
-                        f"physical_nodes[{index}]",
-                        f"Entity {node.get('id')} is bound to nothing: no labels or represents binding points "
-                        "at it. Bind a region to it (select the region, then B).",
-                    )
-                )
-    elif pass_no == 3:
-        earlier = _ids_in_document(context.pass2, "physical")
-        referred = {b.get("to_id") for b in _records_of(document, "bindings") if b.get("type") == "refers_to"}
-        nodes = document.get("new_or_updated_physical_nodes")
-        for index, node in enumerate(nodes if isinstance(nodes, list) else []):
-            if not isinstance(node, dict) or node.get("id") in earlier or node.get("id") in referred:
-                continue
-            if not node.get("visual_anchor_ids") and not node.get("text_mention_ids"):
-                issues.append(
-                    ValidationIssue(
-                        PHYSICAL_NODE_UNBOUND,
-                        f"new_or_updated_physical_nodes[{index}]",
-                        f"Entity {node.get('id')} is bound to nothing: select its words in the text, add them "
-                        "as a mention and choose this entity under “Refers to entity”, or delete it.",
-                    )
-                )
-    return issues
+
+
+def _pass2_unbound(document: dict[str, Any], context: PassContext) -> Iterator[ValidationIssue]:
+    nodes = document.get("physical_nodes")
+    if isinstance(nodes, list) and not nodes and any(_records_of(context.pass1, "visual_nodes")):
+        yield ValidationIssue(
+            PASS2_PHYSICAL_NODES_EMPTY,
+            "physical_nodes",
+            "Pass 2 has no entity yet: create the physical entities the diagram shows (E) and bind "
+            "their regions to them (B).",
+        )
+    bound = {
+        b.get("to_id") for b in _records_of(document, "bindings") if b.get("type") in ("labels", "represents")
+    }
+    for index, node in enumerate(nodes if isinstance(nodes, list) else []):
+        anchors = node.get("visual_anchor_ids") if isinstance(node, dict) else None
+        if isinstance(anchors, list) and anchors and node.get("id") not in bound:
+            yield ValidationIssue(
+                PHYSICAL_NODE_UNBOUND,
+                f"physical_nodes[{index}]",
+                f"Entity {node.get('id')} is bound to nothing: no labels or represents binding points "
+                "at it. Bind a region to it (select the region, then B).",
+            )
+
+
+def _pass3_unbound(document: dict[str, Any], context: PassContext) -> Iterator[ValidationIssue]:
+    earlier = _ids_in_document(context.pass2, "physical")
+    referred = {b.get("to_id") for b in _records_of(document, "bindings") if b.get("type") == "refers_to"}
+    nodes = document.get("new_or_updated_physical_nodes")
+    for index, node in enumerate(nodes if isinstance(nodes, list) else []):
+        if not isinstance(node, dict) or node.get("id") in earlier or node.get("id") in referred:
+            continue
+        if not node.get("visual_anchor_ids") and not node.get("text_mention_ids"):
+            yield ValidationIssue(
+                PHYSICAL_NODE_UNBOUND,
+                f"new_or_updated_physical_nodes[{index}]",
+                f"Entity {node.get('id')} is bound to nothing: select its words in the text, add them "
+                "as a mention and choose this entity under “Refers to entity”, or delete it.",
+            )
 
 
 def checked_workspace_issues(pass_no: int, document: Any, context: PassContext) -> list[dict[str, str]]:

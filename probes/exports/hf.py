@@ -1,4 +1,4 @@
-"""A release's public part as a Hugging Face dataset (issue 17, item 1).
+"""A release's public part as a Hugging Face dataset.
 
 ``hf_configs`` (pure, row by row ``hf_row``) turns public QA records into dataset rows per config: the system and user messages exactly as released,
 the views in order as ``Image`` features with the bytes of ``public/``, and the public attachment facts.

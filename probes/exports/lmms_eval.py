@@ -1,4 +1,4 @@
-"""A release's public part as an lmms-eval task folder (issue 17, item 3).
+"""A release's public part as an lmms-eval task folder.
 
 The folder holds the Hugging Face export under ``data/`` (``hf.write_hf``: parquet shards, dataset card), one task
 YAML per condition (``physalign_<id>_<condition>.yaml``, read by ``lmms_eval --include_path DIR``), a group YAML

@@ -1,4 +1,4 @@
-"""A release's public part as VLMEvalKit TSV files (issue 17, item 3): one TSV per condition.
+"""A release's public part as VLMEvalKit TSV files: one TSV per condition.
 
 VLMEvalKit keeps a benchmark as one TSV (its ``docs/en/Development.md``): ``index`` (a unique integer per line),
 ``image`` (the base64 of the image; several images as a list of base64 strings, which VLMEvalKit reads back with

@@ -1,4 +1,4 @@
-// A zoomable image viewer for the pages where people read attachments (issue 15 item 8).
+// A zoomable image viewer for the pages where people read attachments.
 //
 // Mark each thumbnail as a link to the full-resolution image:
 //   <a href="/…/V1" data-viewer data-viewer-label="Attachment V1"><img src="/…/V1" alt="Attachment V1"></a>

@@ -14,7 +14,7 @@ from evaluation.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, ItemFileError, c
 class Command(BaseCommand):
     help = "manage.py metrics --items ITEMS.jsonl --output OUT.json [--resamples 2000] [--seed 2027]"
     # No database, no URLs, no templates: the system checks would import the whole URL conf (every
-    # view and what it imports) for nothing, 1.3–2 s of a 4.4 s run at 76k items (issue 16 item 5).
+    # view and what it imports) for nothing, 1.3–2 s of a 4.4 s run at 76k items.
     # Keep this module's imports to evaluation.metrics (pure numpy) so loading it pulls no view either.
     requires_system_checks: list[str] = []
 

@@ -29,7 +29,7 @@ export function katexInto(el, tex) {
   el.textContent = tex;
 }
 
-// A short value or label typeset for a list (issue 15 item 9): text with $…$ renders its math parts; text
+// A short value or label typeset for a list: text with $…$ renders its math parts; text
 // that looks like TeX (a backslash, ^, _ or braces: "5.0\,\text{km}", "F_1", "30^\circ") renders whole;
 // anything else (e.g. "mg", "30°", Chinese) stays plain text.
 const TEX_HINT = /[\\^_{}]/;

@@ -63,47 +63,15 @@ def inspect_image_bytes(
         raise ImageRejected(
             "image_too_large_bytes", f"The image is {len(data):,} bytes; the limit is {max_bytes:,} bytes."
         )
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            img = Image.open(io.BytesIO(data))
-    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        # Pillow's own guard (≈89 Mpx warning, ≈179 Mpx error) fires on the header, before our cap.
-        raise ImageRejected(
-            "image_too_large_pixels", f"The image has too many pixels; the limit is {max_pixels:,}."
-        ) from exc
-    except (UnidentifiedImageError, OSError) as exc:
-        raise ImageRejected("image_corrupt", f"The file is not a readable image ({exc}).") from exc
-    with img:
-        if img.format not in ALLOWED_FORMATS:
-            raise ImageRejected(
-                "image_format_unsupported",
-                f"Format {img.format} is not allowed; use PNG, JPEG, WebP, GIF or BMP.",
-            )
-        width, height = img.size
-        if width <= 0 or height <= 0:
-            raise ImageRejected("image_corrupt", "The image has no pixels.")
-        if width * height > max_pixels:
-            raise ImageRejected(
-                "image_too_large_pixels",
-                f"The image is {width}×{height} = {width * height:,} pixels; the limit is {max_pixels:,}.",
-            )
-        if getattr(img, "n_frames", 1) > 1:
-            raise ImageRejected("image_multi_frame", "Multi-frame (animated) images are not accepted.")
-        orientation = img.getexif().get(EXIF_ORIENTATION_TAG, 1)
-        if orientation not in (None, 1):
-            raise ImageRejected(
-                "image_exif_orientation",
-                f"EXIF orientation is {orientation}; only 1 (stored pixels as shown) is "
-                "accepted. Re-save the image with its rotation applied.",
-            )
+    with _open_image(data, max_pixels=max_pixels) as img:
+        format_, width, height = _check_header(img, max_pixels=max_pixels)
         try:
             img.load()
         except (OSError, SyntaxError, ValueError) as exc:
             raise ImageRejected("image_corrupt", f"The image data is damaged ({exc}).") from exc
-        media_type, suffix = ALLOWED_FORMATS[img.format]
+        media_type, suffix = ALLOWED_FORMATS[format_]
         return ImageInfo(
-            format=img.format,
+            format=format_,
             media_type=media_type,
             suffix=suffix,
             width=width,
@@ -113,3 +81,46 @@ def inspect_image_bytes(
             sha256=hashlib.sha256(data).hexdigest(),
             pixels_sha256=pixels_sha256(img),
         )
+
+
+def _open_image(data: bytes, *, max_pixels: int) -> Image.Image:
+    """Open (not decode) the image, turning Pillow's own refusals into ``ImageRejected``."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            return Image.open(io.BytesIO(data))
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+        # Pillow's own guard (≈89 Mpx warning, ≈179 Mpx error) fires on the header, before our cap.
+        raise ImageRejected(
+            "image_too_large_pixels", f"The image has too many pixels; the limit is {max_pixels:,}."
+        ) from exc
+    except (UnidentifiedImageError, OSError) as exc:
+        raise ImageRejected("image_corrupt", f"The file is not a readable image ({exc}).") from exc
+
+
+def _check_header(img: Image.Image, *, max_pixels: int) -> tuple[str, int, int]:
+    """The checks the header answers, before any pixel is decoded: format, size, one frame, upright.
+    Returns the image's format, width and height."""
+    if img.format not in ALLOWED_FORMATS:
+        raise ImageRejected(
+            "image_format_unsupported",
+            f"Format {img.format} is not allowed; use PNG, JPEG, WebP, GIF or BMP.",
+        )
+    width, height = img.size
+    if width <= 0 or height <= 0:
+        raise ImageRejected("image_corrupt", "The image has no pixels.")
+    if width * height > max_pixels:
+        raise ImageRejected(
+            "image_too_large_pixels",
+            f"The image is {width}×{height} = {width * height:,} pixels; the limit is {max_pixels:,}.",
+        )
+    if getattr(img, "n_frames", 1) > 1:
+        raise ImageRejected("image_multi_frame", "Multi-frame (animated) images are not accepted.")
+    orientation = img.getexif().get(EXIF_ORIENTATION_TAG, 1)
+    if orientation not in (None, 1):
+        raise ImageRejected(
+            "image_exif_orientation",
+            f"EXIF orientation is {orientation}; only 1 (stored pixels as shown) is "
+            "accepted. Re-save the image with its rotation applied.",
+        )
+    return img.format, width, height

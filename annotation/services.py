@@ -122,33 +122,7 @@ def pass_document_save(
         raise ApplicationError("Pass numbers run from 1 to 5.", code="pass_not_found", status=404)
     parent = ParentProblem.objects.select_for_update().get(pk=parent.pk)
     doc = PassDocument.objects.select_for_update().filter(parent=parent, pass_no=pass_no).first()
-
-    if doc is None:
-        if expected_version not in (None, 0):
-            raise ConflictError(
-                "This pass document does not exist (any more); reload it.",
-                code="version_conflict",
-                extra={"current_version": 0, "document_sha256": None},
-            )
-    else:
-        if expected_version is None:
-            raise ApplicationError(
-                "This pass document exists: send If-Match with the version you last loaded.",
-                code="precondition_required",
-                status=428,
-                extra={"current_version": doc.version, "document_sha256": doc.document_sha256},
-            )
-        if expected_version != doc.version:
-            raise ConflictError(
-                "Someone saved this pass document after you loaded it; reload and merge your changes.",
-                code="version_conflict",
-                extra={
-                    "current_version": doc.version,
-                    "document_sha256": doc.document_sha256,
-                    "your_version": expected_version,
-                },
-            )
-
+    _require_expected_version(doc, expected_version)
     _require_pass5_unlocked(parent, pass_no)
 
     issues = (
@@ -168,24 +142,7 @@ def pass_document_save(
 
     before = _pass_state(doc)
     if doc is None:
-        doc = PassDocument(
-            parent=parent,
-            pass_no=pass_no,
-            document=document,
-            document_sha256=new_sha,
-            status=PassDocument.Status.DRAFT,
-            version=1,
-            updated_by=_user_or_none(actor),
-        )
-        try:
-            with transaction.atomic():
-                doc.save()
-        except IntegrityError as exc:  # a concurrent first save won the race
-            raise ConflictError(
-                "Someone created this pass document at the same time; reload it.",
-                code="version_conflict",
-                extra={"current_version": None},
-            ) from exc
+        doc = _pass_document_create(parent, pass_no, document, new_sha, actor=actor)
     else:
         doc.document = document
         doc.document_sha256 = new_sha
@@ -207,6 +164,60 @@ def pass_document_save(
         before=before,
         after={**_pass_state(doc), "validation_issue_count": len(issues)},
     )
+    return doc
+
+
+def _require_expected_version(doc: PassDocument | None, expected_version: int | None) -> None:
+    """The optimistic lock: a missing document expects None/0, an existing one its current version."""
+    if doc is None:
+        if expected_version not in (None, 0):
+            raise ConflictError(
+                "This pass document does not exist (any more); reload it.",
+                code="version_conflict",
+                extra={"current_version": 0, "document_sha256": None},
+            )
+        return
+    if expected_version is None:
+        raise ApplicationError(
+            "This pass document exists: send If-Match with the version you last loaded.",
+            code="precondition_required",
+            status=428,
+            extra={"current_version": doc.version, "document_sha256": doc.document_sha256},
+        )
+    if expected_version != doc.version:
+        raise ConflictError(
+            "Someone saved this pass document after you loaded it; reload and merge your changes.",
+            code="version_conflict",
+            extra={
+                "current_version": doc.version,
+                "document_sha256": doc.document_sha256,
+                "your_version": expected_version,
+            },
+        )
+
+
+def _pass_document_create(
+    parent: ParentProblem, pass_no: int, document: Any, document_sha256: str, *, actor: Any
+) -> PassDocument:
+    """A pass's first version, a draft; a concurrent first save that won the race is a version conflict."""
+    doc = PassDocument(
+        parent=parent,
+        pass_no=pass_no,
+        document=document,
+        document_sha256=document_sha256,
+        status=PassDocument.Status.DRAFT,
+        version=1,
+        updated_by=_user_or_none(actor),
+    )
+    try:
+        with transaction.atomic():
+            doc.save()
+    except IntegrityError as exc:
+        raise ConflictError(
+            "Someone created this pass document at the same time; reload it.",
+            code="version_conflict",
+            extra={"current_version": None},
+        ) from exc
     return doc
 
 

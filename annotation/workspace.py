@@ -17,6 +17,7 @@ images are quantised to ``size / 1000`` pixels, which is the protocol's own reso
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from kit.passes.validator import (
@@ -43,7 +44,7 @@ PASS_TITLES = {
 }
 PASS_COLLECTIONS = {pass_no: collection_keys(pass_no) for pass_no in PASS_LAYOUTS}
 
-# The domain (issue 15 item 5). Pass 4's ``domain`` is the Kit's field: the Kit's validator accepts only
+# Problem domains and Kit domains. Pass 4's ``domain`` is the Kit's field: the Kit's validator accepts only
 # DOMAINS (mechanics, electromagnetism, mixed) and the compiler copies it into every probe key as
 # ``source_domain``, so a Pass 4 we store, compile or export holds one of those three. The domains
 # problems really have (``ParentProblem.domain``: free text from the importers, e.g. optics,
@@ -176,39 +177,49 @@ def later_references(*, pass_no: int, later: dict[int, Any]) -> dict[str, list[s
     prefix = {1: "v", 2: "p"}.get(pass_no)
     if prefix is None:
         return {}
+    # The records of pass_no itself (the later passes' copies of them) are not references to them.
+    skipped = {"problem_id", "visual_nodes", *(["physical_nodes"] if pass_no == 2 else [])}
     refs: dict[str, list[str]] = {}
-
-    def walk(value: Any, key: str, where: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, k, where)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item, key, where)
-        elif (
-            isinstance(value, str)
-            and key.endswith(_REF_KEY_SUFFIXES)
-            and key != "id"
-            and value.startswith(prefix)
-        ):
-            bucket = refs.setdefault(value, [])
-            if where not in bucket:
-                bucket.append(where)
-
     for n in sorted(later):
-        doc = later[n]
-        if not isinstance(doc, dict):
-            continue
-        for key, value in doc.items():
-            if key in {"problem_id", "visual_nodes"} or (pass_no == 2 and key == "physical_nodes"):
-                continue
-            if isinstance(value, list):
-                for record in value:
-                    if isinstance(record, dict):
-                        walk(record, "", f"Pass {n} {record.get('id') or key}")
-            elif isinstance(value, dict):
-                walk(value, "", f"Pass {n} {key}")
+        for where, record in _later_records(n, later[n], skipped=skipped):
+            _collect_references(record, "", where, prefix=prefix, refs=refs)
     return refs
+
+
+def _later_records(pass_no: int, doc: Any, *, skipped: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The records of one later pass's document, each with the name the workspace gives it: an entry of a
+    list by its id ("Pass 3 b1", else the list's key), an object by its key ("Pass 4 query_target")."""
+    if not isinstance(doc, dict):
+        return
+    for key, value in doc.items():
+        if key in skipped:
+            continue
+        if isinstance(value, list):
+            for record in value:
+                if isinstance(record, dict):
+                    yield f"Pass {pass_no} {record.get('id') or key}", record
+        elif isinstance(value, dict):
+            yield f"Pass {pass_no} {key}", value
+
+
+def _collect_references(value: Any, key: str, where: str, *, prefix: str, refs: dict[str, list[str]]) -> None:
+    """Add ``where`` to ``refs`` under every id in ``value`` that starts with ``prefix`` and sits under a
+    ``*_id`` / ``*_ids`` key (at any depth; ``key`` is the one ``value`` sits under)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _collect_references(v, k, where, prefix=prefix, refs=refs)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_references(item, key, where, prefix=prefix, refs=refs)
+    elif (
+        isinstance(value, str)
+        and key.endswith(_REF_KEY_SUFFIXES)
+        and key != "id"
+        and value.startswith(prefix)
+    ):
+        bucket = refs.setdefault(value, [])
+        if where not in bucket:
+            bucket.append(where)
 
 
 def vocabulary() -> dict[str, Any]:

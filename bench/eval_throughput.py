@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -257,7 +258,10 @@ def _log_tail(chars: int = 3000) -> str:
     )
 
 
-def main() -> None:
+CONDITIONS = ["raw", "no_image"]
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=5000)
     parser.add_argument("--latency-ms", type=float, default=50.0)
@@ -289,37 +293,16 @@ def main() -> None:
         args.requests, args.models, args.chunk_size, args.resamples = 40, 2, 10, 20
     if args.calibration_requests is None:
         args.calibration_requests = args.requests
-    concurrency = args.workers * args.per_worker * args.threads
-    conditions = ["raw", "no_image"]
     per_model = args.requests // args.models
-    if per_model * args.models != args.requests or per_model % len(conditions):
+    if per_model * args.models != args.requests or per_model % len(CONDITIONS):
         raise SystemExit("--requests must divide by --models × 2 conditions")
-    probes_needed = per_model // len(conditions)
+    return args
 
-    sandbox = open_sandbox("eval", args, redis=True, debug=False)
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production")
-    os.environ.update(
-        {
-            "DJANGO_SECURE_SSL": "false",
-            "CELERY_TASK_ALWAYS_EAGER": "false",
-            "EVAL_CHUNK_THREADS": str(args.threads),
-        }
-    )
-    env = dict(os.environ)
-    sandbox.start_django()
-    from django.db.models import Avg, Count
 
-    from evaluation.models import EvalRequest, EvalRun
-    from evaluation.runs import eval_run_create, eval_run_dispatch
-    from evaluation.runs.tables import DEFAULT_OPTIONS
+def _bench_models(args: argparse.Namespace) -> list[str]:
+    """The run's simulated model configs (created or reset), by name."""
     from models_registry.models import ModelConfig
-    from physalign_site.celery import app
-    from run_engine.engine import chunk_ids
 
-    if args.chunk_size is None:
-        args.chunk_size = int(DEFAULT_OPTIONS["chunk_size"])
-
-    ensure_probes(probes_needed, args.seed)
     names = []
     for m in range(args.models):
         name = f"bench-sim-{m}"
@@ -336,9 +319,127 @@ def main() -> None:
             },
         )
         names.append(name)
+    return names
+
+
+@dataclass
+class _Window:
+    """The execution window of the run: its moments (``perf_counter``, and wall clock for the stored
+    timestamps) and what the meters read at both ends."""
+
+    started: float
+    started_wall: float
+    dispatched: float
+    first_done: float | None
+    executed: float
+    executed_wall: float
+    finalized: float
+    cpu: tuple[
+        tuple[float, ...], tuple[float, ...]
+    ]  # (workers, PostgreSQL, Redis, this poller) before, after
+    busy: tuple[tuple[float, float], tuple[float, float]]  # _machine_busy() before, after
+
+
+def _cpu_meters(tag: str) -> tuple[float, ...]:
+    """CPU seconds so far of the workers, of PostgreSQL, of Redis and of this poller."""
+    return (
+        _cpu_seconds(lambda c: "celery" in c and tag in c),
+        _cpu_seconds(lambda c: c.startswith("postgres:") or c.split(" ", 1)[0].endswith("/postgres")),
+        _cpu_seconds(lambda c: c.startswith("redis-server") or "/redis-server" in c),
+        time.process_time(),
+    )
+
+
+def _wait_for_rows(run, workers: list[subprocess.Popen]) -> float | None:
+    """Poll the database until every row is terminal; the moment the first one was. Stops the benchmark
+    when a worker exits or nothing progresses for 60 s."""
+    from evaluation.models import EvalRequest
+
+    terminal = EvalRequest.TERMINAL
+    done, first_done, last_change, last_done = 0, None, time.perf_counter(), -1
+    while done < run.total:
+        time.sleep(0.2)
+        done = run.requests.filter(status__in=terminal).count()
+        if done and first_done is None:
+            first_done = time.perf_counter()
+        if done != last_done:
+            last_done, last_change = done, time.perf_counter()
+        if any(w.poll() is not None for w in workers):
+            raise SystemExit(f"a worker exited during the run\n{_log_tail()}")
+        if time.perf_counter() - last_change > 60:
+            raise SystemExit(
+                f"no progress for 60 s at {done}/{run.total}; worker logs ({WORKER_LOG_DIR}):\n{_log_tail()}"
+            )
+    return first_done
+
+
+def _execute(run, workers: list[subprocess.Popen], tag: str) -> _Window:
+    """Dispatch the run, wait for its rows, then for its finalization."""
+    from evaluation.models import EvalRun
+    from evaluation.runs import eval_run_dispatch
+
+    cpu0 = _cpu_meters(tag)
+    busy0 = _machine_busy()
+    started, started_wall = time.perf_counter(), time.time()
+    eval_run_dispatch(run_id=run.pk)
+    dispatched = time.perf_counter()
+    first_done = _wait_for_rows(run, workers)
+    executed, executed_wall = time.perf_counter(), time.time()
+    cpu1 = _cpu_meters(tag)
+    busy1 = _machine_busy()
+    while EvalRun.objects.get(pk=run.pk).status not in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED):
+        time.sleep(0.1)
+    finalized = time.perf_counter()
+    return _Window(
+        started,
+        started_wall,
+        dispatched,
+        first_done,
+        executed,
+        executed_wall,
+        finalized,
+        (cpu0, cpu1),
+        (busy0, busy1),
+    )
+
+
+@dataclass
+class _Calibration:
+    """What this machine allowed around the run: bare sleeps, and the simulated calls before and after."""
+
+    calls: int
+    processes: int
+    sleeps: float | None
+    before: float | None
+    after: float | None
+
+
+def main() -> None:
+    args = _arguments()
+    probes_needed = args.requests // args.models // len(CONDITIONS)
+
+    sandbox = open_sandbox("eval", args, redis=True, debug=False)
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production")
+    os.environ.update(
+        {
+            "DJANGO_SECURE_SSL": "false",
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            "EVAL_CHUNK_THREADS": str(args.threads),
+        }
+    )
+    env = dict(os.environ)
+    sandbox.start_django()
+    from evaluation.runs import eval_run_create
+    from evaluation.runs.tables import DEFAULT_OPTIONS
+    from physalign_site.celery import app
+
+    if args.chunk_size is None:
+        args.chunk_size = int(DEFAULT_OPTIONS["chunk_size"])
+
+    ensure_probes(probes_needed, args.seed)
     run = eval_run_create(
-        model_names=names,
-        conditions=conditions,
+        model_names=_bench_models(args),
+        conditions=CONDITIONS,
         probe_filter={"limit": probes_needed},
         name=f"throughput {args.requests}",
         start=False,
@@ -363,45 +464,23 @@ def main() -> None:
         else None
     )
     calibrated_before = calibrate()
-    worker_cpu = lambda: _cpu_seconds(lambda c: "celery" in c and tag in c)  # noqa: E731
-    pg_cpu = lambda: _cpu_seconds(  # noqa: E731
-        lambda c: c.startswith("postgres:") or c.split(" ", 1)[0].endswith("/postgres")
-    )
-    redis_cpu = lambda: _cpu_seconds(lambda c: c.startswith("redis-server") or "/redis-server" in c)  # noqa: E731
-    me_cpu = time.process_time
     try:
-        cpu0 = (worker_cpu(), pg_cpu(), redis_cpu(), me_cpu())
-        busy0, all0 = _machine_busy()
-        started, started_wall = time.perf_counter(), time.time()
-        eval_run_dispatch(run_id=run.pk)
-        dispatched = time.perf_counter()
-        terminal = EvalRequest.TERMINAL
-        done, first_done, last_change, last_done = 0, None, time.perf_counter(), -1
-        while done < run.total:
-            time.sleep(0.2)
-            done = run.requests.filter(status__in=terminal).count()
-            if done and first_done is None:
-                first_done = time.perf_counter()
-            if done != last_done:
-                last_done, last_change = done, time.perf_counter()
-            if any(w.poll() is not None for w in workers):
-                raise SystemExit(f"a worker exited during the run\n{_log_tail()}")
-            if time.perf_counter() - last_change > 60:
-                raise SystemExit(
-                    f"no progress for 60 s at {done}/{run.total}; worker logs "
-                    f"({WORKER_LOG_DIR}):\n{_log_tail()}"
-                )
-        executed, executed_wall = time.perf_counter(), time.time()
-        cpu1 = (worker_cpu(), pg_cpu(), redis_cpu(), me_cpu())
-        busy1, all1 = _machine_busy()
-        while EvalRun.objects.get(pk=run.pk).status not in (EvalRun.Status.COMPLETED, EvalRun.Status.FAILED):
-            time.sleep(0.1)
-        finalized = time.perf_counter()
+        window = _execute(run, workers, tag)
     finally:
         stop_processes(workers)
-    calibrated_after = calibrate()
+    calibrated = _Calibration(len(calibration), processes, sleeps, calibrated_before, calibrate())
 
     run.refresh_from_db()
+    _report(args, sandbox, run, window, calibrated)
+
+
+def _report(args: argparse.Namespace, sandbox: Any, run, window: _Window, calibration: _Calibration) -> None:
+    from django.db.models import Avg, Count
+
+    from run_engine.engine import chunk_ids
+
+    concurrency = args.workers * args.per_worker * args.threads
+    started, executed = window.started, window.executed
     wall = executed - started
     rate = run.total / wall
     ideal = concurrency / (args.latency_ms / 1000.0)
@@ -410,8 +489,11 @@ def main() -> None:
     duplicates = run.requests.filter(claims__gt=1).count()
     slot_ms = 1000.0 * wall * concurrency / run.total
     cores = os.cpu_count() or 1
+    cpu0, cpu1 = window.cpu
     workers_s, pg_s, redis_s, me_s = (b - a for a, b in zip(cpu0, cpu1, strict=True))
+    (busy0, all0), (busy1, all1) = window.busy
     machine = (busy1 - busy0) / max(all1 - all0, 1)
+    latency = stats["latency"] or 0
 
     print(
         f"eval throughput: {run.total} requests, simulated latency {args.latency_ms:.0f} ms, "
@@ -421,35 +503,28 @@ def main() -> None:
     )
     print(
         f"  execution wall {wall:.2f} s (dispatch of {len(chunk_ids(list(range(run.total)), args.chunk_size))} tasks "
-        f"{dispatched - started:.2f} s, first result after {((first_done or executed) - started):.2f} s)"
+        f"{window.dispatched - started:.2f} s, first result after {((window.first_done or executed) - started):.2f} s)"
     )
     print(
         f"  achieved {rate:.1f} requests/s vs ideal {ideal:.0f} requests/s = {100 * rate / ideal:.1f}% of ideal"
     )
-    if calibrated_before is not None and calibrated_after is not None and sleeps is not None:
-        calibrated = (calibrated_before + calibrated_after) / 2
-        print(
-            f"  calibrated in this run ({len(calibration)} calls, {processes} processes × {args.threads} threads, "
-            f"no database): bare sleeps {sleeps:.1f} requests/s ({100 * sleeps / ideal:.1f}% of ideal); "
-            f"simulated provider {calibrated_before:.1f} before, {calibrated_after:.1f} after the run "
-            f"({100 * calibrated / ideal:.1f}% of ideal); achieved / calibrated = {100 * rate / calibrated:.1f}%"
-        )
+    _report_calibration(args, calibration, rate, ideal)
     print(f"  peak provider calls in flight {_peak_in_flight(run)} (limit {concurrency})")
     print(
-        f"  finalize (metrics, {args.resamples} resamples, snapshots) {finalized - executed:.2f} s; "
+        f"  finalize (metrics, {args.resamples} resamples, snapshots) {window.finalized - executed:.2f} s; "
         f"run status {run.status}; statuses {by_status}; rows claimed more than once {duplicates}"
     )
     print(
-        f"  per request: {slot_ms:.1f} ms of a concurrency slot = {stats['latency'] or 0:.1f} ms provider "
-        f"latency + {slot_ms - (stats['latency'] or 0):.1f} ms overhead (claim, build, write, score, queue)"
+        f"  per request: {slot_ms:.1f} ms of a concurrency slot = {latency:.1f} ms provider "
+        f"latency + {slot_ms - latency:.1f} ms overhead (claim, build, write, score, queue)"
     )
-    idle = _idle_slots(run, concurrency, started_wall, executed_wall)
+    idle = _idle_slots(run, concurrency, window.started_wall, window.executed_wall)
     print(
         f"  idle slots per request: {1000 * sum(idle.values()) / run.total:.1f} ms = "
         f"{1000 * idle['start'] / run.total:.1f} ms start (until {concurrency} calls first run) + "
         f"{1000 * idle['middle'] / run.total:.1f} ms middle (chunk hand-overs, late refills) + "
         f"{1000 * idle['tail'] / run.total:.1f} ms tail (after the last moment all {concurrency} ran); "
-        f"the rest of the overhead is inside the calls ({(stats['latency'] or 0) - args.latency_ms:.1f} ms "
+        f"the rest of the overhead is inside the calls ({latency - args.latency_ms:.1f} ms "
         f"beyond the {args.latency_ms:.0f} ms sleep: scheduling, GIL)"
     )
     print(
@@ -458,6 +533,21 @@ def main() -> None:
         f"({1000 * workers_s / run.total:.2f} ms/request), PostgreSQL {pg_s:.1f} s "
         f"({1000 * pg_s / run.total:.2f} ms/request; every database of the server, so other users' too), "
         f"Redis {redis_s:.1f} s, this poller {me_s:.1f} s"
+    )
+
+
+def _report_calibration(
+    args: argparse.Namespace, calibration: _Calibration, rate: float, ideal: float
+) -> None:
+    before, after, sleeps = calibration.before, calibration.after, calibration.sleeps
+    if before is None or after is None or sleeps is None:
+        return  # --calibration-requests 0
+    calibrated = (before + after) / 2
+    print(
+        f"  calibrated in this run ({calibration.calls} calls, {calibration.processes} processes × "
+        f"{args.threads} threads, no database): bare sleeps {sleeps:.1f} requests/s "
+        f"({100 * sleeps / ideal:.1f}% of ideal); simulated provider {before:.1f} before, {after:.1f} after "
+        f"the run ({100 * calibrated / ideal:.1f}% of ideal); achieved / calibrated = {100 * rate / calibrated:.1f}%"
     )
 
 

@@ -71,7 +71,7 @@ class ItemFileError(ValueError):
 
 def read_items(path: str) -> list[dict[str, Any]]:
     """One record per non-blank line. orjson parses each line (≈ 5× faster than ``json``: 76k items
-    in ~0.15 s, issue 16 item 5); a line orjson refuses is read again exactly as before (decoded as
+    in ~0.15 s); a line orjson refuses is read again exactly as before (decoded as
     UTF-8, skipped when blank, ``json.loads``), so what ``json`` accepts beyond strict JSON (NaN, big
     integers, lone surrogates) and every error message stay as they were. ``bytes.splitlines`` splits
     at ``\n``, ``\r`` and ``\r\n`` only, like text-mode iteration with universal newlines."""
@@ -468,6 +468,246 @@ class _Items:
 KIT_PAIRED = ("GAcc", "CAcc", "JAcc", "GAcc_L", "GAcc_given_C", "GErr_given_C", "GAcc_gold", "delta")
 
 
+# ----------------------------------------------------------------------------------------------- plan
+# compute_metrics first plans every Agg_S (each joins its scope's clusters, in a fixed order), then runs the
+# bootstrap once, then turns the plans into statistics. The planners below are called in that fixed order.
+
+
+@dataclass
+class _Planner:
+    """The columns and the bootstrap engine, with the probe-level metadata the plans share (taken from
+    the first item of each probe)."""
+
+    a: _Items
+    engine: _Engine
+    n_probes: int
+    unique: np.ndarray  # the first item of each probe
+    probe_parent: np.ndarray
+    probe_kind: np.ndarray
+    probe_in_l: np.ndarray
+    correct_nearest: np.ndarray
+
+    @classmethod
+    def build(cls, a: _Items, n_items: int, engine: _Engine, n_probes: int) -> _Planner:
+        _, first = np.unique(a.probe, return_index=True)
+        unique = np.zeros(n_items, dtype=bool)
+        unique[first] = True
+        return cls(
+            a,
+            engine,
+            n_probes,
+            unique,
+            a.parent[first],
+            a.kind[first],
+            a.in_l[first],
+            (a.nearest == 0).astype(np.float64),
+        )
+
+    def agg(self, scope: str, mask: np.ndarray, values: np.ndarray) -> _Agg:
+        """Agg over the items of ``mask``; its probes are the distinct probes among them."""
+        a = self.a
+        return self.engine.agg(
+            scope, a.parent[mask], a.kind[mask], values[mask], probes=int(np.unique(a.probe[mask]).size)
+        )
+
+    def by_probe(self, mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """One value per probe from the items of ``mask``; NaN where there is none or it is missing."""
+        out = np.full(self.n_probes, np.nan)
+        out[self.a.probe[mask]] = values[mask]
+        return out
+
+    def probe_mask(self, mask: np.ndarray) -> np.ndarray:
+        """Per probe: whether any item of ``mask`` belongs to it."""
+        out = np.zeros(self.n_probes, dtype=bool)
+        out[self.a.probe[mask]] = True
+        return out
+
+    def per_probe(self, scope: str, sel: np.ndarray, values: np.ndarray) -> _Agg:
+        """Agg over the probes of ``sel`` (a per-probe mask) with one value per probe."""
+        return self.engine.agg(
+            scope, self.probe_parent[sel], self.probe_kind[sel], values[sel], probes=int(sel.sum())
+        )
+
+
+def _plan_baselines(pl: _Planner) -> dict[str, _Agg]:
+    """The baselines over distinct probes."""
+    a = pl.a
+    return {
+        "random": pl.agg("baseline.random", pl.unique & a.in_b, a.chance),
+        "nearest": pl.agg("baseline.nearest", pl.unique & (a.nearest != 2), pl.correct_nearest),
+    }
+
+
+def _plan_full(pl: _Planner, scope: str, raw: np.ndarray) -> dict[str, _Agg]:
+    """The Kit's raw_all report: every raw probe of the model."""
+    a = pl.a
+    C, G = a.C, a.G
+    in_b, in_l = raw & a.in_b, raw & a.in_l
+    return {
+        "GAcc": pl.agg(scope, in_b, G),
+        "CAcc": pl.agg(scope, in_l, C),
+        "JAcc": pl.agg(scope, in_l, C * G),
+        "GAcc_L": pl.agg(scope, in_l, G),
+        "q10": pl.agg(scope, in_l, C * (1 - G)),
+        "q01": pl.agg(scope, in_l, (1 - C) * G),
+        "q00": pl.agg(scope, in_l, (1 - C) * (1 - G)),
+    }
+
+
+def _plan_paired_set(pl: _Planner, scope: str, raw: np.ndarray, gold: np.ndarray) -> dict[str, _Agg]:
+    """The paper's paired set P_m: probes of L∩P whose raw and gold responses were both returned."""
+    a = pl.a
+    G = a.G
+    paired = a.returned & a.in_l & a.in_p
+    paired_probe = (pl.probe_mask(raw & paired) & pl.probe_mask(gold & paired))[a.probe]
+    paired_raw, paired_gold = raw & paired_probe, gold & paired_probe
+    g_gold = pl.by_probe(paired_gold, G)[a.probe]
+    p = {"base": pl.agg(scope, paired_raw, G), "gt": pl.agg(scope, paired_gold, G)}
+    for x in (0, 1):
+        for y in (0, 1):
+            p[f"T{x}{y}"] = pl.agg(scope, paired_raw, ((G == x) & (g_gold == y)).astype(np.float64))
+    p["raw_zero"] = pl.agg(scope, paired_raw, 1 - G)
+    p["raw_one"] = pl.agg(scope, paired_raw, G)
+    return p
+
+
+def _plan_kit_paired(pl: _Planner, scope: str, raw: np.ndarray, gold: np.ndarray) -> dict[str, _Agg] | None:
+    """The Kit's paired report: every P probe of the model, missing responses as bounds; None for a model
+    with no +GT response."""
+    a = pl.a
+    in_p = pl.probe_mask((raw | gold) & a.in_p)
+    if not (in_p.any() and gold.any()):
+        return None
+    raw_g, raw_c, gold_g = pl.by_probe(raw, a.G), pl.by_probe(raw, a.C), pl.by_probe(gold, a.G)
+    lp = in_p & pl.probe_in_l
+    return {
+        "GAcc": pl.per_probe(scope, in_p, raw_g),
+        "CAcc": pl.per_probe(scope, lp, raw_c),
+        "JAcc": pl.per_probe(scope, lp, raw_c * raw_g),
+        "GAcc_L": pl.per_probe(scope, lp, raw_g),
+        "GAcc_gold": pl.per_probe(scope, in_p, gold_g),
+    }
+
+
+def _plan_controls(pl: _Planner, model: str, mine: np.ndarray, raw: np.ndarray) -> dict[str, _Agg]:
+    """A control and its raw reference share one scope (their parents), so their Δ is paired."""
+    a = pl.a
+    p = {}
+    for cond_index, cond in ((2, "no_image"), (3, "reordered")):
+        control = mine & (a.condition == cond_index) & a.in_b
+        p[cond] = pl.agg(f"{model}.{cond}", control, a.G)
+        p[f"{cond}_reference"] = pl.agg(f"{model}.{cond}", raw & a.in_b if control.any() else control, a.G)
+    return p
+
+
+def _plan_hard_sets(pl: _Planner, model: str, raw: np.ndarray) -> dict[str, _Agg]:
+    """H (raw probes whose nearest outcome applies) and H_hard (those whose nearest outcome is wrong)."""
+    a = pl.a
+    h, hard = raw & (a.nearest != 2), raw & (a.nearest == 1)
+    h_scope, hard_scope = f"{model}.H", f"{model}.H_hard"
+    return {
+        "H_model": pl.agg(h_scope, h, a.G),
+        "H_nearest": pl.agg(h_scope, h, pl.correct_nearest),
+        "H_random": pl.agg(h_scope, h, a.chance),
+        "Hh_model": pl.agg(hard_scope, hard, a.G),
+        "Hh_random": pl.agg(hard_scope, hard, a.chance),
+        "Hh_CpGm": pl.agg(hard_scope, hard & a.in_l, a.C * (1 - a.G)),
+        "Hh_C": pl.agg(hard_scope, hard & a.in_l, a.C),
+    }
+
+
+def _plan_model(pl: _Planner, m_index: int, model: str) -> dict[str, Any]:
+    a = pl.a
+    mine = a.model == m_index
+    raw = mine & (a.condition == 0)
+    gold = mine & (a.condition == 1)
+    p: dict[str, Any] = _plan_full(pl, f"{model}.full", raw)
+    p.update(_plan_paired_set(pl, f"{model}.P_m", raw, gold))
+    p["kit_paired"] = _plan_kit_paired(pl, f"{model}.P", raw, gold)
+    p.update(_plan_controls(pl, model, mine, raw))
+    p.update(_plan_hard_sets(pl, model, raw))
+    return p
+
+
+# ----------------------------------------------------------------------------------------------- report
+
+
+def _kit_paired_stats(engine: _Engine, plan: dict[str, _Agg]) -> dict[str, Stat]:
+    k = {name: _simple(engine, x) for name, x in plan.items()}
+    k_given = _ratio(k["JAcc"], k["CAcc"])
+    stats = {
+        **k,
+        "GAcc_given_C": k_given,
+        "GErr_given_C": _complement(k_given),
+        "delta": _difference(k["GAcc_gold"], k["GAcc"]),
+    }
+    return {name: stats[name] for name in KIT_PAIRED}
+
+
+def _model_stats(engine: _Engine, p: dict[str, Any]) -> dict[str, Any]:
+    """A model's statistics from its plan (after the bootstrap ran)."""
+
+    def s(x: _Agg) -> Stat:
+        return _simple(engine, x)
+
+    gacc, cacc, jacc = s(p["GAcc"]), s(p["CAcc"]), s(p["JAcc"])
+    given = _ratio(jacc, cacc)
+    base, gt = s(p["base"]), s(p["gt"])
+    h_model, h_near, h_rand = s(p["H_model"]), s(p["H_nearest"]), s(p["H_random"])
+    hh_model, hh_rand = s(p["Hh_model"]), s(p["Hh_random"])
+    cpgm = s(p["Hh_CpGm"])
+    stats: dict[str, Any] = {
+        "GAcc": gacc,
+        "CAcc": cacc,
+        "JAcc": jacc,
+        "GAcc_L": s(p["GAcc_L"]),
+        "GAcc_given_C": given,
+        "GErr_given_C": _complement(given),
+        "quadrants": {"q11": jacc, "q10": s(p["q10"]), "q01": s(p["q01"]), "q00": s(p["q00"])},
+        "paired": {
+            "base": base,
+            "gt": gt,
+            "delta": _difference(gt, base),
+            "repair_share": s(p["T01"]),
+            "harm_share": s(p["T10"]),
+            "repair_rate": _ratio(s(p["T01"]), s(p["raw_zero"])),
+            "harm_rate": _ratio(s(p["T10"]), s(p["raw_one"])),
+        },
+        "kit_paired": None,
+        "H": {
+            "model": h_model,
+            "nearest": h_near,
+            "random": h_rand,
+            "model_minus_nearest": _difference(h_model, h_near),
+        },
+        "H_hard": {
+            "model": hh_model,
+            "random": hh_rand,
+            "model_minus_random": _difference(hh_model, hh_rand),
+            "CpGm_share": cpgm,
+            "GErr_given_C": _ratio(cpgm, s(p["Hh_C"])),
+        },
+    }
+    for cond in ("no_image", "reordered"):
+        control = s(p[cond])
+        stats[cond] = {"GAcc": control, "delta": _difference(control, s(p[f"{cond}_reference"]))}
+    if p["kit_paired"] is not None:
+        stats["kit_paired"] = _kit_paired_stats(engine, p["kit_paired"])
+    return stats
+
+
+def _bootstrap_summary(engine: _Engine, resamples: int, seed: int, n_parents: int) -> dict[str, Any]:
+    return {
+        "resamples": resamples,
+        "seed": seed,
+        "confidence": CONFIDENCE,
+        "clusters": n_parents,
+        "cluster_scope": "statistic",
+        "scopes": {name: engine.clusters(name) for name in sorted(engine.scopes) if engine.clusters(name)},
+        "method": "paired_cluster_percentile_linear_interpolation",
+    }
+
+
 def compute_metrics(
     items: Iterable[dict[str, Any]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
@@ -479,177 +719,16 @@ def compute_metrics(
     if resamples < 2:
         raise ItemFileError("at least two bootstrap resamples are required")
     a, names = builder.finish()
-    models, parents, types, probes = (names[f] for f in ("model", "parent_id", "task_id", "probe_id"))
-    n_items = builder.count
-    engine = _Engine(len(parents), len(types))
-    plan: dict[str, Any] = {}
-
-    def agg(scope: str, mask: np.ndarray, values: np.ndarray) -> _Agg:
-        return engine.agg(
-            scope, a.parent[mask], a.kind[mask], values[mask], probes=int(np.unique(a.probe[mask]).size)
-        )
-
-    # probe-level metadata and baselines over distinct probes (first occurrence of each probe)
-    _, first = np.unique(a.probe, return_index=True)
-    unique = np.zeros(n_items, dtype=bool)
-    unique[first] = True
-    probe_parent, probe_kind, probe_in_l = a.parent[first], a.kind[first], a.in_l[first]
-    correct_nearest = (a.nearest == 0).astype(np.float64)
-    plan["baselines"] = {
-        "random": agg("baseline.random", unique & a.in_b, a.chance),
-        "nearest": agg("baseline.nearest", unique & (a.nearest != 2), correct_nearest),
-    }
-
-    def by_probe(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """One value per probe from the items of ``mask``; NaN where there is none or it is missing."""
-        out = np.full(len(probes), np.nan)
-        out[a.probe[mask]] = values[mask]
-        return out
-
-    for m_index, model in enumerate(models):
-        mine = a.model == m_index
-        raw = mine & (a.condition == 0)
-        gold = mine & (a.condition == 1)
-        C, G = a.C, a.G
-        J = C * G
-        full = f"{model}.full"  # the Kit's raw_all report: every raw probe of the model
-        p: dict[str, Any] = {
-            "GAcc": agg(full, raw & a.in_b, G),
-            "CAcc": agg(full, raw & a.in_l, C),
-            "JAcc": agg(full, raw & a.in_l, J),
-            "GAcc_L": agg(full, raw & a.in_l, G),
-            "q10": agg(full, raw & a.in_l, C * (1 - G)),
-            "q01": agg(full, raw & a.in_l, (1 - C) * G),
-            "q00": agg(full, raw & a.in_l, (1 - C) * (1 - G)),
-        }
-        # the paper's paired set P_m: probes of L∩P whose raw and gold responses were both returned
-        pm = f"{model}.P_m"
-        raw_ok = np.zeros(len(probes), dtype=bool)
-        gold_ok = np.zeros(len(probes), dtype=bool)
-        raw_ok[a.probe[raw & a.returned & a.in_l & a.in_p]] = True
-        gold_ok[a.probe[gold & a.returned & a.in_l & a.in_p]] = True
-        paired_probe = raw_ok & gold_ok
-        paired_raw = raw & paired_probe[a.probe]
-        g_gold = by_probe(gold & paired_probe[a.probe], a.G)[a.probe]
-        p["base"] = agg(pm, paired_raw, G)
-        p["gt"] = agg(pm, gold & paired_probe[a.probe], G)
-        for x in (0, 1):
-            for y in (0, 1):
-                p[f"T{x}{y}"] = agg(pm, paired_raw, ((G == x) & (g_gold == y)).astype(np.float64))
-        p["raw_zero"] = agg(pm, paired_raw, 1 - G)
-        p["raw_one"] = agg(pm, paired_raw, G)
-        # the Kit's paired report: every P probe of the model, missing responses as bounds
-        in_p = np.zeros(len(probes), dtype=bool)
-        in_p[a.probe[(raw | gold) & a.in_p]] = True
-        p["kit_paired"] = None
-        if in_p.any() and gold.any():
-            kp = f"{model}.P"
-            raw_g, raw_c, gold_g = by_probe(raw, G), by_probe(raw, C), by_probe(gold, G)
-            lp = in_p & probe_in_l
-
-            def kit(sel: np.ndarray, values: np.ndarray, scope: str = kp) -> _Agg:
-                return engine.agg(
-                    scope, probe_parent[sel], probe_kind[sel], values[sel], probes=int(sel.sum())
-                )
-
-            p["kit_paired"] = {
-                "GAcc": kit(in_p, raw_g),
-                "CAcc": kit(lp, raw_c),
-                "JAcc": kit(lp, raw_c * raw_g),
-                "GAcc_L": kit(lp, raw_g),
-                "GAcc_gold": kit(in_p, gold_g),
-            }
-        for cond_index, cond in ((2, "no_image"), (3, "reordered")):
-            # a control and its raw reference share one scope (their parents), so their Δ is paired
-            control = mine & (a.condition == cond_index) & a.in_b
-            p[cond] = agg(f"{model}.{cond}", control, G)
-            p[f"{cond}_reference"] = agg(f"{model}.{cond}", raw & a.in_b if control.any() else control, G)
-        h = raw & (a.nearest != 2)
-        hard = raw & (a.nearest == 1)
-        p["H_model"] = agg(f"{model}.H", h, G)
-        p["H_nearest"] = agg(f"{model}.H", h, correct_nearest)
-        p["H_random"] = agg(f"{model}.H", h, a.chance)
-        p["Hh_model"] = agg(f"{model}.H_hard", hard, G)
-        p["Hh_random"] = agg(f"{model}.H_hard", hard, a.chance)
-        p["Hh_CpGm"] = agg(f"{model}.H_hard", hard & a.in_l, C * (1 - G))
-        p["Hh_C"] = agg(f"{model}.H_hard", hard & a.in_l, C)
-        plan[model] = p
-
+    models, parents = names["model"], names["parent_id"]
+    engine = _Engine(len(parents), len(names["task_id"]))
+    planner = _Planner.build(a, builder.count, engine, len(names["probe_id"]))
+    baselines = _plan_baselines(planner)
+    plans = {model: _plan_model(planner, m_index, model) for m_index, model in enumerate(models)}
     engine.run(resamples, seed)
-
-    def s(x: _Agg) -> Stat:
-        return _simple(engine, x)
-
-    out_models: dict[str, Any] = {}
-    for model in models:
-        p = plan[model]
-        gacc, cacc, jacc = s(p["GAcc"]), s(p["CAcc"]), s(p["JAcc"])
-        given = _ratio(jacc, cacc)
-        base, gt = s(p["base"]), s(p["gt"])
-        h_model, h_near, h_rand = s(p["H_model"]), s(p["H_nearest"]), s(p["H_random"])
-        hh_model, hh_rand = s(p["Hh_model"]), s(p["Hh_random"])
-        cpgm = s(p["Hh_CpGm"])
-        stats: dict[str, Any] = {
-            "GAcc": gacc,
-            "CAcc": cacc,
-            "JAcc": jacc,
-            "GAcc_L": s(p["GAcc_L"]),
-            "GAcc_given_C": given,
-            "GErr_given_C": _complement(given),
-            "quadrants": {"q11": jacc, "q10": s(p["q10"]), "q01": s(p["q01"]), "q00": s(p["q00"])},
-            "paired": {
-                "base": base,
-                "gt": gt,
-                "delta": _difference(gt, base),
-                "repair_share": s(p["T01"]),
-                "harm_share": s(p["T10"]),
-                "repair_rate": _ratio(s(p["T01"]), s(p["raw_zero"])),
-                "harm_rate": _ratio(s(p["T10"]), s(p["raw_one"])),
-            },
-            "kit_paired": None,
-            "H": {
-                "model": h_model,
-                "nearest": h_near,
-                "random": h_rand,
-                "model_minus_nearest": _difference(h_model, h_near),
-            },
-            "H_hard": {
-                "model": hh_model,
-                "random": hh_rand,
-                "model_minus_random": _difference(hh_model, hh_rand),
-                "CpGm_share": cpgm,
-                "GErr_given_C": _ratio(cpgm, s(p["Hh_C"])),
-            },
-        }
-        for cond in ("no_image", "reordered"):
-            control = s(p[cond])
-            stats[cond] = {"GAcc": control, "delta": _difference(control, s(p[f"{cond}_reference"]))}
-        if p["kit_paired"] is not None:
-            k = {name: s(x) for name, x in p["kit_paired"].items()}
-            k_given = _ratio(k["JAcc"], k["CAcc"])
-            stats["kit_paired"] = {
-                **k,
-                "GAcc_given_C": k_given,
-                "GErr_given_C": _complement(k_given),
-                "delta": _difference(k["GAcc_gold"], k["GAcc"]),
-            }
-            stats["kit_paired"] = {name: stats["kit_paired"][name] for name in KIT_PAIRED}
-        out_models[model] = _render(stats)
-    baselines = {name: s(x).as_dict() for name, x in plan["baselines"].items()}
     return {
-        "models": out_models,
-        "baselines": baselines,
-        "bootstrap": {
-            "resamples": resamples,
-            "seed": seed,
-            "confidence": CONFIDENCE,
-            "clusters": len(parents),
-            "cluster_scope": "statistic",
-            "scopes": {
-                name: engine.clusters(name) for name in sorted(engine.scopes) if engine.clusters(name)
-            },
-            "method": "paired_cluster_percentile_linear_interpolation",
-        },
+        "models": {model: _render(_model_stats(engine, plans[model])) for model in models},
+        "baselines": {name: _simple(engine, x).as_dict() for name, x in baselines.items()},
+        "bootstrap": _bootstrap_summary(engine, resamples, seed, len(parents)),
     }
 
 

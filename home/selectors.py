@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.urls import reverse
 
 from annotation.models import ParentProblem
@@ -99,68 +99,38 @@ class Stage:
 
 
 def pipeline_board() -> list[Stage]:
+    """The board's stages in order, each with its parents (and probes) and what keeps them from the next
+    stage; a stage nothing has reached says so."""
+    live = live_probes()
+    stages = [*_annotation_stages(live), *_review_stages(live), *_release_stages()]
+    for stage in stages:
+        if not stage.parents.value and not stage.blockers:
+            stage.done = "Nothing has reached this stage yet."
+    return stages
+
+
+def _blockers(*figures: Figure) -> list[Figure]:
+    return [f for f in figures if f.value]
+
+
+def _annotation_stages(live: QuerySet[Probe]) -> list[Stage]:
+    """Imported (blocked by the work states before approval) and Passes 1–4 approved (blocked until compiled)."""
     problems = "annotation:problem_list"
     parent_counts = ParentProblem.objects.aggregate(
         total=Count("pk"), excluded=Count("pk", filter=Q(status=ParentProblem.Status.EXCLUDED))
     )
     work = work_counts()
-    live = live_probes()
-    pending = Q(state=Probe.State.PENDING_REVIEW)
-    probe_counts = live.aggregate(
-        total=Count("pk"),
-        pending=Count("pk", filter=pending),
-        approved=Count("pk", filter=Q(state=Probe.State.APPROVED)),
-        rejected=Count("pk", filter=Q(state=Probe.State.REJECTED)),
-        parents=Count("parent", distinct=True),
-        parents_pending=Count("parent", distinct=True, filter=pending),
-    )
     not_compiled = (
         ParentProblem.objects.filter(work_filter("approved"))
         .exclude(Exists(live.filter(parent=OuterRef("pk"))))
         .count()
     )
-    run = CompileRun.objects.filter(status=CompileRun.Status.SUCCEEDED).order_by("-pk").first()
-    blocked = CompileIssue.objects.filter(run=run).exclude(task_id="parent").count() if run else 0
-    unclaimed = ReviewSlot.objects.filter(reviewer__isnull=True).count()
-
-    signoffs = list(Signoff.objects.values_list("problem_ids", "release_id"))
-    signed_parents = {pid for ids, _ in signoffs for pid in (ids or [])}
-    signed_probes = live.filter(parent__problem_id__in=signed_parents).count() if signed_parents else 0
-    not_exported = sum(1 for _, release in signoffs if release is None)
-    reviewed_parents = probe_counts["parents"] - probe_counts["parents_pending"]
-
-    released = ReleaseItem.objects.filter(release__origin=Release.Origin.EXPORTED).aggregate(
-        parents=Count("problem_id", distinct=True), probes=Count("logical_probe_id", distinct=True)
-    )
-    releases = Release.objects.filter(origin=Release.Origin.EXPORTED).count()
-    unevaluated = (
-        Release.objects.filter(origin=Release.Origin.EXPORTED)
-        .exclude(Exists(EvalRun.objects.filter(release=OuterRef("pk"), status=EvalRun.Status.COMPLETED)))
-        .count()
-    )
-    # per probe, does a completed run hold a request for it (an index probe each), not a distinct count over
-    # every request of every run: 76k rows a run at the paper's scale
-    evaluated = Probe.objects.filter(
-        Exists(EvalRequest.objects.filter(probe=OuterRef("pk"), run__status=EvalRun.Status.COMPLETED))
-    ).aggregate(probes=Count("pk"), parents=Count("parent", distinct=True))
-    runs = EvalRun.objects.filter(status=EvalRun.Status.COMPLETED).count()
-    run_states = EvalRun.objects.aggregate(
-        active=Count(
-            "pk", filter=Q(status__in=[EvalRun.Status.QUEUED, EvalRun.Status.RUNNING, EvalRun.Status.SCORING])
-        ),
-        paused=Count("pk", filter=Q(status=EvalRun.Status.PAUSED)),  # stopped at its budget: an admin decides
-    )
-    active_runs, paused_runs = run_states["active"], run_states["paused"]
-
-    def blockers(*figures: Figure) -> list[Figure]:
-        return [f for f in figures if f.value]
-
-    stages = [
+    return [
         Stage(
             "imported",
             "Imported",
             Figure(parent_counts["total"], "parents", _url(problems)),
-            blockers=blockers(
+            blockers=_blockers(
                 Figure(work["to_start"], "to start", _url(problems, work="to_start")),
                 Figure(work["in_progress"], "with a pass in draft", _url(problems, work="in_progress")),
                 Figure(work["submitted"], "awaiting source review", _url("annotation:source_queue")),
@@ -174,17 +144,42 @@ def pipeline_board() -> list[Stage]:
             "annotated",
             "Passes 1–4 approved",
             Figure(work["approved"], "parents", _url(problems, work="approved")),
-            blockers=blockers(
+            blockers=_blockers(
                 Figure(not_compiled, "approved, not compiled yet", _url("probes:run_list")),
             ),
             done="Every approved parent is compiled.",
         ),
+    ]
+
+
+def _review_stages(live: QuerySet[Probe]) -> list[Stage]:
+    """Compiled (blocked by probes awaiting review, unclaimed slots and groups the last compile run blocked),
+    Reviewed (blocked by rejections and parents not signed off) and signed off (blocked until exported)."""
+    pending = Q(state=Probe.State.PENDING_REVIEW)
+    probe_counts = live.aggregate(
+        total=Count("pk"),
+        pending=Count("pk", filter=pending),
+        approved=Count("pk", filter=Q(state=Probe.State.APPROVED)),
+        rejected=Count("pk", filter=Q(state=Probe.State.REJECTED)),
+        parents=Count("parent", distinct=True),
+        parents_pending=Count("parent", distinct=True, filter=pending),
+    )
+    run = CompileRun.objects.filter(status=CompileRun.Status.SUCCEEDED).order_by("-pk").first()
+    blocked = CompileIssue.objects.filter(run=run).exclude(task_id="parent").count() if run else 0
+    unclaimed = ReviewSlot.objects.filter(reviewer__isnull=True).count()
+
+    signoffs = list(Signoff.objects.values_list("problem_ids", "release_id"))
+    signed_parents = {pid for ids, _ in signoffs for pid in (ids or [])}
+    signed_probes = live.filter(parent__problem_id__in=signed_parents).count() if signed_parents else 0
+    not_exported = sum(1 for _, release in signoffs if release is None)
+    reviewed_parents = probe_counts["parents"] - probe_counts["parents_pending"]
+    return [
         Stage(
             "compiled",
             "Compiled",
             Figure(probe_counts["parents"], "parents", _url("probes:probe_list")),
             Figure(probe_counts["total"], "probes", _url("probes:probe_list")),
-            blockers=blockers(
+            blockers=_blockers(
                 Figure(
                     probe_counts["pending"],
                     "probes awaiting review",
@@ -208,7 +203,7 @@ def pipeline_board() -> list[Stage]:
                 "probes",
                 _url("probes:probe_list", state="approved"),
             ),
-            blockers=blockers(
+            blockers=_blockers(
                 Figure(
                     probe_counts["rejected"], "probes rejected", _url("probes:probe_list", state="rejected")
                 ),
@@ -225,18 +220,50 @@ def pipeline_board() -> list[Stage]:
             "Audited and signed off",
             Figure(len(signed_parents), "parents", _url("review:signoff")),
             Figure(signed_probes, "probes", _url("review:audit_list")),
-            blockers=blockers(Figure(not_exported, "signoffs not exported yet", _url("review:signoff"))),
+            blockers=_blockers(Figure(not_exported, "signoffs not exported yet", _url("review:signoff"))),
             done="Every signoff is exported as a release.",
         ),
+    ]
+
+
+def _release_stages() -> list[Stage]:
+    """Released (blocked by releases without a completed evaluation and runs in progress or paused) and
+    Evaluated."""
+    released = ReleaseItem.objects.filter(release__origin=Release.Origin.EXPORTED).aggregate(
+        parents=Count("problem_id", distinct=True), probes=Count("logical_probe_id", distinct=True)
+    )
+    releases = Release.objects.filter(origin=Release.Origin.EXPORTED).count()
+    unevaluated = (
+        Release.objects.filter(origin=Release.Origin.EXPORTED)
+        .exclude(Exists(EvalRun.objects.filter(release=OuterRef("pk"), status=EvalRun.Status.COMPLETED)))
+        .count()
+    )
+    # per probe, does a completed run hold a request for it (an index probe each), not a distinct count over
+    # every request of every run: 76k rows a run at the paper's scale
+    evaluated = Probe.objects.filter(
+        Exists(EvalRequest.objects.filter(probe=OuterRef("pk"), run__status=EvalRun.Status.COMPLETED))
+    ).aggregate(probes=Count("pk"), parents=Count("parent", distinct=True))
+    runs = EvalRun.objects.filter(status=EvalRun.Status.COMPLETED).count()
+    run_states = EvalRun.objects.aggregate(
+        active=Count(
+            "pk", filter=Q(status__in=[EvalRun.Status.QUEUED, EvalRun.Status.RUNNING, EvalRun.Status.SCORING])
+        ),
+        paused=Count("pk", filter=Q(status=EvalRun.Status.PAUSED)),  # stopped at its budget: an admin decides
+    )
+    return [
         Stage(
             "released",
             "Released",
             Figure(released["parents"], "parents", _url("probes:release_list")),
             Figure(released["probes"], "probes", _url("probes:release_list")),
-            blockers=blockers(
+            blockers=_blockers(
                 Figure(unevaluated, "releases without a completed evaluation", _url("evaluation:run_list")),
-                Figure(active_runs, "evaluation runs in progress", _url("evaluation:run_list")),
-                Figure(paused_runs, "evaluation runs paused at their budget", _url("evaluation:run_list")),
+                Figure(run_states["active"], "evaluation runs in progress", _url("evaluation:run_list")),
+                Figure(
+                    run_states["paused"],
+                    "evaluation runs paused at their budget",
+                    _url("evaluation:run_list"),
+                ),
             ),
             done=f"Every release has been evaluated ({releases} release{'s' if releases != 1 else ''}).",
         ),
@@ -249,7 +276,3 @@ def pipeline_board() -> list[Stage]:
             done=f"{runs} completed evaluation run{'s' if runs != 1 else ''}.",
         ),
     ]
-    for stage in stages:
-        if not stage.parents.value and not stage.blockers:
-            stage.done = "Nothing has reached this stage yet."
-    return stages

@@ -66,16 +66,16 @@ def normalize(value: Any, profile: str) -> str | None:
     text = unicodedata.normalize("NFC", value).strip()
     if profile == LITERAL:
         return text
-    for opener, closer in _MATH_PAIRS:
-        if text.startswith(opener):
-            # one complete outer delimiter pair, and only the first that matches
-            if not text.endswith(closer) or len(text) <= len(opener) + len(closer):
-                return None
-            text = text[len(opener) : -len(closer)].strip()
-            break
-    if "$" in text:
+    return _label_reading(text)
+
+
+def _label_reading(text: str) -> str | None:
+    """The label profile on NFC-stripped, meaningful text: outer math delimiters and letter wrappers off,
+    TeX spacing to spaces, U+2212 to ``-``, a number+unit joined by one space; ``None`` when TeX is left."""
+    unwrapped = _without_math_delimiters(text)
+    if unwrapped is None or "$" in unwrapped:
         return None
-    text = _LETTER_WRAPPER.sub(lambda m: m.group(1), text)
+    text = _LETTER_WRAPPER.sub(lambda m: m.group(1), unwrapped)
     for spacing in _SPACING:
         text = text.replace(spacing, " ")
     if "\\" in text:  # \vec, \mathbf, \frac … would lose meaning silently
@@ -85,6 +85,17 @@ def normalize(value: Any, profile: str) -> str | None:
         return None
     match = _NUMBER_UNIT.fullmatch(text)
     return f"{match.group(1)} {match.group(2)}" if match else text
+
+
+def _without_math_delimiters(text: str) -> str | None:
+    """``text`` without its one outer math delimiter pair (only the first pair that opens it), or as it is
+    when none opens it; ``None`` when the pair that opens it is incomplete or empty."""
+    for opener, closer in _MATH_PAIRS:
+        if text.startswith(opener):
+            if not text.endswith(closer) or len(text) <= len(opener) + len(closer):
+                return None
+            return text[len(opener) : -len(closer)].strip()
+    return text
 
 
 def numeric_unit_parts(text: str) -> tuple[str, str] | None:

@@ -29,7 +29,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -962,72 +962,96 @@ def validate_release(path: Path) -> ValidationReport:
     """Kit ``validate_release``, collecting every failure: rebuild from private/, compare, refuse leaks."""
     root, report = Path(path).resolve(), ValidationReport()
     try:
-        sealed = _load(root / "FILE_MANIFEST.json")
-        report.check(sealed == directory_manifest(root), "FILE_MANIFEST_MISMATCH")
-        manifest = _load(root / "release.json")
-        loaded = load_project(root / "private" / "project")
-        request_files = read_tree(root / "private" / "request")
-        request = _json(request_files, "request.json")
-        proof = _json(request_files, "review_proof.PRIVATE.json")
-        require(isinstance(request, dict) and isinstance(manifest, dict), "RELEASE_FILES_MISSING_OR_INVALID")
-        expected = selection_plan(loaded, proof, mode=request.get("mode", ""), split=request.get("split", ""))
-        require(request == expected, "RELEASE_REQUEST_RECOMPUTATION_FAILED")
-        signoff = None
-        signoff_path = root / "private" / "signoff.json"
-        if request["mode"] in SIGNED_MODES:
-            require(signoff_path.is_file(), "EXPLICIT_SIGNOFF_REQUIRED", "private/signoff.json is missing")
-        if signoff_path.exists():
-            signoff = _load(signoff_path)
-            check_signoff(signoff, digest(request))
-        report.check(
-            request["mode"] in SIGNED_MODES,
-            "EXPLICIT_SIGNOFF_REQUIRED",
-            f"{request['mode']}: exported without a review signoff",
-        )
-        require(manifest.get("artifact_mode") in (SYNTHETIC, REVIEWED), "RELEASE_MODE_INVALID")
-        try:
-            synthetic_guard(loaded, request, manifest["artifact_mode"] == SYNTHETIC)
-        except ReleaseError as error:
-            report.add(error.code, error.detail)
-        tree, rebuilt, payload = release_tree(
-            loaded,
-            read_tree(root / "private" / "project"),
-            request,
-            proof,
-            signoff,
-            manifest["artifact_mode"] == SYNTHETIC,
-        )
+        release = _rebuild(root, report)
     except ReleaseError as error:
         report.add(error.code, error.detail)
         return report
-    _compare(root, tree, manifest, rebuilt, report)
-    _check_public_files(root, tree, report)
-    for record in [*payload.rows["raw"], *payload.rows["gold"]]:
-        for problem in _schema_errors("public_qa_record.schema.json", record):
+    _compare(root, release.tree, release.manifest, release.rebuilt, report)
+    _check_public_files(root, release.tree, report)
+    for schema_name, value in _contract_documents(release):
+        for problem in _schema_errors(schema_name, value):
             report.add("CONTRACT_SCHEMA_VIOLATION", problem)
-    for frozen in payload.frozen:
-        for name, value in (
-            ("frozen_record.schema.json", frozen),
-            ("instance_envelope.schema.json", frozen["envelope"]),
-            ("private_mapping.schema.json", frozen["private"]),
-        ):
-            for problem in _schema_errors(name, value):
-                report.add("CONTRACT_SCHEMA_VIOLATION", problem)
-    for decision in proof.get("decisions", {}).values() if request["mode"] in SIGNED_MODES else ():
-        for problem in _schema_errors("review_decision.schema.json", decision):
-            report.add("CONTRACT_SCHEMA_VIOLATION", problem)
-    for name, value in (
-        ("release_manifest.schema.json", manifest),
-        ("release_request.schema.json", request),
-        ("review_project.schema.json", loaded.project),
-        ("release_signoff.schema.json", signoff),
-    ):
-        if value is None:
-            continue  # an unsigned export: already refused above
-        for problem in _schema_errors(name, value):
-            report.add("CONTRACT_SCHEMA_VIOLATION", problem)
-    leakage_scan(root, payload.frozen, loaded.source_private, report)
+    leakage_scan(root, release.payload.frozen, release.loaded.source_private, report)
     return report
+
+
+@dataclass
+class _Rebuilt:
+    """A release directory read back, and what its private/ part rebuilds."""
+
+    manifest: dict[str, Any]  # release.json as found
+    loaded: LoadedProject
+    request: dict[str, Any]
+    proof: dict[str, Any]
+    signoff: dict[str, Any] | None
+    tree: Tree  # the rebuilt files
+    rebuilt: dict[str, Any]  # the rebuilt release.json
+    payload: Payload
+
+
+def _rebuild(root: Path, report: ValidationReport) -> _Rebuilt:
+    """Read the release back and rebuild it from private/. A failure that leaves nothing to compare raises
+    ``ReleaseError``; the others are added to ``report``."""
+    sealed = _load(root / "FILE_MANIFEST.json")
+    report.check(sealed == directory_manifest(root), "FILE_MANIFEST_MISMATCH")
+    manifest = _load(root / "release.json")
+    loaded = load_project(root / "private" / "project")
+    request_files = read_tree(root / "private" / "request")
+    request = _json(request_files, "request.json")
+    proof = _json(request_files, "review_proof.PRIVATE.json")
+    require(isinstance(request, dict) and isinstance(manifest, dict), "RELEASE_FILES_MISSING_OR_INVALID")
+    expected = selection_plan(loaded, proof, mode=request.get("mode", ""), split=request.get("split", ""))
+    require(request == expected, "RELEASE_REQUEST_RECOMPUTATION_FAILED")
+    signoff = _release_signoff(root, request)
+    report.check(
+        request["mode"] in SIGNED_MODES,
+        "EXPLICIT_SIGNOFF_REQUIRED",
+        f"{request['mode']}: exported without a review signoff",
+    )
+    require(manifest.get("artifact_mode") in (SYNTHETIC, REVIEWED), "RELEASE_MODE_INVALID")
+    synthetic = manifest["artifact_mode"] == SYNTHETIC
+    try:
+        synthetic_guard(loaded, request, synthetic)
+    except ReleaseError as error:
+        report.add(error.code, error.detail)
+    tree, rebuilt, payload = release_tree(
+        loaded, read_tree(root / "private" / "project"), request, proof, signoff, synthetic
+    )
+    return _Rebuilt(manifest, loaded, request, proof, signoff, tree, rebuilt, payload)
+
+
+def _release_signoff(root: Path, request: dict[str, Any]) -> Any:
+    """private/signoff.json checked against the request (a signed mode requires it); None when there is none."""
+    signoff_path = root / "private" / "signoff.json"
+    if request["mode"] in SIGNED_MODES:
+        require(signoff_path.is_file(), "EXPLICIT_SIGNOFF_REQUIRED", "private/signoff.json is missing")
+    if not signoff_path.exists():
+        return None
+    signoff = _load(signoff_path)
+    check_signoff(signoff, digest(request))
+    return signoff
+
+
+def _contract_documents(release: _Rebuilt) -> Iterator[tuple[str, Any]]:
+    """(contract schema, document) for every document of the release the contract's schemas describe."""
+    payload = release.payload
+    for record in [*payload.rows["raw"], *payload.rows["gold"]]:
+        yield "public_qa_record.schema.json", record
+    for frozen in payload.frozen:
+        yield "frozen_record.schema.json", frozen
+        yield "instance_envelope.schema.json", frozen["envelope"]
+        yield "private_mapping.schema.json", frozen["private"]
+    if release.request["mode"] in SIGNED_MODES:
+        for decision in release.proof.get("decisions", {}).values():
+            yield "review_decision.schema.json", decision
+    for name, value in (
+        ("release_manifest.schema.json", release.manifest),
+        ("release_request.schema.json", release.request),
+        ("review_project.schema.json", release.loaded.project),
+        ("release_signoff.schema.json", release.signoff),
+    ):
+        if value is not None:  # no signoff: an unsigned export, already refused
+            yield name, value
 
 
 def _compare(

@@ -263,57 +263,147 @@ def assess(
     Independence and blind-first order violations are reported as blockers, never silently ignored.
     """
     reviewed = sorted(set(sample) | set(risk))
-    probe_ids = [q for pid in reviewed for q in probes_by_parent.get(pid, [])]
-    pending_primary = sorted(q for q in probe_ids if q not in primary)
-    flagged, serious_parents, systemic, unresolved, violations = set(), set(), set(), set(), []
-    for pid in reviewed:
-        for q in probes_by_parent.get(pid, []):
-            for finding in (primary.get(q), secondary.get(q)):
-                if finding and finding.status == "rejected":
-                    flagged.add(pid)
-                    if finding.severity in DEFECT_SEVERITIES:
-                        serious_parents.add(pid)
-                    if finding.severity in RULE_BLOCKING_SEVERITIES:
-                        systemic.add(q)
-    missed = {
+    pairs = [(pid, q) for pid in reviewed for q in probes_by_parent.get(pid, [])]
+    pending_primary = sorted(q for _, q in pairs if q not in primary)
+    tally = _Tally()
+    _count_original(tally, pairs, primary, secondary)
+    missed = _missed_by_primary(pairs, primary, secondary)
+    required = set(reviewed) if missed else (set(secondary_parents) | tally.flagged)
+    pending_secondary = sorted(
+        q for pid in sorted(required) for q in probes_by_parent.get(pid, []) if q not in secondary
+    )
+    _count_final(tally, pairs, primary, secondary, resolutions)
+    violations = tally.violations + _order_violations(
+        reviewed, probes_by_parent, blind_first, primary, secondary
+    )
+    detected = sorted(set(sample) & tally.serious)
+    risk_stats = finite_risk(len(candidates), len(sample), len(detected), len(tally.confirmed_bad))
+    blockers = [
+        code
+        for failed, code in (
+            (violations, "PROTOCOL_VIOLATION"),
+            (pending_primary, "PRIMARY_INCOMPLETE"),
+            (pending_secondary, "SECONDARY_INCOMPLETE_OR_ESCALATION_REQUIRED"),
+            (tally.unresolved, "UNRESOLVED_DISAGREEMENTS"),
+            (tally.systemic, "SYSTEMIC_OR_INFORMATION_DEFECT_WITHDRAW_RULE_VERSION"),
+            (uncovered_risk_tags, "RISK_COVERAGE_INCOMPLETE_NO_INHERITANCE"),
+            (not risk_stats.passes, "FINITE_POPULATION_BOUND_ABOVE_LIMIT"),
+        )
+        if failed
+    ]
+    return Assessment(
+        accepted=not blockers,
+        blockers=blockers,
+        risk=risk_stats,
+        pending_primary=pending_primary,
+        pending_secondary=pending_secondary,
+        unresolved=sorted(tally.unresolved),
+        systemic=sorted(tally.systemic),
+        escalated=bool(missed),
+        required_secondary_parents=sorted(required),
+        confirmed_excluded_parents=sorted(tally.confirmed_bad),
+        retained_parents=sorted(set(candidates) - tally.confirmed_bad),
+        detected_sample_parents=detected,
+        violations=violations,
+    )
+
+
+@dataclass
+class _Tally:
+    """What ``assess`` counts over the audited (parent, probe) pairs."""
+
+    flagged: set[str] = field(default_factory=set)  # parents either reviewer rejected a probe of
+    serious: set[str] = field(default_factory=set)  # parents with an original rejection of a defect severity
+    systemic: set[str] = field(default_factory=set)  # probes with a rule-blocking severity, original or final
+    unresolved: set[str] = field(default_factory=set)  # probes whose final decision is still open
+    confirmed_bad: set[str] = field(default_factory=set)  # parents with a final serious rejection
+    violations: list[str] = field(default_factory=list)  # independence of the reviews, in probe order
+
+
+def _count_original(
+    tally: _Tally,
+    pairs: list[tuple[str, str]],
+    primary: Mapping[str, Finding],
+    secondary: Mapping[str, Finding],
+) -> None:
+    """The original findings (before adjudication): rejections by either reviewer."""
+    for pid, q in pairs:
+        for finding in (primary.get(q), secondary.get(q)):
+            if finding and finding.status == "rejected":
+                tally.flagged.add(pid)
+                if finding.severity in DEFECT_SEVERITIES:
+                    tally.serious.add(pid)
+                if finding.severity in RULE_BLOCKING_SEVERITIES:
+                    tally.systemic.add(q)
+
+
+def _missed_by_primary(
+    pairs: list[tuple[str, str]], primary: Mapping[str, Finding], secondary: Mapping[str, Finding]
+) -> set[str]:
+    """Parents where the secondary reviewer found a defect the primary did not (the secondary review then
+    extends to every audited parent)."""
+    return {
         pid
-        for pid in reviewed
-        for q in probes_by_parent.get(pid, [])
+        for pid, q in pairs
         if q in secondary
         and secondary[q].severity in DEFECT_SEVERITIES
         and (q not in primary or primary[q].severity not in DEFECT_SEVERITIES)
     }
-    required = set(reviewed) if missed else (set(secondary_parents) | flagged)
-    pending_secondary = sorted(
-        q for pid in sorted(required) for q in probes_by_parent.get(pid, []) if q not in secondary
-    )
-    confirmed_bad: set[str] = set()
-    for pid in reviewed:
-        for q in probes_by_parent.get(pid, []):
-            a, b = primary.get(q), secondary.get(q)
-            if a is None:
-                continue
-            if b is not None and a.reviewer == b.reviewer:
-                violations.append(f"SECOND_REVIEWER_MUST_BE_INDEPENDENT:{q}")
-            disputed = needs_adjudication(a, b)
-            if q in resolutions:
-                final = resolutions[q]
-                if not disputed:
-                    violations.append(f"UNNECESSARY_RESOLUTION_NOT_ALLOWED:{q}")
-                if final.reviewer in {a.reviewer, b.reviewer if b else None}:
-                    violations.append(f"INDEPENDENT_ADJUDICATOR_REQUIRED:{q}")
-            elif disputed:
-                unresolved.add(q)
-                continue
-            else:
-                final = a
-            if final.severity in RULE_BLOCKING_SEVERITIES:
-                systemic.add(q)
-            if final.status == "rejected":
-                if final.severity == "serious":
-                    confirmed_bad.add(pid)
-                elif final.severity not in RULE_BLOCKING_SEVERITIES:
-                    unresolved.add(q)
+
+
+def _final_finding(
+    q: str, a: Finding, b: Finding | None, resolutions: Mapping[str, Finding], violations: list[str]
+) -> Finding | None:
+    """The finding that decides probe ``q``: its resolution, else the primary one when the reviewers agree;
+    None while a disagreement awaits its resolution. Records where the reviews were not independent."""
+    if b is not None and a.reviewer == b.reviewer:
+        violations.append(f"SECOND_REVIEWER_MUST_BE_INDEPENDENT:{q}")
+    disputed = needs_adjudication(a, b)
+    if q not in resolutions:
+        return None if disputed else a
+    final = resolutions[q]
+    if not disputed:
+        violations.append(f"UNNECESSARY_RESOLUTION_NOT_ALLOWED:{q}")
+    if final.reviewer in {a.reviewer, b.reviewer if b else None}:
+        violations.append(f"INDEPENDENT_ADJUDICATOR_REQUIRED:{q}")
+    return final
+
+
+def _count_final(
+    tally: _Tally,
+    pairs: list[tuple[str, str]],
+    primary: Mapping[str, Finding],
+    secondary: Mapping[str, Finding],
+    resolutions: Mapping[str, Finding],
+) -> None:
+    """The final decisions: a serious rejection excludes its parent; a rejection of a severity that neither
+    excludes nor blocks the rule leaves the probe unresolved."""
+    for pid, q in pairs:
+        a = primary.get(q)
+        if a is None:
+            continue
+        final = _final_finding(q, a, secondary.get(q), resolutions, tally.violations)
+        if final is None:
+            tally.unresolved.add(q)
+            continue
+        if final.severity in RULE_BLOCKING_SEVERITIES:
+            tally.systemic.add(q)
+        if final.status == "rejected":
+            if final.severity == "serious":
+                tally.confirmed_bad.add(pid)
+            elif final.severity not in RULE_BLOCKING_SEVERITIES:
+                tally.unresolved.add(q)
+
+
+def _order_violations(
+    reviewed: list[str],
+    probes_by_parent: Mapping[str, list[str]],
+    blind_first: Mapping[str, str],
+    primary: Mapping[str, Finding],
+    secondary: Mapping[str, Finding],
+) -> list[str]:
+    """Per role (primary, then secondary) and parent: one reviewer, who began with the blind-first probe."""
+    violations = []
     for slot in (primary, secondary):
         for pid in reviewed:
             found = [(slot[q], q) for q in probes_by_parent.get(pid, []) if q in slot]
@@ -323,38 +413,7 @@ def assess(
                 violations.append(f"ONE_REVIEWER_PER_PARENT_PER_ROLE:{pid}")
             if min(found, key=lambda item: item[0].sequence)[1] != blind_first.get(pid):
                 violations.append(f"AUDIT_BLIND_FIRST_ORDER_NOT_RESPECTED:{pid}")
-    detected = sorted(set(sample) & serious_parents)
-    risk_stats = finite_risk(len(candidates), len(sample), len(detected), len(confirmed_bad))
-    blockers = []
-    if violations:
-        blockers.append("PROTOCOL_VIOLATION")
-    if pending_primary:
-        blockers.append("PRIMARY_INCOMPLETE")
-    if pending_secondary:
-        blockers.append("SECONDARY_INCOMPLETE_OR_ESCALATION_REQUIRED")
-    if unresolved:
-        blockers.append("UNRESOLVED_DISAGREEMENTS")
-    if systemic:
-        blockers.append("SYSTEMIC_OR_INFORMATION_DEFECT_WITHDRAW_RULE_VERSION")
-    if uncovered_risk_tags:
-        blockers.append("RISK_COVERAGE_INCOMPLETE_NO_INHERITANCE")
-    if not risk_stats.passes:
-        blockers.append("FINITE_POPULATION_BOUND_ABOVE_LIMIT")
-    return Assessment(
-        accepted=not blockers,
-        blockers=blockers,
-        risk=risk_stats,
-        pending_primary=pending_primary,
-        pending_secondary=pending_secondary,
-        unresolved=sorted(unresolved),
-        systemic=sorted(systemic),
-        escalated=bool(missed),
-        required_secondary_parents=sorted(required),
-        confirmed_excluded_parents=sorted(confirmed_bad),
-        retained_parents=sorted(set(candidates) - confirmed_bad),
-        detected_sample_parents=detected,
-        violations=violations,
-    )
+    return violations
 
 
 def review_complete(assessment: Assessment) -> bool:

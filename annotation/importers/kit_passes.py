@@ -224,97 +224,141 @@ def passes_write(
     existing = {doc.pass_no: doc for doc in parent.passes.select_for_update()}
     for prepared in prepared_parent.passes:
         doc = existing.get(prepared.pass_no)
-        same_content = doc is not None and doc.document_sha256 == prepared.document_sha256
-        last_editor = (
-            doc.updated_by_id if doc is not None and same_content else getattr(authority.user, "pk", None)
-        )
-        if (
-            prepared.status in (PassDocument.Status.APPROVED, PassDocument.Status.REJECTED)
-            and authority.user
-            and permissions.is_self_review(authority.user, last_editor_id=last_editor)
-        ):
-            prepared_parent.report.warn(
-                "SOURCE_REVIEW_SELF_REVIEW",
-                f"Pass {prepared.pass_no}: you would review a document you are the last editor of (this import "
-                "writes it); it is imported as submitted for another reviewer.",
-                pass_no=prepared.pass_no,
-            )
-            prepared = replace(prepared, status=PassDocument.Status.SUBMITTED, reviewer="", review_note="")
+        prepared = _unless_self_review(row, prepared, doc, authority)
         if doc is None:
-            doc = PassDocument.objects.create(
-                parent=parent,
-                pass_no=prepared.pass_no,
-                document=prepared.document,
-                document_sha256=prepared.document_sha256,
-                updated_by=authority.user,
-                **_approval_fields(prepared, authority, parent),
-            )
-            pass_version_record(doc=doc, actor=actor)
-            event_record(
-                actor=actor,
-                verb="pass.imported",
-                obj=doc,
-                after={"problem_id": parent.problem_id, "pass_no": doc.pass_no, **_pass_event_state(doc)},
-            )
-            row.note_changed(f"pass{doc.pass_no}")
-            changed_any = True
-            continue
-        before = _pass_event_state(doc)
-        if same_content:
-            if doc.approval_is_fresh or prepared.status not in (
-                PassDocument.Status.APPROVED,
-                PassDocument.Status.REJECTED,
-            ):
-                continue
-            if prepared.status == PassDocument.Status.APPROVED and _stale_by_problem(doc):
-                row.warn(
-                    "SOURCE_REVIEW_CONTENT_CHANGED",
-                    f"Pass {prepared.pass_no} was approved on an earlier version of the problem's statement, "
-                    "question, options or images; the file's approval is not imported (it is bound to the "
-                    "document only), so the approval stays stale until a source reviewer renews it.",
-                    pass_no=prepared.pass_no,
-                )
-                continue
-            if doc.status == prepared.status and doc.review_note == prepared.review_note:
-                continue
-            for name, value in _approval_fields(prepared, authority, parent).items():
-                setattr(doc, name, value)
-            doc.save()
-            event_record(
-                actor=actor, verb="pass.review_imported", obj=doc, before=before, after=_pass_event_state(doc)
-            )
-            row.note_changed(f"pass{doc.pass_no}.review")
-            changed_any = True
-            continue
-        was_approved = doc.status == PassDocument.Status.APPROVED
-        doc.document, doc.document_sha256 = prepared.document, prepared.document_sha256
-        if was_approved:
-            prepared_parent.report.warn(
-                "APPROVED_DOCUMENT_REPLACED",
-                f"Pass {prepared.pass_no} was approved; the imported document differs, so it is stored as a new "
-                "version for review and the approval is stale.",
-                pass_no=prepared.pass_no,
-            )
-            # approved_sha256/approved_by stay: the old approval remains on record but is no longer fresh
-            doc.status = (
-                PassDocument.Status.DRAFT
-                if prepared.status == PassDocument.Status.DRAFT
-                else PassDocument.Status.SUBMITTED
-            )
-            doc.review_note = ""
+            changed = _pass_import_new(row, parent, prepared, actor=actor, authority=authority)
+        elif doc.document_sha256 == prepared.document_sha256:
+            changed = _pass_import_review(row, parent, doc, prepared, actor=actor, authority=authority)
         else:
-            for name, value in _approval_fields(prepared, authority, parent).items():
-                setattr(doc, name, value)
-        doc.version += 1
-        doc.updated_by = authority.user
-        doc.save()
-        pass_version_record(doc=doc, actor=actor)
-        event_record(
-            actor=actor, verb="pass.reimported", obj=doc, before=before, after=_pass_event_state(doc)
-        )
-        row.note_changed(f"pass{doc.pass_no}")
-        changed_any = True
+            changed = _pass_reimport(row, parent, doc, prepared, actor=actor, authority=authority)
+        changed_any = changed_any or changed
     return changed_any
+
+
+def _unless_self_review(
+    row: RowReport, prepared: PreparedPass, doc: PassDocument | None, authority: ImportAuthority
+) -> PreparedPass:
+    """The pass as prepared, or as ``submitted`` without its review when the file's approval or rejection
+    would be the uploader's review of a document they are the last editor of (this import writes it, unless
+    the content is the stored one)."""
+    same_content = doc is not None and doc.document_sha256 == prepared.document_sha256
+    last_editor = (
+        doc.updated_by_id if doc is not None and same_content else getattr(authority.user, "pk", None)
+    )
+    if (
+        prepared.status in (PassDocument.Status.APPROVED, PassDocument.Status.REJECTED)
+        and authority.user
+        and permissions.is_self_review(authority.user, last_editor_id=last_editor)
+    ):
+        row.warn(
+            "SOURCE_REVIEW_SELF_REVIEW",
+            f"Pass {prepared.pass_no}: you would review a document you are the last editor of (this import "
+            "writes it); it is imported as submitted for another reviewer.",
+            pass_no=prepared.pass_no,
+        )
+        return replace(prepared, status=PassDocument.Status.SUBMITTED, reviewer="", review_note="")
+    return prepared
+
+
+def _pass_import_new(
+    row: RowReport, parent: ParentProblem, prepared: PreparedPass, *, actor: Any, authority: ImportAuthority
+) -> bool:
+    """A pass the parent has no document for: stored with the status the check phase allowed."""
+    doc = PassDocument.objects.create(
+        parent=parent,
+        pass_no=prepared.pass_no,
+        document=prepared.document,
+        document_sha256=prepared.document_sha256,
+        updated_by=authority.user,
+        **_approval_fields(prepared, authority, parent),
+    )
+    pass_version_record(doc=doc, actor=actor)
+    event_record(
+        actor=actor,
+        verb="pass.imported",
+        obj=doc,
+        after={"problem_id": parent.problem_id, "pass_no": doc.pass_no, **_pass_event_state(doc)},
+    )
+    row.note_changed(f"pass{doc.pass_no}")
+    return True
+
+
+def _pass_import_review(
+    row: RowReport,
+    parent: ParentProblem,
+    doc: PassDocument,
+    prepared: PreparedPass,
+    *,
+    actor: Any,
+    authority: ImportAuthority,
+) -> bool:
+    """The stored content again: only the file's approval or rejection may change its review, never a fresh
+    approval, and never renewing one gone stale because the problem changed. True if the review changed."""
+    before = _pass_event_state(doc)
+    if doc.approval_is_fresh or prepared.status not in (
+        PassDocument.Status.APPROVED,
+        PassDocument.Status.REJECTED,
+    ):
+        return False
+    if prepared.status == PassDocument.Status.APPROVED and _stale_by_problem(doc):
+        row.warn(
+            "SOURCE_REVIEW_CONTENT_CHANGED",
+            f"Pass {prepared.pass_no} was approved on an earlier version of the problem's statement, "
+            "question, options or images; the file's approval is not imported (it is bound to the "
+            "document only), so the approval stays stale until a source reviewer renews it.",
+            pass_no=prepared.pass_no,
+        )
+        return False
+    if doc.status == prepared.status and doc.review_note == prepared.review_note:
+        return False
+    for name, value in _approval_fields(prepared, authority, parent).items():
+        setattr(doc, name, value)
+    doc.save()
+    event_record(
+        actor=actor, verb="pass.review_imported", obj=doc, before=before, after=_pass_event_state(doc)
+    )
+    row.note_changed(f"pass{doc.pass_no}.review")
+    return True
+
+
+def _pass_reimport(
+    row: RowReport,
+    parent: ParentProblem,
+    doc: PassDocument,
+    prepared: PreparedPass,
+    *,
+    actor: Any,
+    authority: ImportAuthority,
+) -> bool:
+    """Other content: a new version, history kept. An approved document's approval stays on record, stale,
+    and the new version is submitted (draft when invalid) for review."""
+    before = _pass_event_state(doc)
+    was_approved = doc.status == PassDocument.Status.APPROVED
+    doc.document, doc.document_sha256 = prepared.document, prepared.document_sha256
+    if was_approved:
+        row.warn(
+            "APPROVED_DOCUMENT_REPLACED",
+            f"Pass {prepared.pass_no} was approved; the imported document differs, so it is stored as a new "
+            "version for review and the approval is stale.",
+            pass_no=prepared.pass_no,
+        )
+        # approved_sha256/approved_by stay: the old approval remains on record but is no longer fresh
+        doc.status = (
+            PassDocument.Status.DRAFT
+            if prepared.status == PassDocument.Status.DRAFT
+            else PassDocument.Status.SUBMITTED
+        )
+        doc.review_note = ""
+    else:
+        for name, value in _approval_fields(prepared, authority, parent).items():
+            setattr(doc, name, value)
+    doc.version += 1
+    doc.updated_by = authority.user
+    doc.save()
+    pass_version_record(doc=doc, actor=actor)
+    event_record(actor=actor, verb="pass.reimported", obj=doc, before=before, after=_pass_event_state(doc))
+    row.note_changed(f"pass{doc.pass_no}")
+    return True
 
 
 def _stale_by_problem(doc: PassDocument) -> bool:

@@ -39,22 +39,11 @@ def _prepare_problem_row(
     license_ = check_text(
         row, data.get("license"), "license", required=False, max_length=MAX_LENGTHS["license"]
     )
-    for name in ("statement", "question"):
-        if name not in data:
-            row.error("FIELD_MISSING", f"The field {name!r} is required (it may be empty).", field=name)
-    statement = check_text(row, data.get("statement"), "statement", required=False)
-    question = check_text(row, data.get("question"), "question", required=False)
-    if "statement" in data and "question" in data and not statement.strip() and not question.strip():
-        row.error("FIELD_MISSING", "The statement and the question are both empty.", field="question")
+    statement, question = _problem_statement_question(row, data)
     answer = check_text(row, data.get("answer"), "answer", required=False)
     solution = check_text(row, data.get("solution"), "solution", required=False)
     domain = check_text(row, data.get("domain"), "domain", required=False, max_length=MAX_LENGTHS["domain"])
-    meta = data.get("meta")
-    if meta is None:
-        meta = {}
-    elif not isinstance(meta, dict):
-        row.error("FIELD_INVALID", "The field 'meta' must be an object.", field="meta")
-        meta = {}
+    meta = _problem_meta(row, data)
     split = data.get("source_split", meta.get("source_split")) or "default"
     split = check_text(
         row, split, "source_split", required=True, allow_empty=False, max_length=MAX_LENGTHS["source_split"]
@@ -69,27 +58,7 @@ def _prepare_problem_row(
 
     declared_type = data.get("answer_type", meta.get("answer_type"))
     answer_type = resolve_answer_type(declared=declared_type, options=options, answer=answer)
-
-    images_value = data.get("images")
-    if images_value is None:
-        images_value = []
-    if not isinstance(images_value, list):
-        row.error("FIELD_INVALID", "The field 'images' must be a list.", field="images")
-        images_value = []
-    images: list[PreparedImage] = []
-    for index, entry in enumerate(images_value):
-        label = f"image {index + 1}"
-        declared: dict[str, Any] = {}
-        if isinstance(entry, dict):
-            relative = entry.get("path")
-            declared = {"sha256": entry.get("sha256")}
-        else:
-            relative = entry
-        prepared = check_image(
-            row, base=base, relative=relative, image_id=f"img_{index}", label=label, declared=declared
-        )
-        if prepared is not None:
-            images.append(prepared)
+    images = _problem_images(row, data, base=base)
 
     if row.errors:
         return None
@@ -116,6 +85,54 @@ def _prepare_problem_row(
         images=images,
         carries_private=any(data.get(name) not in (None, "") for name in PRIVATE_FIELDS),
     )
+
+
+def _problem_statement_question(row: RowReport, data: dict[str, Any]) -> tuple[str, str]:
+    """``statement`` and ``question``: both keys are required, and they may not both be empty."""
+    for name in ("statement", "question"):
+        if name not in data:
+            row.error("FIELD_MISSING", f"The field {name!r} is required (it may be empty).", field=name)
+    statement = check_text(row, data.get("statement"), "statement", required=False)
+    question = check_text(row, data.get("question"), "question", required=False)
+    if "statement" in data and "question" in data and not statement.strip() and not question.strip():
+        row.error("FIELD_MISSING", "The statement and the question are both empty.", field="question")
+    return statement, question
+
+
+def _problem_meta(row: RowReport, data: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` as given; null is {}, anything but an object is reported and read as {}."""
+    meta = data.get("meta")
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        row.error("FIELD_INVALID", "The field 'meta' must be an object.", field="meta")
+        return {}
+    return meta
+
+
+def _problem_images(row: RowReport, data: dict[str, Any], *, base: Path) -> list[PreparedImage]:
+    """The row's images (paths, or ``{path, sha256}``), checked and stored as ``img_0``, ``img_1``… in order."""
+    images_value = data.get("images")
+    if images_value is None:
+        images_value = []
+    if not isinstance(images_value, list):
+        row.error("FIELD_INVALID", "The field 'images' must be a list.", field="images")
+        images_value = []
+    images: list[PreparedImage] = []
+    for index, entry in enumerate(images_value):
+        label = f"image {index + 1}"
+        declared: dict[str, Any] = {}
+        if isinstance(entry, dict):
+            relative = entry.get("path")
+            declared = {"sha256": entry.get("sha256")}
+        else:
+            relative = entry
+        prepared = check_image(
+            row, base=base, relative=relative, image_id=f"img_{index}", label=label, declared=declared
+        )
+        if prepared is not None:
+            images.append(prepared)
+    return images
 
 
 def import_problems_manifest(

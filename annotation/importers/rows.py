@@ -10,7 +10,7 @@ from django.conf import settings
 
 from physalign_site import jsonsafety
 
-from ..images import ImageRejected, inspect_image_bytes
+from ..images import ImageInfo, ImageRejected, inspect_image_bytes
 from ..models import ParentProblem
 from .prepared import PreparedImage, image_caps
 from .report import (
@@ -202,9 +202,18 @@ def check_image(
     if not path.is_file():
         row.error("IMAGE_MISSING", f"{label}: {relative} was not found.", path=relative)
         return None
+    info = _inspect_image_file(row, path, relative=relative, label=label)
+    if info is None or not _matches_declared(row, info, declared, relative=relative, label=label):
+        return None
+    return PreparedImage(image_id=image_id, path=path, original_name=relative, info=info)
+
+
+def _inspect_image_file(row: RowReport, path: Path, *, relative: str, label: str) -> ImageInfo | None:
+    """The file's ``ImageInfo`` under the configured caps, or None with the refusal reported. A file over the
+    byte cap is refused before it is read into memory."""
     max_pixels, max_bytes = image_caps()
     size = path.stat().st_size
-    if size > max_bytes:  # refuse before reading a huge file into memory
+    if size > max_bytes:
         row.error(
             "IMAGE_TOO_LARGE_BYTES",
             f"{label}: {relative} is {size:,} bytes; the limit is {max_bytes:,}.",
@@ -213,7 +222,7 @@ def check_image(
         return None
     try:
         data = path.read_bytes()
-        info = inspect_image_bytes(data, max_pixels=max_pixels, max_bytes=max_bytes)
+        return inspect_image_bytes(data, max_pixels=max_pixels, max_bytes=max_bytes)
     except ImageRejected as exc:
         row.error(exc.code.upper(), f"{label}: {exc.message}", path=relative)
         return None
@@ -222,6 +231,13 @@ def check_image(
             "IMAGE_UNREADABLE", f"{label}: {relative} could not be read ({exc.strerror}).", path=relative
         )
         return None
+
+
+def _matches_declared(
+    row: RowReport, info: ImageInfo, declared: dict[str, Any], *, relative: str, label: str
+) -> bool:
+    """Whether the image has the declared sha256, width and height (each checked only when declared); every
+    mismatch is reported."""
     ok = True
     declared_sha = declared.get("sha256")
     if declared_sha is not None:
@@ -242,6 +258,4 @@ def check_image(
                 path=relative,
             )
             ok = False
-    if not ok:
-        return None
-    return PreparedImage(image_id=image_id, path=path, original_name=relative, info=info)
+    return ok

@@ -268,17 +268,7 @@ def _write_parent(
             job_ref=job_ref,
         )
 
-    if prepared.keep_private_on_update or not authority.may_edit_private:
-        for name in (*PRIVATE_FIELDS, "answer_type"):
-            fields.pop(name, None)
-        if prepared.carries_private and not authority.may_edit_private:
-            row.warn(
-                "PRIVATE_FIELDS_KEPT",
-                "The answer and solution of an existing problem change only by an admin; the stored ones are kept.",
-            )
-    if prepared.keep_private_on_update and not fields.get("domain"):
-        fields.pop("domain", None)
-
+    _drop_kept_fields(prepared, fields, authority)
     source = _existing_parent_source(
         prepared, parent, actor=actor, authority=authority, report=report, job_ref=job_ref
     )
@@ -292,7 +282,47 @@ def _write_parent(
     if kit_source is not None and parent.kit_source != kit_source:
         ParentProblem.objects.filter(pk=parent.pk).update(kit_source=kit_source)
         parent.kit_source = kit_source
+    if not _update_parent(prepared, parent, fields, source, actor=actor, state=state, job_ref=job_ref):
+        return "unchanged"
+    if approved:
+        _report_stale_approvals(prepared, parent, content_changed, approved, actor=actor)
+    elif parent.passes.exists() and content_changed:
+        row.warn(
+            "PARENT_CHANGED_UNDER_PASSES",
+            "The problem text or images changed and the problem already has pass documents; "
+            "check them against the new version.",
+        )
+    return "updated"
 
+
+def _drop_kept_fields(prepared: PreparedParent, fields: dict[str, Any], authority: ImportAuthority) -> None:
+    """Remove from ``fields`` what an update keeps: the answer, solution and answer type unless the row brings
+    them and the uploader may edit private fields (a warning when the row brings them and may not), and the
+    domain when the row keeps private fields and has no domain of its own."""
+    if prepared.keep_private_on_update or not authority.may_edit_private:
+        for name in (*PRIVATE_FIELDS, "answer_type"):
+            fields.pop(name, None)
+        if prepared.carries_private and not authority.may_edit_private:
+            prepared.report.warn(
+                "PRIVATE_FIELDS_KEPT",
+                "The answer and solution of an existing problem change only by an admin; the stored ones are kept.",
+            )
+    if prepared.keep_private_on_update and not fields.get("domain"):
+        fields.pop("domain", None)
+
+
+def _update_parent(
+    prepared: PreparedParent,
+    parent: ParentProblem,
+    fields: dict[str, Any],
+    source: Source,
+    *,
+    actor: Any,
+    state: WriteState,
+    job_ref: dict[str, Any],
+) -> bool:
+    """Give an existing parent the row's fields, source and images: a new version, audited. False (nothing
+    saved) when all of them are as stored."""
     changed = [name for name, value in fields.items() if getattr(parent, name) != value]
     source_changed = parent.source_id != source.pk
     before = _parent_snapshot(parent, changed)
@@ -304,10 +334,10 @@ def _write_parent(
     parent.source = source
     images_changed = _sync_images(parent, prepared.images, state)
     if not changed and not source_changed and not images_changed:
-        return "unchanged"
+        return False
     parent.version += 1
     parent.save()
-    row.note_changed(
+    prepared.report.note_changed(
         *changed, *(["source"] if source_changed else []), *(["images"] if images_changed else [])
     )
     after = _parent_snapshot(parent, changed)
@@ -317,9 +347,24 @@ def _write_parent(
         before["images"] = old_images
         after["images"] = [[p.image_id, p.info.sha256] for p in prepared.images]
     after.update(version=parent.version, **job_ref)
+    _record_reimport(parent, changed, before, after, actor=actor, job_ref=job_ref)
+    return True
+
+
+def _record_reimport(
+    parent: ParentProblem,
+    changed: list[str],
+    before: dict[str, Any],
+    after: dict[str, Any],
+    *,
+    actor: Any,
+    job_ref: dict[str, Any],
+) -> None:
+    """The audit events of a re-import: ``parent.reimported``, and ``parent.private_fields_changed`` naming
+    the answer or solution when they changed (only an admin, or the server's operator, changes them)."""
     event_record(actor=actor, verb="parent.reimported", obj=parent, before=before, after=after)
     private_changed = sorted(set(PRIVATE_FIELDS) & set(changed))
-    if private_changed:  # only an admin (or the server's operator) gets here
+    if private_changed:
         event_record(
             actor=actor,
             verb="parent.private_fields_changed",
@@ -327,15 +372,6 @@ def _write_parent(
             before={n: before[n] for n in private_changed},
             after={**{n: after[n] for n in private_changed}, **job_ref},
         )
-    if approved:
-        _report_stale_approvals(prepared, parent, content_changed, approved, actor=actor)
-    elif parent.passes.exists() and content_changed:
-        row.warn(
-            "PARENT_CHANGED_UNDER_PASSES",
-            "The problem text or images changed and the problem already has pass documents; "
-            "check them against the new version.",
-        )
-    return "updated"
 
 
 def _report_stale_approvals(

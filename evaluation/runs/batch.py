@@ -24,7 +24,7 @@ from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from llm import LLMRequest, OutputStatus, ProviderError
+from llm import LLMRequest, OutputStatus, ProviderConfig, ProviderError
 from llm import batch as provider_batches
 from models_registry.providers import provider_config_for
 from run_engine.engine import new_token
@@ -127,6 +127,9 @@ def batch_chunk_submit(run: EvalRun, request_ids: list[int]) -> list[int]:
     return busy
 
 
+_PROGRESS_FIELDS = ["polls", "checked_at", "error", "total", "succeeded", "errored"]
+
+
 def batch_poll(batch_pk: int, token: str | None = None) -> float | None:
     """Check one open batch: record its progress, and once it has ended collect its results (store the
     answered rows, send the others to direct calls). Returns the seconds until the next check, or None once
@@ -143,47 +146,71 @@ def batch_poll(batch_pk: int, token: str | None = None) -> float | None:
             return None
         run, config = batch.run, provider_config_for(batch.model)
         batch.polls, batch.checked_at = batch.polls + 1, timezone.now()
-        try:
-            if run.status == EvalRun.Status.CANCELLED:
-                provider_batches.batch_cancel(batch.external_id, config)
-            status = provider_batches.batch_status(batch.external_id, config)
-        except ProviderError as exc:
-            batch.error = str(exc)[:2000]
-            if exc.retryable:  # the provider is unwell: ask again later
-                batch.save(update_fields=["polls", "checked_at", "error"])
-                return poll_seconds(run.options)
-            status = provider_batches.BatchStatus(
-                state="failed", total=batch.total, succeeded=0, errored=0, error=str(exc)
-            )
+        status = _poll_status(batch, run, config)
+        if status is None:  # the provider is unwell: ask again later
+            batch.save(update_fields=["polls", "checked_at", "error"])
+            return poll_seconds(run.options)
         batch.total = status.total or batch.total
         batch.succeeded, batch.errored = status.succeeded, status.errored
         if status.state == "running":
             batch.error = ""
-            batch.save(update_fields=["polls", "checked_at", "error", "total", "succeeded", "errored"])
+            results = None
+        else:
+            results = _ended_results(batch, config, status)
+        if results is None:  # still running, or its results could not be read yet
+            batch.save(update_fields=_PROGRESS_FIELDS)
             return poll_seconds(run.options)
-        results: dict[str, Any] = {}
-        if status.state != "failed":
-            try:
-                results = provider_batches.batch_results(batch.external_id, config)
-            except ProviderError as exc:
-                if exc.retryable:
-                    batch.error = f"results: {exc}"[:2000]
-                    batch.save(
-                        update_fields=["polls", "checked_at", "error", "total", "succeeded", "errored"]
-                    )
-                    return poll_seconds(run.options)
-                batch.error = f"results: {exc}"[:2000]
-        answered, released = _collect(batch, results)
-        batch.state = status.state
-        batch.error = (status.error or batch.error)[:2000]
-        batch.collected, batch.ended_at = True, timezone.now()
-        batch.answered, batch.fallback = answered, len(released)
-        batch.save()
-        if released and run.status not in (EvalRun.Status.CANCELLED, EvalRun.Status.PAUSED):
-            transaction.on_commit(lambda: direct_dispatch(run.pk, released))
-        elif not EvalRequest.objects.filter(run_id=run.pk, status__in=ACTIVE).exists():
-            transaction.on_commit(lambda: eval_run_finalize(run_id=run.pk))
+        _collect_ended(batch, run, status, results)
     return None
+
+
+def _poll_status(
+    batch: ProviderBatch, run: EvalRun, config: ProviderConfig
+) -> provider_batches.BatchStatus | None:
+    """The batch's state at the provider, cancelling it first when the run was cancelled. A provider error
+    is recorded on the batch: a retryable one gives None (ask again later), any other a failed status."""
+    try:
+        if run.status == EvalRun.Status.CANCELLED:
+            provider_batches.batch_cancel(batch.external_id, config)
+        return provider_batches.batch_status(batch.external_id, config)
+    except ProviderError as exc:
+        batch.error = str(exc)[:2000]
+        if exc.retryable:
+            return None
+        return provider_batches.BatchStatus(
+            state="failed", total=batch.total, succeeded=0, errored=0, error=str(exc)
+        )
+
+
+def _ended_results(
+    batch: ProviderBatch, config: ProviderConfig, status: provider_batches.BatchStatus
+) -> dict[str, Any] | None:
+    """The results of an ended batch (none for a failed one). A provider error is recorded on the batch: a
+    retryable one gives None (read them at the next check), any other no results."""
+    if status.state == "failed":
+        return {}
+    try:
+        return provider_batches.batch_results(batch.external_id, config)
+    except ProviderError as exc:
+        batch.error = f"results: {exc}"[:2000]
+        return None if exc.retryable else {}
+
+
+def _collect_ended(
+    batch: ProviderBatch, run: EvalRun, status: provider_batches.BatchStatus, results: dict[str, Any]
+) -> None:
+    """Store what the ended batch answered, mark it collected, then send its released rows to direct calls
+    (unless the run is cancelled or paused) or, when nothing is left active, finalize the run."""
+    answered, released = _collect(batch, results)
+    batch.state = status.state
+    batch.error = (status.error or batch.error)[:2000]
+    batch.collected, batch.ended_at = True, timezone.now()
+    batch.answered, batch.fallback = answered, len(released)
+    batch.save()
+    if released and run.status not in (EvalRun.Status.CANCELLED, EvalRun.Status.PAUSED):
+        transaction.on_commit(lambda: direct_dispatch(run.pk, released))
+    elif not EvalRequest.objects.filter(run_id=run.pk, status__in=ACTIVE).exists():
+        transaction.on_commit(lambda: eval_run_finalize(run_id=run.pk))
 
 
 def _collect(batch: ProviderBatch, results: dict[str, Any]) -> tuple[int, list[int]]:

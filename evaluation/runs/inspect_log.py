@@ -1,4 +1,4 @@
-"""An inspect_ai log stored as an evaluation run (issue 17, item 2): ``manage.py import_inspect_log``.
+"""An inspect_ai log stored as an evaluation run: ``manage.py import_inspect_log``.
 
 The log of ``physalign_studio.inspect_task:physalign`` (any model) becomes one completed ``EvalRun``: one
 ``EvalRequest`` per sample (the probe by its logical id, the condition of the task's arguments) with the raw
@@ -13,9 +13,9 @@ The model is a ``ModelConfig`` that never calls anything: an existing config nam
 ``inspect-<model>``, created inactive (no run can plan it) with the ``scripted`` provider and no script (a call,
 were one ever made, is refused before anything is sent).
 
-A log is identified by its content, not by what it says about itself (issue 25, item 8): the SHA-256 of the
-file's bytes is kept in the run's options (``inspect_log_sha256``, unique: migration 0010), and importing the
-same file again is refused, naming the run that holds it. The ``eval_id`` inside the log is recorded, but two
+A log is identified by its content, not by what it says about itself: the SHA-256 of the file's bytes is kept
+in the run's options (``inspect_log_sha256``, unique: migration 0010), and importing the same file again is
+refused, naming the run that holds it. The ``eval_id`` inside the log is recorded, but two
 different logs that claim one eval id are two runs (a log cannot block another's import by claiming its id).
 
 Every value the import writes or looks up is checked before anything is written, and a log with one the
@@ -25,6 +25,8 @@ and times within their integer columns, times finite, costs within the cost colu
 (``MAX_OUTPUT_CHARS``, ``MAX_TEXT_CHARS``). The import is one transaction: a refused log leaves nothing behind,
 and a database error that still got through is reported as a refusal, never as a traceback. Of each sample only
 the text, tokens and scores are kept (not its images or events).
+
+This module reads the log and checks every value; ``inspect_log_run`` writes the checked log as the run.
 """
 
 from __future__ import annotations
@@ -33,93 +35,46 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
-from django.utils.text import slugify
 
-from audit.services import event_record
-from kit.canonical import digest
-from llm.cost import usage_cost
-from llm.types import OutputStatus, Usage
-from models_registry.models import ModelConfig
+from llm.types import Usage
 from physalign_site import jsonsafety
-from physalign_site.errors import ApplicationError
-from probes.models import Probe, Release
-from run_engine.manifest import code_revision, package_versions
 
-from ..inspect_outputs import InspectOutput, inspect_response
-from ..models import EvalRequest, EvalRun, ItemScore
+from ..inspect_outputs import inspect_response
+from ..models import EvalRun
 from ..scoring import CONDITIONS
-from .planning import condition_applies, probe_pools
-from .progress import progress_counters_recount
-from .results import eval_run_finalize
-from .scores import score_of
-from .tables import DEFAULT_OPTIONS
+from .inspect_log_run import (
+    REQUEST_COST_LIMIT,
+    RUN_COST_LIMIT,
+    SOURCE,
+    CheckedLog,
+    InspectImport,
+    InspectLogError,
+    LoggedSample,
+    _refused,
+    _shown,
+    inspect_log_store,
+)
 
-SOURCE = "inspect_ai"
 SCORER = "physalign_scorer"
 # the task argument that names the key file: a local path, not recorded
 _PRIVATE_ARGS = ("private",)
-# what the import does not read of a probe (it reads the messages, pool flags and the key's mapping)
-_PROBE_DEFERRED = ("raw_view", "gold_view", "metadata", "key__native_query", "key__displays", "key__assets")
-
 # the unique index on the run's ``options -> 'inspect_log_sha256'`` (migration 0010)
 SHA256_INDEX = "eval_run_inspect_log_sha256_uniq"
 # the largest value of an integer column (PostgreSQL ``integer``): a request's tokens and latency in ms, a
 # config's max output tokens
 INT_MAX = 2**31 - 1
-# a request's cost column: 14 digits, 8 after the point; the run's: 20 digits, 8 after the point
-REQUEST_COST_LIMIT = Decimal(10) ** 6
-RUN_COST_LIMIT = Decimal(10) ** 12
 # sizes: a model's output (a million characters is ~250k tokens), a sample id, a name, an eval id, a model
 MAX_OUTPUT_CHARS = 1_000_000
 MAX_TEXT_CHARS = 200
 # the JSON of the log's header that the run's manifest keeps (task arguments, task, model, …)
 MAX_HEADER_STRING = 10_000
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-class InspectLogError(ApplicationError):
-    """The log cannot be stored as a run (not an inspect log, unknown probes, already imported, a value the
-    database cannot hold, …)."""
-
-
-@dataclass
-class InspectImport:
-    run: EvalRun
-    samples: int
-    compared: int = 0  # items the log scored with the PhysAlign scorer
-    agreed: int = 0
-    differences: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class LoggedSample:
-    """What the import keeps of one sample (the log's images, events and transcript are not held), every value
-    checked to fit its column."""
-
-    id: str
-    output: InspectOutput
-    usage: Usage
-    system: str
-    user_texts: tuple[str, ...]
-    logged: tuple[int | None, int | None, int | None] | None  # the PhysAlign scorer's C, G, J in the log
-    error: str
-    total_time: float | None
-    completed_at: datetime | None
-
-
-def _shown(value: Any) -> str:
-    """A value from the log as a message quotes it: ASCII-only JSON of at most 80 characters of its text, so
-    a NUL, a surrogate or a megabyte of text is printable and short."""
-    text = str(value)
-    return json.dumps(text[:80]) + ("…" if len(text) > 80 else "")
 
 
 def _file(path: Path) -> str:
@@ -129,13 +84,6 @@ def _file(path: Path) -> str:
 
 def _number(value: int | float) -> str:
     return f"{value:,}" if abs(value) < 10**30 else "a number of more than 30 digits"
-
-
-def _refused(where: str, name: str, problem: str) -> InspectLogError:
-    return InspectLogError(
-        f"{where}: {name} {problem}; the log is refused and nothing was imported",
-        code="inspect_log_value_invalid",
-    )
 
 
 def _text(value: Any, where: str, name: str, max_chars: int = MAX_TEXT_CHARS) -> str:
@@ -294,20 +242,6 @@ def _logged_release(log: Any) -> str | None:
     return _text(logged, "the log", "eval.metadata.physalign_release_id", 70) if logged else None
 
 
-def _release(logged: str | None, release_id: str | None) -> Release | None:
-    wanted = release_id or logged
-    if not wanted:
-        return None
-    release = Release.objects.filter(release_id=wanted).first()
-    if release is None:
-        if release_id:
-            raise InspectLogError(f"no release {release_id}", code="release_missing")
-        return None  # the log's release is not in this database: the probes are matched live
-    if release_id and logged and logged != release_id:
-        raise InspectLogError(f"the log ran release {logged}, not {release_id}", code="release_mismatch")
-    return release
-
-
 def _generate_config(log: Any) -> dict[str, Any]:
     """What a created config keeps of the log's generate config: max tokens within the column, a finite
     temperature."""
@@ -327,37 +261,6 @@ def _generate_config(log: Any) -> dict[str, Any]:
             f"is {_shown(temperature)}, not a finite number",
         )
     return {"max_output_tokens": max_tokens, "temperature": temperature}
-
-
-def _model_config(log: Any, model_name: str | None, generate: dict[str, Any]) -> ModelConfig:
-    if model_name:
-        config = ModelConfig.objects.filter(name=model_name).first()
-        if config is None:
-            raise InspectLogError(f"no model config named {model_name!r}", code="model_missing")
-        return config
-    name = slugify(f"inspect-{log.eval.model}".replace("/", "-"))[:100]
-    config, _ = ModelConfig.objects.get_or_create(
-        name=name,
-        defaults={
-            "provider": ModelConfig.Provider.SCRIPTED,  # no script: a call would be refused, nothing sent
-            "model": str(log.eval.model)[:200],
-            "is_active": False,  # never planned by a run: it stands for a model inspect called
-            **generate,
-            "extra": {"imported_from": SOURCE},
-        },
-    )
-    return config
-
-
-def _check_messages(sample: LoggedSample, probe: Probe, condition: str) -> None:
-    """The sample asked the probe's released messages (system, then the user text), else its scores would be
-    of another question."""
-    expected = probe.gold_messages if condition == "gold" else probe.raw_messages
-    if sample.system != expected["system"] or sample.user_texts != (expected["user"],):
-        raise InspectLogError(
-            f"sample {probe.logical_probe_id} was not asked the probe's {condition} messages as released",
-            code="inspect_messages_differ",
-        )
 
 
 def _logged_score(sample: Any, where: str) -> tuple[int | None, int | None, int | None] | None:
@@ -445,6 +348,22 @@ def inspect_log_import(
         _text(release_id, "the options", "--release", 70)
     if model_name:
         _text(model_name, "the options", "--model", 100)
+    checked = _checked(path, name)
+    try:
+        with transaction.atomic():
+            _log_lock(checked.sha256)
+            _imported_already(path, checked.sha256)
+            return inspect_log_store(checked, release_id=release_id, model_name=model_name, actor=actor)
+    except IntegrityError as exc:
+        if SHA256_INDEX in str(exc):  # another import of this file committed first
+            _imported_already(path, checked.sha256)
+        raise _unstorable(path, exc) from exc
+    except DataError as exc:  # not reached: every value was checked; a refusal all the same, not a traceback
+        raise _unstorable(path, exc) from exc
+
+
+def _checked(path: Path, name: str) -> CheckedLog:
+    """Read the log and check everything the run is made of, before anything is written."""
     log, samples, sha256 = _read(path)
     log.samples = None  # only the kept parts of the samples stay in memory
     _imported_already(path, sha256)  # early, without the lock; checked again under it
@@ -460,6 +379,24 @@ def inspect_log_import(
     generate = _generate_config(log)
     started = _when(log.stats.started_at, "the log", "stats.started_at")
     finished = _when(log.stats.completed_at, "the log", "stats.completed_at")
+    return CheckedLog(
+        log=log,
+        sha256=sha256,
+        eval_id=eval_id,
+        run_name=run_name,
+        imported=imported,
+        condition=condition,
+        logged_release=logged_release,
+        generate=generate,
+        started=started,
+        finished=finished,
+        samples=samples,
+        ids=_sample_ids(path, log, samples),
+    )
+
+
+def _sample_ids(path: Path, log: Any, samples: list[LoggedSample]) -> list[str]:
+    """The samples' ids: the log holds at least one sample, every sample its header counts, one per probe."""
     if not samples:
         raise InspectLogError(f"{_file(path)} holds no samples (was it run with --no-log-samples?)")
     counted = getattr(log.results, "total_samples", None)
@@ -475,32 +412,7 @@ def inspect_log_import(
             "the log has several samples per probe (epochs > 1); a run holds one response per probe",
             code="inspect_log_epochs",
         )
-    try:
-        with transaction.atomic():
-            return _store(
-                log=log,
-                path=path,
-                sha256=sha256,
-                eval_id=eval_id,
-                run_name=run_name,
-                imported=imported,
-                condition=condition,
-                logged_release=logged_release,
-                release_id=release_id,
-                model_name=model_name,
-                generate=generate,
-                started=started,
-                finished=finished,
-                samples=samples,
-                ids=ids,
-                actor=actor,
-            )
-    except IntegrityError as exc:
-        if SHA256_INDEX in str(exc):  # another import of this file committed first
-            _imported_already(path, sha256)
-        raise _unstorable(path, exc) from exc
-    except DataError as exc:  # not reached: every value was checked; a refusal all the same, not a traceback
-        raise _unstorable(path, exc) from exc
+    return ids
 
 
 def _unstorable(path: Path, exc: Exception) -> InspectLogError:
@@ -511,198 +423,18 @@ def _unstorable(path: Path, exc: Exception) -> InspectLogError:
     )
 
 
-def _store(
-    *,
-    log: Any,
-    path: Path,
-    sha256: str,
-    eval_id: str,
-    run_name: str,
-    imported: dict[str, Any],
-    condition: str,
-    logged_release: str | None,
-    release_id: str | None,
-    model_name: str | None,
-    generate: dict[str, Any],
-    started: datetime | None,
-    finished: datetime | None,
-    samples: list[LoggedSample],
-    ids: list[str],
-    actor: Any,
-) -> InspectImport:
-    _log_lock(sha256)
-    _imported_already(path, sha256)
-    release = _release(logged_release, release_id)
-    items = dict(release.items.values_list("logical_probe_id", "membership")) if release else None
-    probes = (
-        Probe.objects.select_related("key")
-        .defer(*_PROBE_DEFERRED)
-        .in_bulk(ids, field_name="logical_probe_id")
-    )
-    missing = set(ids) - probes.keys()
-    if items is not None:
-        missing |= set(ids) - items.keys()
-    unknown = sorted(missing)
-    if unknown:
-        where = f"release {release.release_id}" if release else "this database"
-        raise InspectLogError(
-            f"{len(unknown)} sample id(s) are not probes of {where}: {', '.join(unknown[:5])}"
-            + ("…" if len(unknown) > 5 else ""),
-            code="inspect_probes_unknown",
-        )
-    config = _model_config(log, model_name, generate)
-    run = _run(
-        imported=imported,
-        sha256=sha256,
-        eval_id=eval_id,
-        name=run_name,
-        release=release,
-        condition=condition,
-        config=config,
-        probes=probes,
-        ids=ids,
-        started=started,
-        actor=actor,
-    )
-    rows = []
-    for sample in samples:
-        probe = probes[sample.id]
-        pools = probe_pools(items, probe.logical_probe_id, (probe.in_b, probe.in_l, probe.in_p))
-        if not condition_applies(condition, pools):
-            raise InspectLogError(
-                f"probe {probe.logical_probe_id} is not in pool P: it has no {condition} condition",
-                code="inspect_condition_invalid",
-            )
-        _check_messages(sample, probe, condition)
-        rows.append(_row(run, config, probe, condition, pools, sample))
-    total_cost = sum((r.cost_usd for r in rows), Decimal(0))
-    if total_cost >= RUN_COST_LIMIT:
-        raise _refused(
-            "the log", "the cost of its samples", f"is ${total_cost:,}, more than a run's cost column holds"
-        )
-    EvalRequest.objects.bulk_create(rows, batch_size=1000)
-    result = InspectImport(run=run, samples=len(rows))
-    scores = []
-    for row, sample in zip(rows, samples, strict=True):
-        item = score_of(row)
-        row.status = item.status  # the scored status is the row's final status, as in a run
-        scores.append(item)
-        if sample.logged is not None:
-            result.compared += 1
-            if sample.logged == (item.C, item.G, item.J):
-                result.agreed += 1
-            else:
-                result.differences.append(
-                    f"{sample.id}: inspect C/G/J {sample.logged}, app {(item.C, item.G, item.J)}"
-                )
-    EvalRequest.objects.bulk_update(rows, ["status"], batch_size=1000)
-    ItemScore.objects.bulk_create(scores, batch_size=1000)
-    progress_counters_recount(run.pk)
-    finalized = eval_run_finalize(run_id=run.pk)
-    if finalized is None:  # not reached: every row ended in this transaction, and the run is running
-        raise InspectLogError(f"run {run.pk} could not be finalized", code="inspect_run_unfinished")
-    if finished:
-        EvalRun.objects.filter(pk=run.pk).update(finished_at=finished)
-    finalized.refresh_from_db()
-    result.run = finalized
-    event_record(
-        actor=actor,
-        verb="eval_run.import_inspect",
-        obj=finalized,
-        after={
-            "eval_id": eval_id,
-            "sha256": sha256,
-            "samples": result.samples,
-            "compared": result.compared,
-            "agreed": result.agreed,
-        },
-    )
-    return result
-
-
-def _run(
-    *,
-    imported: dict[str, Any],
-    sha256: str,
-    eval_id: str,
-    name: str,
-    release: Release | None,
-    condition: str,
-    config: ModelConfig,
-    probes: dict[str, Probe],
-    ids: list[str],
-    started: datetime | None,
-    actor: Any,
-) -> EvalRun:
-    options = {
-        **DEFAULT_OPTIONS,
-        "imported_from": SOURCE,
-        "inspect_eval_id": eval_id,
-        "inspect_log_sha256": sha256,
-    }
-    run = EvalRun.objects.create(
-        name=name,
-        release=release,
-        conditions=[condition],
-        probe_filter={"probe_ids": sorted(ids)},
-        options=options,
-        status=EvalRun.Status.RUNNING,
-        total=len(ids),
-        started_at=started or timezone.now(),
-        created_by=actor if getattr(actor, "pk", None) else None,
-    )
-    run.model_configs.set([config])
-    run.manifest = {
-        "schema": "physalign_eval_manifest_v1",
-        "imported": imported,
-        "code_revision": code_revision(),
-        "packages": package_versions(),
-        "conditions": run.conditions,
-        "seed": run.seed,
-        "options": options,
-        "release": release.release_id if release else None,
-        "probe_filter": run.probe_filter,
-        "probe_ids_sha256": digest(sorted(ids)),
-        "system_prompt_sha256": sorted({digest(probes[i].raw_messages["system"]) for i in ids}),
-        "scoring": {"parsing": "kit_5_1", "normalizers": "v2_1"},
-        "models": {config.name: {"provider": SOURCE, "model": imported["model"]}},
-    }
-    run.save(update_fields=["manifest"])
-    return run
-
-
-def _row(
-    run: EvalRun, config: ModelConfig, probe: Probe, condition: str, pools: list[str], sample: LoggedSample
-) -> EvalRequest:
-    output, usage = sample.output, sample.usage
-    served = output.text is not None
-    cost = (
-        usage_cost(
-            usage, price_in_per_mtok=config.price_in_per_mtok, price_out_per_mtok=config.price_out_per_mtok
-        )
-        if served
-        else Decimal(0)
-    )
-    if cost >= REQUEST_COST_LIMIT:
-        raise _refused(
-            f"sample {_shown(sample.id)}",
-            "its tokens",
-            f"cost ${cost:,} at {config.name}'s prices, more than a request's cost column holds",
-        )
-    return EvalRequest(
-        run=run,
-        model=config,
-        probe=probe,
-        condition=condition,
-        pools=pools,
-        status=EvalRequest.Status.COMPLETED if served else EvalRequest.Status.INFRA_MISSING,
-        raw_output=output.text,
-        finish_reason=output.finish_reason,
-        provider_status=output.status if served else OutputStatus.FAILED,
-        error=sample.error or ("" if served else "no model output"),
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cost_usd=cost,
-        latency_ms=int((sample.total_time or 0) * 1000),
-        completed_at=sample.completed_at or timezone.now(),
-    )
+__all__ = [
+    "MAX_HEADER_STRING",
+    "MAX_OUTPUT_CHARS",
+    "MAX_TEXT_CHARS",
+    "INT_MAX",
+    "REQUEST_COST_LIMIT",
+    "RUN_COST_LIMIT",
+    "SCORER",
+    "SHA256_INDEX",
+    "SOURCE",
+    "InspectImport",
+    "InspectLogError",
+    "LoggedSample",
+    "inspect_log_import",
+]

@@ -39,6 +39,7 @@ import json
 import random
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -304,6 +305,106 @@ def _broken(text: str, rng: random.Random) -> str:
     return text.rstrip().rstrip("}")
 
 
+def _image_sizes(images: dict[str, bytes], boxes: Iterable[list[Box]]) -> dict[str, tuple[int, int]]:
+    """Each picture's size in pixels; with no picture the coordinates are all there is (bbox_1000 on a
+    square canvas)."""
+    if not images:
+        return {b.image_id: (1000, 1000) for group in boxes for b in group}
+    from PIL import Image
+
+    sizes: dict[str, tuple[int, int]] = {}
+    for image_id, data in images.items():
+        with Image.open(io.BytesIO(data)) as img:
+            sizes[image_id] = img.size
+    return sizes
+
+
+def _owner_choice(
+    config: ProviderConfig,
+    request: LLMRequest,
+    profile: SkillProfile,
+    order: list[str],
+    perceived: str,
+    sight: float,
+) -> tuple[str, str]:
+    """The candidate the model answers and why: the first one listed (position bias), the one it perceived
+    (kept, as often as its grounding and sight allow), else another candidate."""
+    if _rng(config, request, "position").random() < profile.position_bias and order:
+        return order[0], "position_bias"
+    if _rng(config, request, "grounding").random() < profile.grounding * sight:
+        return perceived, "kept"
+    others = [c for c in order if c != perceived]
+    owner = _rng(config, request, "grounding-other").choice(others) if others else perceived
+    return owner, "other_candidate"
+
+
+def _wanted_reads(template: dict[str, Any], user: str, located: dict[str, list[Box]]) -> list[str]:
+    """The anchors the template asks read: its ``read`` keys, else the question's anchors, else the first
+    located one."""
+    wanted = list(template["read"]) if isinstance(template["read"], dict) else []
+    if wanted:
+        return wanted
+    question = _section(user, "[Local question]") or _section(user, "【局部问题】")
+    return (
+        list(dict.fromkeys(re.findall(r"\b(R\d+)\b", question)))
+        or [a for a in located if a.startswith("R")][:1]
+    )
+
+
+def _seen_text(
+    alias: str,
+    packet: dict[str, str],
+    text_reads: dict[str, str],
+    located: dict[str, list[Box]],
+    images: dict[str, bytes],
+) -> str:
+    """What the model sees at an anchor: the evidence packet's text, the prompt's text anchor, else the OCR of
+    its box in the picture ("" when there is none)."""
+    if alias in packet:
+        return packet[alias]
+    if alias in text_reads:
+        return text_reads[alias]
+    if located.get(alias) and located[alias][0].image_id in images:
+        box = located[alias][0]
+        return _ocr_cached(images[box.image_id], box)
+    return ""
+
+
+def _reads(
+    template: dict[str, Any],
+    request: LLMRequest,
+    config: ProviderConfig,
+    profile: SkillProfile,
+    located: dict[str, list[Box]],
+    packet: dict[str, str],
+    images: dict[str, bytes],
+) -> dict[str, str]:
+    """The anchor texts the model reports, each misread unless its reading skill keeps it."""
+    if "read" not in template:
+        return {}
+    user = request.user
+    text_reads = _text_anchor_reads(user)
+    reads: dict[str, str] = {}
+    for alias in _wanted_reads(template, user, located):
+        seen = _seen_text(alias, packet, text_reads, located, images)
+        keep = _rng(config, request, f"read-{alias}").random() < profile.reading
+        reads[alias] = seen if keep or not seen else _misread(seen, _rng(config, request, f"misread-{alias}"))
+    return reads
+
+
+def _filled_answer(template: dict[str, Any], owner: str, reads: dict[str, str]) -> dict[str, Any]:
+    """The template with the chosen candidate in every field (a list holds it alone) and the reads."""
+    answer: dict[str, Any] = {}
+    for key, value in template.items():
+        if key == "read":
+            answer[key] = reads if isinstance(value, dict) else next(iter(reads.values()), "")
+        elif isinstance(value, list):
+            answer[key] = [owner]
+        else:
+            answer[key] = owner
+    return answer
+
+
 def _probe_answer(
     template: dict[str, Any], request: LLMRequest, config: ProviderConfig, profile: SkillProfile
 ) -> tuple[str, dict[str, Any]]:
@@ -315,64 +416,15 @@ def _probe_answer(
     anchors = [boxes[0] for alias, boxes in located.items() if alias.startswith("R") and boxes]
     ids = _attachment_ids(user)
     images = {(ids[i] if i < len(ids) else f"img_{i}"): image.data for i, image in enumerate(request.images)}
-    sizes: dict[str, tuple[int, int]] = {}
-    if images:
-        from PIL import Image
-
-        for image_id, data in images.items():
-            with Image.open(io.BytesIO(data)) as img:
-                sizes[image_id] = img.size
-    else:  # no picture: the coordinates are all there is (bbox_1000 on a square canvas)
-        sizes = {
-            b.image_id: (1000, 1000) for boxes in (*located.values(), *candidates.values()) for b in boxes
-        }
+    sizes = _image_sizes(images, (*located.values(), *candidates.values()))
     packet = _packet_reads(user)
 
     perceived = _perceived_candidate(anchors, candidates, order, sizes) or (order[0] if order else "")
     sight = 1.0 if packet else (1.0 - profile.image_reliance) ** (1 if images else 2)
-    if _rng(config, request, "position").random() < profile.position_bias and order:
-        owner, why = order[0], "position_bias"
-    elif _rng(config, request, "grounding").random() < profile.grounding * sight:
-        owner, why = perceived, "kept"
-    else:
-        others = [c for c in order if c != perceived]
-        owner = _rng(config, request, "grounding-other").choice(others) if others else perceived
-        why = "other_candidate"
+    owner, why = _owner_choice(config, request, profile, order, perceived, sight)
+    reads = _reads(template, request, config, profile, located, packet, images)
 
-    reads: dict[str, str] = {}
-    if "read" in template:
-        wanted = list(template["read"]) if isinstance(template["read"], dict) else []
-        if not wanted:
-            question = _section(user, "[Local question]") or _section(user, "【局部问题】")
-            wanted = (
-                list(dict.fromkeys(re.findall(r"\b(R\d+)\b", question)))
-                or [a for a in located if a.startswith("R")][:1]
-            )
-        text_reads = _text_anchor_reads(user)
-        for alias in wanted:
-            if alias in packet:
-                seen = packet[alias]
-            elif alias in text_reads:
-                seen = text_reads[alias]
-            elif located.get(alias) and located[alias][0].image_id in images:
-                box = located[alias][0]
-                seen = _ocr_cached(images[box.image_id], box)
-            else:
-                seen = ""
-            keep = _rng(config, request, f"read-{alias}").random() < profile.reading
-            reads[alias] = (
-                seen if keep or not seen else _misread(seen, _rng(config, request, f"misread-{alias}"))
-            )
-
-    answer: dict[str, Any] = {}
-    for key, value in template.items():
-        if key == "read":
-            answer[key] = reads if isinstance(value, dict) else next(iter(reads.values()), "")
-        elif isinstance(value, list):
-            answer[key] = [owner]
-        else:
-            answer[key] = owner
-    text = json.dumps(answer, ensure_ascii=False)
+    text = json.dumps(_filled_answer(template, owner, reads), ensure_ascii=False)
     failed = _rng(config, request, "format").random() < profile.format_failure
     if failed:
         text = _broken(text, _rng(config, request, "format-kind"))

@@ -43,7 +43,7 @@ from ..selectors import (
 )
 
 
-# Kit review decisions (issue 13 item 4; design and rules in review/kit_decisions.py) -------------------------------
+# Kit review decisions (design and rules in review/kit_decisions.py) ---------------------------------------------
 def _require_importer(actor: Any) -> None:
     """Admins import Kit decisions over the web; an operator's manage.py passes ``actor=None``."""
     if actor is not None and not can_manage_kit_decisions(actor):
@@ -171,30 +171,7 @@ def kit_decisions_import(
     _require_importer(actor)
     if draft_root is not None:
         kit_draft_import(root=draft_root, actor=actor)
-    catalog_root = document.get("catalog_root") if isinstance(document, dict) else None
-    record = KitDraftImport.objects.filter(catalog_root=catalog_root or "").first()
-    if record is None:
-        raise ApplicationError(
-            "No imported Kit draft has this file's catalog root: import the draft first.",
-            code="REVIEW_CATALOG_STALE",
-            extra={"catalog_root": catalog_root},
-        )
-    catalog = record.catalog
-    draft = KitDraft(
-        root=Path("."),
-        catalog=catalog,
-        catalog_root=record.catalog_root,
-        previews={},
-        development_problem_ids=set(record.summary.get("development_problem_ids", [])),
-        project_id=record.project_id,
-        items={p["logical_probe_id"]: p for p in catalog["probes"]},
-    )
-    try:
-        decisions = normalize_decisions(document, draft)
-    except KitFileError as error:
-        raise ApplicationError(
-            f"The Kit decision file was refused: {error}", code=error.code, extra={"detail": error.detail}
-        ) from error
+    record, decisions = _decision_file_checked(document)
     bindings = {
         b.probe.logical_probe_id: b
         for b in KitProbeBinding.objects.filter(draft=record).select_related("probe")
@@ -205,43 +182,9 @@ def kit_decisions_import(
         if d["status"] == "pending":
             pending.append(qid)
             continue
-        binding = bindings.get(qid)
-        if binding is None or binding.kit_review_target_root != d["review_target_root"]:
-            raise ApplicationError(
-                "This Kit probe is not the same as ours.",
-                code="REVIEW_TARGET_STALE",
-                extra={"logical_probe_id": qid, "differs": record.summary.get("differing", {}).get(qid, [])},
-            )
-        probe = Probe.objects.select_for_update().get(pk=binding.probe_id)
-        if probe.state == Probe.State.SUPERSEDED or probe.review_target_root != binding.review_target_root:
-            raise ApplicationError(
-                "Our probe changed since the Kit draft was checked.",
-                code="REVIEW_TARGET_STALE",
-                extra={"logical_probe_id": qid},
-            )
-        values = {
-            "status": d["status"],
-            "severity": d["severity"],
-            "confirmations": d["confirmations"],
-            "blind_answer": d["blind_answer"],
-            "kit_reviewer": d["reviewer"].strip(),
-            "note": d["note"],
-            "sequence": d["sequence"],
-            "kit_review_target_root": d["review_target_root"],
-        }
-        existing = KitDecision.objects.filter(
-            probe=probe,
-            review_target_root=probe.review_target_root,
-            role=Role.INDIVIDUAL,
-            context_root=context,
-        ).first()
-        if existing is not None:
-            if any(getattr(existing, k) != v for k, v in values.items()):
-                raise ApplicationError(
-                    "Another decision on this probe was imported already.",
-                    code="CONFLICTING_REVIEWS_USE_ONE_ADJUDICATED_EXPORT",
-                    extra={"logical_probe_id": qid},
-                )
+        probe = _decided_probe(qid, d, bindings.get(qid), record)
+        values = _decision_values(d)
+        if _decision_imported_before(qid, probe, context, values):
             unchanged.append(qid)
             continue
         KitDecision.objects.create(
@@ -257,19 +200,7 @@ def kit_decisions_import(
         )
         imported.append(qid)
         if probe.state == Probe.State.PENDING_REVIEW:
-            approved = d["status"] == "approved"
-            packet = (
-                ("approved_nonempty" if probe.key.view.observation_ids else "approved_empty")
-                if approved
-                else "rejected"
-            )
-            probe_record_review(
-                probe=probe,
-                actor=actor,
-                state=d["status"],
-                packet_state=packet,
-                review_target_root=probe.review_target_root,
-            )
+            _settle(probe, d["status"], actor)
             settled[qid] = d["status"]
     event_record(
         actor=actor,
@@ -290,6 +221,105 @@ def kit_decisions_import(
         unchanged=unchanged,
         pending=pending,
         settled=settled,
+    )
+
+
+def _decision_file_checked(document: Any) -> tuple[KitDraftImport, dict[str, Any]]:
+    """The imported draft of the file's catalog root, and the file's decisions checked as the Kit checks them
+    against that draft."""
+    catalog_root = document.get("catalog_root") if isinstance(document, dict) else None
+    record = KitDraftImport.objects.filter(catalog_root=catalog_root or "").first()
+    if record is None:
+        raise ApplicationError(
+            "No imported Kit draft has this file's catalog root: import the draft first.",
+            code="REVIEW_CATALOG_STALE",
+            extra={"catalog_root": catalog_root},
+        )
+    catalog = record.catalog
+    draft = KitDraft(
+        root=Path("."),
+        catalog=catalog,
+        catalog_root=record.catalog_root,
+        previews={},
+        development_problem_ids=set(record.summary.get("development_problem_ids", [])),
+        project_id=record.project_id,
+        items={p["logical_probe_id"]: p for p in catalog["probes"]},
+    )
+    try:
+        return record, normalize_decisions(document, draft)
+    except KitFileError as error:
+        raise ApplicationError(
+            f"The Kit decision file was refused: {error}", code=error.code, extra={"detail": error.detail}
+        ) from error
+
+
+def _decided_probe(
+    qid: str, d: dict[str, Any], binding: KitProbeBinding | None, record: KitDraftImport
+) -> Probe:
+    """Our probe a decision is about, locked: bound to the decision's Kit root by the draft, and unchanged
+    here since the draft was checked."""
+    if binding is None or binding.kit_review_target_root != d["review_target_root"]:
+        raise ApplicationError(
+            "This Kit probe is not the same as ours.",
+            code="REVIEW_TARGET_STALE",
+            extra={"logical_probe_id": qid, "differs": record.summary.get("differing", {}).get(qid, [])},
+        )
+    probe = Probe.objects.select_for_update().get(pk=binding.probe_id)
+    if probe.state == Probe.State.SUPERSEDED or probe.review_target_root != binding.review_target_root:
+        raise ApplicationError(
+            "Our probe changed since the Kit draft was checked.",
+            code="REVIEW_TARGET_STALE",
+            extra={"logical_probe_id": qid},
+        )
+    return probe
+
+
+def _decision_values(d: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a :class:`KitDecision` a Kit decision sets."""
+    return {
+        "status": d["status"],
+        "severity": d["severity"],
+        "confirmations": d["confirmations"],
+        "blind_answer": d["blind_answer"],
+        "kit_reviewer": d["reviewer"].strip(),
+        "note": d["note"],
+        "sequence": d["sequence"],
+        "kit_review_target_root": d["review_target_root"],
+    }
+
+
+def _decision_imported_before(qid: str, probe: Probe, context: str, values: dict[str, Any]) -> bool:
+    """Whether this very decision was imported before (on the probe's current review target, in this
+    context); another decision there is a conflict."""
+    existing = KitDecision.objects.filter(
+        probe=probe,
+        review_target_root=probe.review_target_root,
+        role=Role.INDIVIDUAL,
+        context_root=context,
+    ).first()
+    if existing is None:
+        return False
+    if any(getattr(existing, k) != v for k, v in values.items()):
+        raise ApplicationError(
+            "Another decision on this probe was imported already.",
+            code="CONFLICTING_REVIEWS_USE_ONE_ADJUDICATED_EXPORT",
+            extra={"logical_probe_id": qid},
+        )
+    return True
+
+
+def _settle(probe: Probe, status: str, actor: Any) -> None:
+    """Settle a probe pending review by the Kit's approval or rejection, as our development review does."""
+    if status == "approved":
+        packet = "approved_nonempty" if probe.key.view.observation_ids else "approved_empty"
+    else:
+        packet = "rejected"
+    probe_record_review(
+        probe=probe,
+        actor=actor,
+        state=status,
+        packet_state=packet,
+        review_target_root=probe.review_target_root,
     )
 
 

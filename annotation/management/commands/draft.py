@@ -49,13 +49,7 @@ class Command(BaseCommand):
         model_config = ModelConfig.objects.filter(name=model).first()
         if model_config is None:
             raise CommandError(f"No model configuration named {model!r} (see manage.py add_model).")
-        if all:
-            parents = list(ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED))
-        else:
-            parents = list(ParentProblem.objects.filter(problem_id__in=parent))
-            missing = set(parent) - {p.problem_id for p in parents}
-            if missing:
-                raise CommandError(f"Unknown problem IDs: {', '.join(sorted(missing))}")
+        parents = self._parents(all_parents=all, problem_ids=parent)
         try:
             run = draft_run_create(
                 pass_no=pass_no, model_config=model_config, parents=parents, actor=None, dispatch=not inline
@@ -66,24 +60,46 @@ class Command(BaseCommand):
             f"Draft run #{run.pk}: Pass {pass_no}, {run.total} problem(s), model {model_config.name}"
         )
         if inline:
-            with progress(self, run.total, "Drafting") as bar:
-                for draft_id in LLMDraft.objects.filter(run=run).order_by("pk").values_list("pk", flat=True):
-                    draft_execute(draft_id=draft_id)
-                    self._show(bar, DraftRun.objects.get(pk=run.pk))
+            self._run_inline(run)
         elif not no_wait:
-            require_worker(
-                queued=f"Draft run #{run.pk}",
-                follow=reverse("drafts:run_detail", args=[run.pk]),
-                timeout=worker_timeout,
-            )
-            deadline = time.monotonic() + timeout
-            with progress(self, run.total, "Drafting") as bar:
-                while True:
-                    current = DraftRun.objects.get(pk=run.pk)
-                    self._show(bar, current)
-                    if current.finished_at is not None or time.monotonic() > deadline:
-                        break
-                    time.sleep(0.5)
+            self._follow(run, timeout=timeout, worker_timeout=worker_timeout)
+        self._summarize(run)
+
+    @staticmethod
+    def _parents(*, all_parents: bool, problem_ids: list[str]) -> list[ParentProblem]:
+        """Every problem that is not excluded, or the named ones (all of which must exist)."""
+        if all_parents:
+            return list(ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED))
+        parents = list(ParentProblem.objects.filter(problem_id__in=problem_ids))
+        missing = set(problem_ids) - {p.problem_id for p in parents}
+        if missing:
+            raise CommandError(f"Unknown problem IDs: {', '.join(sorted(missing))}")
+        return parents
+
+    def _run_inline(self, run: DraftRun) -> None:
+        with progress(self, run.total, "Drafting") as bar:
+            for draft_id in LLMDraft.objects.filter(run=run).order_by("pk").values_list("pk", flat=True):
+                draft_execute(draft_id=draft_id)
+                self._show(bar, DraftRun.objects.get(pk=run.pk))
+
+    def _follow(self, run: DraftRun, *, timeout: float, worker_timeout: float) -> None:
+        """Wait for a worker, then show the run's progress until it finishes or ``timeout`` seconds pass."""
+        require_worker(
+            queued=f"Draft run #{run.pk}",
+            follow=reverse("drafts:run_detail", args=[run.pk]),
+            timeout=worker_timeout,
+        )
+        deadline = time.monotonic() + timeout
+        with progress(self, run.total, "Drafting") as bar:
+            while True:
+                current = DraftRun.objects.get(pk=run.pk)
+                self._show(bar, current)
+                if current.finished_at is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+
+    def _summarize(self, run: DraftRun) -> None:
+        """The run's totals and cost, then one line per draft that is neither ready nor pending."""
         run.refresh_from_db()
         summary = draft_run_progress(run=run)
         self.stdout.write(

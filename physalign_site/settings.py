@@ -72,7 +72,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",  # last: turns a lockout flagged during the view into its response
 ]
 
-ROOT_URLCONF = "physalign_site.urls"
+ROOT_URLCONF = "physalign_root.urls"  # above every app; physalign_site.urls holds only the site's own URLs
 WSGI_APPLICATION = "physalign_site.wsgi.application"
 
 TEMPLATES = [
@@ -233,7 +233,7 @@ REST_FRAMEWORK = {
         "rest_framework.filters.SearchFilter",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "physalign_site.api.ApiCursorPagination",  # the one page rule of every list
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "physalign_site.errors.api_exception_handler",

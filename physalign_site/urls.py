@@ -1,3 +1,9 @@
+"""The site's own URLs: admin, login and logout, the health check, the API schema, docs, token and ``me``.
+
+The root URLconf (``physalign_root.urls``) puts these first and every app's after them; nothing here names
+an app.
+"""
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
@@ -29,20 +35,4 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", views.healthz, name="healthz"),
     path("api/", include((api_patterns, "api"), namespace="api")),
-    path("api/", include("audit.api.urls")),
-    path("api/", include("models_registry.api.urls")),
-    path("api/", include("annotation.api.urls")),
-    path("api/", include("probes.api.urls")),
-    path("api/", include("evaluation.api.urls")),
-    path("api/", include("solving.api.urls")),
-    path("api/", include("review.api.urls")),
-    path("api/", include("annotation.api.draft_urls")),
-    path("", include("home.urls")),
-    path("", include("models_registry.urls")),
-    path("", include("evaluation.urls")),
-    path("", include("solving.urls")),
-    path("", include("annotation.drafting.urls")),
-    path("", include("annotation.urls")),
-    path("", include("probes.urls")),
-    path("", include("review.urls")),
 ]

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Keeps the tree from drifting (issue 14): style, the layers contract of DESIGN.md §2, and types of the pure cores.
+# Keeps the tree from drifting: style and complexity (ruff), the import contracts (lint-imports: the layers of
+# DESIGN.md §2, and the pure cores free of Django and of the apps), and types (mypy, strict on the pure cores).
+# .pre-commit-config.yaml runs these same four commands, one hook each: a change here is a change there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

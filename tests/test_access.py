@@ -70,7 +70,7 @@ urlpatterns = [
     path("access-test/agreement/do/", agreement_action),
     path("api/access-test/passes/<int:pass_no>/", PassApi.as_view()),
     path("api/access-test/boxes/<int:box_id>/", BoxApi.as_view()),
-    path("", include("physalign_site.urls")),
+    path("", include("physalign_root.urls")),
 ]
 
 

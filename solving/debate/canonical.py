@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Literal, cast
 if TYPE_CHECKING:
     # sympy is imported inside the functions that need it at run time (render, _parse_latex_cached,
     # _expression_equals_number): it costs ~0.5 s and the URL conf imports this module (debate views →
-    # scoring), so every manage.py command and web start paid for it (issue 16 item 5).
+    # scoring), and loading the URL conf or a manage.py command imports no sympy
+    # (tests/evaluation/test_metrics_cli.py).
     import pint
     import sympy
 

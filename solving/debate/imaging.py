@@ -122,7 +122,8 @@ def _widest_interior_gap(profile: np.ndarray, quiet: float) -> tuple[int, int] |
 def _without_specks(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """(mask without tiny 8-connected components, the specks' mask, how many specks)."""
     # Imported here, not at the top: scipy.ndimage costs ~0.4 s and the URL conf imports this module
-    # (debate views → frontend), so every manage.py command and web start paid for it (issue 16 item 5).
+    # (debate views → frontend), and loading the URL conf or a manage.py command imports neither scipy.ndimage
+    # nor sympy (tests/evaluation/test_metrics_cli.py).
     from scipy import ndimage
 
     labels, count = ndimage.label(mask, structure=np.ones((3, 3), dtype=bool))

@@ -147,7 +147,7 @@ import django
 django.setup()
 from django.core.management import load_command_class
 load_command_class("evaluation", "metrics")
-heavy = ("sympy", "scipy.ndimage", "solving.views", "physalign_site.urls")
+heavy = ("sympy", "scipy.ndimage", "solving.views", "physalign_root.urls")
 print(",".join(name for name in heavy if name in sys.modules) or "-")
 from django.urls import get_resolver
 get_resolver().url_patterns  # the whole URL conf, every view module

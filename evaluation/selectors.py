@@ -34,6 +34,11 @@ def run_list() -> QuerySet[EvalRun]:
     )
 
 
+def run_get(*, pk: int) -> EvalRun | None:
+    """A run with its release and models (its metrics and manifest too), or None."""
+    return EvalRun.objects.select_related("release").prefetch_related("model_configs").filter(pk=pk).first()
+
+
 def run_requests(
     run: EvalRun, *, model: str = "", condition: str = "", status: str = ""
 ) -> QuerySet[EvalRequest]:

@@ -1,5 +1,5 @@
-"""What every app's REST API shares: the role permission factory, the page size rules, the error shape and
-the typed pass-through fields output serializers use for stored JSON."""
+"""What every app's REST API shares: the role permission factory, the page rule, the error shape (and the
+refusals an operation declares) and the typed pass-through fields output serializers use for stored JSON."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination, PageNumberPagination
+from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -59,20 +60,24 @@ def role_permission(
     return type(name, (BasePermission,), attributes)
 
 
-class ApiPagination(PageNumberPagination):
-    page_size_query_param = "page_size"
-    max_page_size = 200
-
-
 class ApiCursorPagination(CursorPagination):
     """The page rule of every list that can grow: keyset pages ``{next, previous, results}``, 50 rows by
-    default, ``page_size`` up to 500; a view sets ``ordering`` to a unique key (newest first: ``"-pk"``), so a
-    late page costs what the first does and a row added meanwhile is neither skipped nor repeated."""
+    default, ``page_size`` up to 500; a view sets ``ordering`` to a unique key (newest first: ``"-pk"``, the
+    default), so a late page costs what the first does and a row added meanwhile is neither skipped nor
+    repeated. A cursor that does not decode (or carries a NUL) is a 404."""
 
     ordering = "-pk"
     page_size = 50
     max_page_size = 500
     page_size_query_param = "page_size"
+
+    def get_ordering(self, request: Any, queryset: Any, view: Any) -> tuple[str, ...]:
+        # the view's ``ordering`` (a unique key) wins over the default; an OrderingFilter on the view still
+        # decides when the client asks (``?ordering=``), among the view's ``ordering_fields``
+        ordering = getattr(view, "ordering", None)
+        if ordering:
+            self.ordering = ordering
+        return tuple(super().get_ordering(request, queryset, view))
 
     def decode_cursor(self, request: Any) -> Any:
         cursor = super().decode_cursor(request)
@@ -83,13 +88,82 @@ class ApiCursorPagination(CursorPagination):
         return cursor
 
 
+def cursor_page(view: APIView, request: Request, rows: Any, render: Callable[[list[Any]], Any]) -> Response:
+    """One keyset page of ``rows`` (a queryset) in the view's ``ordering``; ``render(page)`` gives the
+    ``results``. The view names ``pagination_class = ApiCursorPagination`` too, for the schema."""
+    pages = ApiCursorPagination()
+    page: list[Any] | None = pages.paginate_queryset(rows, request, view=view)
+    assert page is not None  # None only without a page size, and the rule has one
+    return pages.get_paginated_response(render(page))
+
+
+JSON_VALUE_REF = {"$ref": "#/components/schemas/JsonValue"}
+JSON_VALUE_SCHEMA: dict[str, Any] = {
+    "description": "A JSON value, as stored: a string, number, boolean, null, or an array or object of them.",
+    "nullable": True,
+    "oneOf": [
+        {"type": "string"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "array", "items": JSON_VALUE_REF},
+        {"type": "object", "additionalProperties": JSON_VALUE_REF},
+    ],
+}
+
+
+JSON_MAP: dict[str, Any] = {"type": "object", "additionalProperties": JSON_VALUE_REF}
+
+
+def run_manifest_schema(description: str, **properties: dict[str, Any]) -> dict[str, Any]:
+    """A run manifest as stored: what every run kind records (code revision, Python and package versions,
+    seed, options, release), then the kind's own keys (``properties``)."""
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {
+            "schema": {
+                "type": "string",
+                "description": "The manifest's format, e.g. physalign_eval_manifest_v1",
+            },
+            "code_revision": {"type": "string"},
+            "python": {"type": "string"},
+            "packages": {"type": "object", "additionalProperties": {"type": "string"}},
+            "seed": {"type": "integer"},
+            "options": {**JSON_MAP, "description": "The run's options as launched"},
+            "release": {"type": "string", "nullable": True, "description": "The release id (NREL-…)"},
+            "scoring": {**JSON_MAP, "description": "The scoring rules and their versions"},
+            **properties,
+        },
+        "additionalProperties": JSON_VALUE_REF,
+    }
+
+
+@extend_schema_field(JSON_VALUE_SCHEMA, component_name="JsonValue")
+class JsonValueField(serializers.JSONField):
+    """Any JSON value, rendered as stored, documented as the ``JsonValue`` component (a typed union, so a
+    schema may name it: ``JSON_VALUE_REF``). For what nothing narrower describes: a refusal's details, an
+    audited object's fields, one field of a record compared across versions."""
+
+
 @extend_schema_serializer(component_name="ApiError")
 class ApiErrorOutput(serializers.Serializer):
     """Every refusal (``physalign_site.errors``): a sentence, a stable code, details."""
 
     message = serializers.CharField()
     code = serializers.CharField()
-    extra = serializers.DictField()
+    extra = serializers.DictField(
+        child=JsonValueField(),
+        help_text="Details, named by the code (validation_error: ``fields``, field → messages; a stale "
+        "version: ``current_version``; …); {} when there are none.",
+    )
+
+
+def errors(*codes: int) -> dict[int, type[ApiErrorOutput]]:
+    """The refusals an operation answers, each an ``ApiErrorOutput``:
+    ``responses={200: Output, **errors(401, 403, 404)}``. Name exactly the codes the view can answer: 401
+    (anonymous: every view but the token one), 403 (a role refused), 404 (a missing object, a bad cursor),
+    400 (an invalid body or query), 409/428 (the rules of a write)."""
+    return dict.fromkeys(codes, ApiErrorOutput)
 
 
 def choice_string(choices: Iterable[tuple[str, str]], **kwargs: Any) -> serializers.CharField:
@@ -115,7 +189,9 @@ def json_value(schema: dict[str, Any], **kwargs: Any) -> serializers.JSONField:
 
 
 def json_object(description: str = "", **kwargs: Any) -> serializers.JSONField:
-    """A JSON object whose inner shape is open (stored Kit records, settings, metrics)."""
+    """A JSON object whose inner shape is open: only a Kit document (a pass document, a Kit record, a probe
+    key), which the description names ("A Kit pass document …"); everything else gets a typed schema
+    (``json_value``)."""
     schema: dict[str, Any] = {"type": "object", "additionalProperties": {}}
     if description:
         schema["description"] = description

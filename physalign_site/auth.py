@@ -7,9 +7,14 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
 
+from .api import errors
 from .parsers import FormParser, JSONParser
 
 
@@ -64,3 +69,17 @@ class ObtainAuthTokenApi(ObtainAuthToken):
 
     def get_serializer_context(self) -> dict[str, Any]:
         return {**super().get_serializer_context(), "request": self.request._request}
+
+    @extend_schema(
+        operation_id="auth_token_create",
+        responses={
+            200: inline_serializer("AuthTokenOutput", {"token": serializers.CharField()}),
+            # 400: wrong credentials or an invalid body; 401: a request carrying an unknown token;
+            # 429: the account is locked out from this address (django-axes)
+            **errors(400, 401, 429),
+        },
+        description="A token for `Authorization: Token <token>`, given the username and password. Too many "
+        "failures lock the account out from your address for a while (429, `Retry-After`).",
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().post(request, *args, **kwargs)

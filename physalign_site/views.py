@@ -7,6 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from .api import errors
 from .roles import user_roles
 
 
@@ -19,14 +20,19 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 class MeView(APIView):
+    """Who is calling: any signed-in user (one without a role gets ``roles: []``)."""
+
     @extend_schema(
-        responses=inline_serializer(
-            "Me",
-            {
-                "username": serializers.CharField(),
-                "roles": serializers.ListField(child=serializers.CharField()),
-            },
-        )
+        responses={
+            200: inline_serializer(
+                "Me",
+                {
+                    "username": serializers.CharField(),
+                    "roles": serializers.ListField(child=serializers.CharField()),
+                },
+            ),
+            **errors(401),
+        }
     )
     def get(self, request: Request) -> Response:
         return Response({"username": request.user.get_username(), "roles": sorted(user_roles(request.user))})

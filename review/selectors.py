@@ -13,6 +13,7 @@ from probes.models import Probe
 from . import audit_stats, redaction
 from .models import (
     AuditAssessment,
+    AuditCampaign,
     AuditPlan,
     BlindAnswer,
     BlindOrder,
@@ -182,10 +183,13 @@ def slot_rows(slot: ReviewSlot) -> list[WorkRow]:
     return rows
 
 
+def my_slot_list(reviewer: Any) -> QuerySet[ReviewSlot]:
+    """Every slot the reviewer holds (the API pages it by ``-pk``, the queue page orders it by claim)."""
+    return ReviewSlot.objects.filter(reviewer=reviewer).select_related("parent")
+
+
 def my_slots(reviewer: Any) -> list[dict[str, Any]]:
-    slots = list(
-        ReviewSlot.objects.filter(reviewer=reviewer).select_related("parent").order_by("-claimed_at")
-    )
+    slots = list(my_slot_list(reviewer).order_by("-claimed_at"))
     counts = slot_work_counts(slots)
     return [{"slot": slot, "total": counts[slot.pk][0], "remaining": counts[slot.pk][1]} for slot in slots]
 
@@ -511,6 +515,11 @@ def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
     redacted = redaction.redact(payload, strings)
     redacted["withheld"] = redacted != payload
     return redacted
+
+
+def audit_campaign_list() -> QuerySet[AuditCampaign]:
+    """Audit campaigns with their plans (one query for every campaign's plan ids)."""
+    return AuditCampaign.objects.prefetch_related("plans")
 
 
 # Kit review decisions ------------------------------------------------------------------------------------------

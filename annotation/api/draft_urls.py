@@ -10,11 +10,11 @@ app_name = "drafts_api"
 urlpatterns = [
     path(
         "parents/<str:problem_id>/passes/<pass_no:pass_no>/drafts/",
-        api.ParentDraftsView.as_view(),
+        api.DraftListApi.as_view(),
         name="parent_drafts",
     ),
-    path("drafts/<int:draft_id>/", api.DraftDetailView.as_view(), name="draft_detail"),
-    path("drafts/<int:draft_id>/accept/", api.DraftAcceptView.as_view(), name="draft_accept"),
-    path("drafts/<int:draft_id>/discard/", api.DraftDiscardView.as_view(), name="draft_discard"),
-    path("draft-runs/<int:run_id>/", api.DraftRunView.as_view(), name="draft_run"),
+    path("drafts/<int:draft_id>/", api.DraftDetailApi.as_view(), name="draft_detail"),
+    path("drafts/<int:draft_id>/accept/", api.DraftAcceptApi.as_view(), name="draft_accept"),
+    path("drafts/<int:draft_id>/discard/", api.DraftDiscardApi.as_view(), name="draft_discard"),
+    path("draft-runs/<int:run_id>/", api.DraftRunDetailApi.as_view(), name="draft_run"),
 ]

@@ -16,7 +16,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from physalign_site.api import choice_string
+from physalign_site.api import (
+    ApiCursorPagination,
+    JsonValueField,
+    choice_string,
+    cursor_page,
+    errors,
+    json_object,
+)
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
@@ -33,7 +40,6 @@ from .serializers import (
     PassStateOutput,
 )
 from .views import (
-    ERROR_RESPONSE,
     IF_MATCH,
     PASS_PATH_PARAMS,
     PassReadPermission,
@@ -59,7 +65,7 @@ class PassVersionOutput(serializers.Serializer):
 
 
 class PassVersionDetailOutput(PassVersionOutput):
-    document = serializers.JSONField()
+    document = json_object("The Kit pass document as saved in this version (Kit §2.4: pass 1–5).")
 
 
 class DiffCountsOutput(serializers.Serializer):
@@ -70,8 +76,8 @@ class DiffCountsOutput(serializers.Serializer):
 
 class FieldChangeOutput(serializers.Serializer):
     field = serializers.CharField()
-    before = serializers.JSONField(allow_null=True)
-    after = serializers.JSONField(allow_null=True)
+    before = JsonValueField(allow_null=True, help_text="The field's value in the earlier Kit record.")
+    after = JsonValueField(allow_null=True, help_text="The field's value in the later Kit record.")
 
 
 class RecordChangeOutput(serializers.Serializer):
@@ -81,8 +87,12 @@ class RecordChangeOutput(serializers.Serializer):
     # A declared field named like Serializer.fields: DRF's metaclass moves it into _declared_fields, so the
     # property still works; the stubs only see the class attribute.
     fields = FieldChangeOutput(many=True, help_text="Changed fields (``changed`` records only).")  # type: ignore[assignment]
-    before = serializers.JSONField(allow_null=True, help_text="The record before (null when added).")
-    after = serializers.JSONField(allow_null=True, help_text="The record after (null when removed).")
+    before = JsonValueField(
+        allow_null=True,
+        help_text="The record before (null when added): a record of the Kit pass document, or the value of a "
+        "top-level field (``record_id`` empty).",
+    )
+    after = JsonValueField(allow_null=True, help_text="The record after (null when removed), as ``before``.")
 
 
 # ``from`` is a keyword, so the fields are given as a mapping (declaration order is the output order).
@@ -107,18 +117,25 @@ def _open_pass(problem_id: str, pass_no: int) -> PassDocument:
 
 
 class PassVersionListApi(APIView):
-    """Every saved version of a pass document, newest first (documents omitted; see the detail)."""
+    """Every saved version of a pass document, newest first (documents omitted; see the detail), in cursor
+    pages."""
 
     permission_classes = [PassReadPermission]
+    pagination_class = ApiCursorPagination
+    ordering = "-version"  # unique within the pass document
 
     @extend_schema(
         operation_id="passes_versions_list",
         parameters=PASS_PATH_PARAMS,
-        responses=PassVersionOutput(many=True),
+        responses={200: PassVersionOutput(many=True), **errors(401, 403, 404, 409)},
+        description="Cursor pages, newest version first (`?cursor=`, `?page_size=` up to 500). 404: no such "
+        "parent or pass document, or a bad cursor; 409: pass 5 before passes 1–4 are approved.",
     )
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _open_pass(problem_id, pass_no)
-        return Response(PassVersionOutput(pass_version_list(doc=doc), many=True).data)
+        return cursor_page(
+            self, request, pass_version_list(doc=doc), lambda page: PassVersionOutput(page, many=True).data
+        )
 
 
 class PassVersionDetailApi(APIView):
@@ -127,7 +144,7 @@ class PassVersionDetailApi(APIView):
     @extend_schema(
         operation_id="passes_versions_retrieve",
         parameters=[*PASS_PATH_PARAMS, OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH)],
-        responses={200: PassVersionDetailOutput, 404: ERROR_RESPONSE},
+        responses={200: PassVersionDetailOutput, **errors(401, 403, 404, 409)},
     )
     def get(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
         row = pass_version_get(doc=_open_pass(problem_id, pass_no), version=version)
@@ -148,7 +165,7 @@ class PassDiffApi(APIView):
             OpenApiParameter("from", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
             OpenApiParameter("to", OpenApiTypes.INT, OpenApiParameter.QUERY, required=True),
         ],
-        responses={200: PassDiffOutput, 400: ERROR_RESPONSE, 404: ERROR_RESPONSE},
+        responses={200: PassDiffOutput, **errors(400, 401, 403, 404, 409)},
     )
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = _open_pass(problem_id, pass_no)
@@ -180,7 +197,7 @@ class PassRevertApi(APIView):
             OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH),
         ],
         request=None,
-        responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE, 428: ERROR_RESPONSE},
+        responses={200: PassStateOutput, **errors(400, 401, 403, 404, 409, 428)},
     )
     def post(self, request: Request, problem_id: str, pass_no: int, version: int) -> Response:
         doc = _open_pass(problem_id, pass_no)

@@ -11,9 +11,85 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from physalign_site.api import choice_string
+from physalign_site.api import JSON_VALUE_REF, choice_string, json_list, json_object, json_value
 
 from ..models import ImportJob, ParentProblem, PassDocument, ProblemImage, Source
+
+STRINGS = {"type": "string"}
+STRING_LIST = {"type": "array", "items": STRINGS}
+OPTION = {
+    "type": "object",
+    "properties": {"id": STRINGS, "text": STRINGS},
+    "required": ["id", "text"],
+}
+# ``annotation.importers.report``: an issue is a code and a sentence, plus details named by the code
+ISSUE = {
+    "type": "object",
+    "properties": {"code": STRINGS, "message": STRINGS},
+    "required": ["code", "message"],
+    "additionalProperties": JSON_VALUE_REF,
+}
+ISSUES = {"type": "array", "items": ISSUE}
+IMPORT_REPORT = {
+    "type": "object",
+    "description": "What the import did (``ImportReport.as_dict()``); {} until it has run.",
+    "properties": {
+        "kind": STRINGS,
+        "status": {"type": "string", "description": "succeeded | failed"},
+        "counts": {
+            "type": "object",
+            "description": "rows, created, updated, unchanged, refused, rejected, not_imported, refusals, "
+            "errors, warnings",
+            "additionalProperties": {"type": "integer"},
+        },
+        "errors": ISSUES,
+        "warnings": ISSUES,
+        "sources": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": STRINGS,
+                    "outcome": {"type": "string", "description": "created | updated | refused | unchanged"},
+                    "changed": {
+                        "type": "object",
+                        "description": "field → {before, after}",
+                        "additionalProperties": {"type": "object", "additionalProperties": JSON_VALUE_REF},
+                    },
+                    "refused": {
+                        "type": "object",
+                        "description": "field → {stored, file}",
+                        "additionalProperties": {"type": "object", "additionalProperties": JSON_VALUE_REF},
+                    },
+                },
+            },
+        },
+        "rows": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "row": {"type": "integer", "description": "The 1-based line of the manifest"},
+                    "problem_id": STRINGS,
+                    "outcome": {
+                        "type": "string",
+                        "description": "created | updated | unchanged | refused | rejected | not_imported",
+                    },
+                    "changed": STRING_LIST,
+                    "refused": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"code": STRINGS, "message": STRINGS, "fields": STRING_LIST},
+                        },
+                    },
+                    "errors": ISSUES,
+                    "warnings": ISSUES,
+                },
+            },
+        },
+    },
+}
 
 
 class SourceOutput(serializers.ModelSerializer):
@@ -76,6 +152,11 @@ class ParentListOutput(serializers.ModelSerializer):
 
 class ParentDetailOutput(serializers.ModelSerializer):
     source = SourceOutput(read_only=True)  # type: ignore[assignment]  # DRF takes declared fields off the class
+    options = json_list(OPTION, read_only=True, description="The answer options, in order ([] without).")
+    segmentation = json_object(
+        "The Kit segmentation of the statement and question (the Kit manifest's ``segmentation``).",
+        read_only=True,
+    )
     images = ImageOutput(many=True, read_only=True)
     passes = PassSummaryOutput(many=True, read_only=True)
 
@@ -124,7 +205,7 @@ class PassStateOutput(serializers.Serializer):
     pass_no = serializers.IntegerField()
     status = choice_string(PassDocument.Status.choices)
     version = serializers.IntegerField()
-    document = serializers.JSONField()
+    document = json_object("The Kit pass document of this pass (Kit §2.4: pass 1–5).")
     document_sha256 = serializers.CharField()
     approval_is_fresh = serializers.BooleanField(
         help_text="approved, for this document's hash and for the problem's current content (DESIGN §5)"
@@ -167,6 +248,7 @@ class PassStateOutput(serializers.Serializer):
 
 class ImportJobOutput(serializers.ModelSerializer):
     status = choice_string(ImportJob.Status.choices)
+    report = json_value(IMPORT_REPORT, read_only=True)
 
     class Meta:
         model = ImportJob

@@ -24,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit.disclosure import may_show_targets
-from physalign_site.api import ApiErrorOutput, ApiPagination, role_permission
+from physalign_site.api import ApiCursorPagination, cursor_page, errors, json_object, role_permission
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
@@ -58,9 +58,6 @@ from .serializers import (
     PassSummaryOutput,
     SourceOutput,
 )
-
-ERROR_RESPONSE = ApiErrorOutput
-
 
 # --- permissions --------------------------------------------------------------------------------------
 
@@ -154,7 +151,11 @@ IF_MATCH = OpenApiParameter(
 
 
 class SourceListApi(APIView):
+    """Sources by name, in cursor pages; admins add one."""
+
     permission_classes = [CanViewSources]
+    pagination_class = ApiCursorPagination
+    ordering = "name"  # unique
 
     @extend_schema_serializer(component_name="SourceCreateInput")
     class InputSerializer(serializers.Serializer):
@@ -162,14 +163,18 @@ class SourceListApi(APIView):
         license = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
         url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
 
-    @extend_schema(operation_id="sources_list", responses=SourceOutput(many=True))
+    @extend_schema(
+        operation_id="sources_list",
+        responses={200: SourceOutput(many=True), **errors(401, 403, 404)},
+        description="Cursor pages by name (`?cursor=`, `?page_size=` up to 500). 404: a bad cursor.",
+    )
     def get(self, request: Request) -> Response:
-        return Response(SourceOutput(source_list(), many=True).data)
+        return cursor_page(self, request, source_list(), lambda page: SourceOutput(page, many=True).data)
 
     @extend_schema(
         operation_id="sources_create",
         request=InputSerializer,
-        responses={201: SourceOutput, 409: ERROR_RESPONSE},
+        responses={201: SourceOutput, **errors(400, 401, 403, 409)},
     )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -181,7 +186,7 @@ class SourceListApi(APIView):
 class SourceDetailApi(APIView):
     permission_classes = [CanViewProblems]
 
-    @extend_schema(operation_id="sources_retrieve", responses=SourceOutput)
+    @extend_schema(operation_id="sources_retrieve", responses={200: SourceOutput, **errors(401, 403, 404)})
     def get(self, request: Request, source_id: int) -> Response:
         source = source_list().filter(pk=source_id).first()
         if source is None:
@@ -192,18 +197,26 @@ class SourceDetailApi(APIView):
 # --- parent problems ----------------------------------------------------------------------------------
 
 
-@extend_schema_view(get=extend_schema(operation_id="parents_list"))
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="parents_list",
+        responses={200: ParentListOutput(many=True), **errors(400, 401, 403, 404)},
+        description="Cursor pages by problem id (`?ordering=-problem_id` for the reverse; `?cursor=`, "
+        "`?page_size=` up to 500). 400: an unknown filter value; 404: a bad cursor.",
+    )
+)
 class ParentListApi(generics.ListAPIView):
-    """Parent problems (never with answer or solution); filter, search (`?search=`), order, paginate."""
+    """Parent problems (never with answer or solution); filter, search (`?search=`), order by problem id,
+    in cursor pages."""
 
     permission_classes = [CanViewProblems]
     serializer_class = ParentListOutput
-    pagination_class = ApiPagination
+    pagination_class = ApiCursorPagination
     filterset_class = ParentFilter
     filter_backends = [DjangoFilterBackend, filters.SearchFilter, filters.OrderingFilter]
     search_fields = ["problem_id", "stem", "query", "source_sample_id"]
-    ordering_fields = ["problem_id", "status", "language", "domain", "created_at", "updated_at"]
-    ordering = ["problem_id"]
+    ordering_fields = ["problem_id"]  # a cursor pages by a unique key
+    ordering = "problem_id"
 
     def get_queryset(self):
         return parent_list()
@@ -214,7 +227,7 @@ class ParentDetailApi(APIView):
 
     @extend_schema(
         operation_id="parents_retrieve",
-        responses=ParentDetailPrivateOutput,
+        responses={200: ParentDetailPrivateOutput, **errors(401, 403, 404)},
         description="`answer` and `solution` are present only for key holders (admin + probes.view_private_mapping); for every other role the keys are "
         "absent.",
     )
@@ -229,12 +242,17 @@ class ParentDetailApi(APIView):
 
 
 class PassListApi(APIView):
+    """The parent's pass documents, by pass number: a bare array, its length fixed by the protocol (at
+    most the five passes), so never paginated."""
+
     permission_classes = [CanReadPassSummary]
 
     @extend_schema(
         operation_id="passes_list",
-        responses=PassSummaryOutput(many=True),
+        responses={200: PassSummaryOutput(many=True), **errors(401, 403, 404)},
         parameters=[OpenApiParameter("problem_id", OpenApiTypes.STR, OpenApiParameter.PATH)],
+        description="The parent's pass documents by pass number: an array of at most five (one per pass "
+        "of the protocol), never paginated.",
     )
     def get(self, request: Request, problem_id: str) -> Response:
         parent = parent_or_404(problem_id)
@@ -246,12 +264,12 @@ class PassDetailApi(APIView):
 
     @extend_schema_serializer(component_name="PassUpdateInput")
     class InputSerializer(serializers.Serializer):
-        document = serializers.JSONField(help_text="The whole pass document (Kit §2.4).")
+        document = json_object("The whole Kit pass document of this pass (Kit §2.4: pass 1–5).")
 
     @extend_schema(
         operation_id="passes_retrieve",
         parameters=PASS_PATH_PARAMS,
-        responses={200: PassStateOutput, 404: ERROR_RESPONSE, 409: ERROR_RESPONSE},
+        responses={200: PassStateOutput, **errors(401, 403, 404, 409)},
     )
     def get(self, request: Request, problem_id: str, pass_no: int) -> Response:
         parent = parent_or_404(problem_id)
@@ -262,7 +280,7 @@ class PassDetailApi(APIView):
         operation_id="passes_update",
         parameters=[*PASS_PATH_PARAMS, IF_MATCH],
         request=InputSerializer,
-        responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE, 428: ERROR_RESPONSE},
+        responses={200: PassStateOutput, **errors(400, 401, 403, 404, 409, 428)},
     )
     def put(self, request: Request, problem_id: str, pass_no: int) -> Response:
         parent = parent_or_404(problem_id)
@@ -286,7 +304,7 @@ class PassSubmitApi(APIView):
         operation_id="passes_submit",
         parameters=PASS_PATH_PARAMS,
         request=None,
-        responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE},
+        responses={200: PassStateOutput, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = pass_or_404(parent_or_404(problem_id), pass_no)
@@ -311,7 +329,7 @@ class PassApproveApi(APIView):
         operation_id="passes_approve",
         parameters=PASS_PATH_PARAMS,
         request=InputSerializer,
-        responses={200: PassStateOutput, 403: ERROR_RESPONSE, 409: ERROR_RESPONSE},
+        responses={200: PassStateOutput, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = pass_or_404(parent_or_404(problem_id), pass_no)
@@ -335,7 +353,7 @@ class PassRejectApi(APIView):
         operation_id="passes_reject",
         parameters=PASS_PATH_PARAMS,
         request=InputSerializer,
-        responses={200: PassStateOutput, 400: ERROR_RESPONSE, 409: ERROR_RESPONSE},
+        responses={200: PassStateOutput, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request: Request, problem_id: str, pass_no: int) -> Response:
         doc = pass_or_404(parent_or_404(problem_id), pass_no)
@@ -360,7 +378,7 @@ class ImportCreateApi(APIView):
     @extend_schema(
         operation_id="imports_create",
         request=InputSerializer,
-        responses={202: ImportJobOutput, 400: ERROR_RESPONSE},
+        responses={202: ImportJobOutput, **errors(400, 401, 403, 413)},
     )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -374,7 +392,7 @@ class ImportCreateApi(APIView):
 class ImportDetailApi(APIView):
     permission_classes = [CanImport]
 
-    @extend_schema(operation_id="imports_retrieve", responses=ImportJobOutput)
+    @extend_schema(operation_id="imports_retrieve", responses={200: ImportJobOutput, **errors(401, 403, 404)})
     def get(self, request: Request, job_id: int) -> Response:
         job = import_job_get(job_id=job_id)
         if job is None:

@@ -10,49 +10,25 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit.disclosure import disclose, may_show_targets
-from physalign_site.api import ApiErrorOutput, json_list, json_object, json_value, role_permission
+from physalign_site.api import (
+    ApiCursorPagination,
+    ApiErrorOutput,
+    cursor_page,
+    errors,
+    json_list,
+    json_object,
+    json_value,
+    role_permission,
+)
 from probes.models import CompileRun, Probe, Release
 from probes.permissions import can_manage_probes, can_read_public_release, can_view_private_mapping
 from probes.services import compile_run_create, release_zip_file, release_zip_queue
 
 from ..selectors import probe_list, probe_parent_pairs
-
-
-class _Pages(PageNumberPagination):
-    page_size = 50
-    max_page_size = 500
-    page_size_query_param = "page_size"
-
-
-class _ReleaseRecordCursor(CursorPagination):
-    """Keyset pages over a release's records: ``logical_probe_id`` is unique within a release
-    (``release_item_unique``, whose index serves the ordering), so a late page costs what the first does."""
-
-    ordering = "logical_probe_id"
-    page_size = _Pages.page_size
-    max_page_size = _Pages.max_page_size
-    page_size_query_param = "page_size"
-
-    def decode_cursor(self, request: Any) -> Any:
-        cursor = super().decode_cursor(request)
-        # the stubs type Cursor.position int; decode_cursor takes it from the query string, as text
-        position: str | None = cursor.position if cursor is not None else None  # type: ignore[assignment]
-        if position is not None and not position.isprintable():
-            raise NotFound(self.invalid_cursor_message)  # a NUL would reach the database as a literal
-        return cursor
-
-
-def _paginated(view: APIView, request: Any, rows: Any, output: type[serializers.Serializer]) -> Response:
-    pages = view.pagination_class()  # type: ignore[attr-defined]  # each view passed here sets one
-    page = pages.paginate_queryset(rows, request, view=view)
-    return pages.get_paginated_response(output(page, many=True).data)
-
 
 REFUSED = "You do not have permission for this."
 CanManageProbes = role_permission(can_manage_probes, message=REFUSED, name="CanManageProbes")
@@ -71,6 +47,31 @@ MESSAGES = {
     "properties": {"system": {"type": "string"}, "user": {"type": "string"}},
 }
 STRINGS = {"type": "string"}
+STRING_LIST = {"type": "array", "items": STRINGS}
+INTEGERS = {"type": "object", "additionalProperties": {"type": "integer"}}
+COMPILE_PARAMETERS = {
+    "type": "object",
+    "description": "What the run was asked for: ``parent_ids`` or ``all``, and the chunking it was given.",
+    "properties": {
+        "parent_ids": STRING_LIST,
+        "all": {"type": "boolean"},
+        "chunk_size": {"type": "integer"},
+        "lease_seconds": {"type": "integer"},
+    },
+}
+COMPILE_COUNTS = {
+    **INTEGERS,
+    "description": "Counted by the run: parents, probes, blocked_groups, probes per interface (T02-single, "
+    "…) and the pools' sizes after the membership refresh; {} until it has run.",
+}
+COMPILE_TIMINGS = {
+    "type": "object",
+    "description": "Seconds per compile stage (compile_s, render_s, db_s, load_s, store_s); {} until it has run.",
+    "additionalProperties": {"type": "number"},
+}
+
+
+CURSOR_NEWEST_FIRST = "Cursor pages, newest first (`?cursor=`, `?page_size=` up to 500). 404: a bad cursor."
 
 
 # --- compile runs -------------------------------------------------------------------------------------
@@ -81,21 +82,24 @@ class CompileRunOutput(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField(help_text="queued | running | succeeded | failed")
     seed = serializers.IntegerField()
-    parameters = json_object('{"parent_ids": [...]} or {"all": true}')
+    parameters = json_value(COMPILE_PARAMETERS)
     total = serializers.IntegerField(help_text="Parents to compile.")
     done = serializers.IntegerField(help_text="Parents of the chunks done.")
     chunks_total = serializers.IntegerField(help_text="Chunks of parents, one worker task each.")
     chunks_done = serializers.IntegerField()
     progress_percent = serializers.IntegerField()
-    counts = json_object("Probes, parents, interfaces and blocked groups counted by the run.")
-    timings = json_object("Seconds per compile stage.")
+    counts = json_value(COMPILE_COUNTS)
+    timings = json_value(COMPILE_TIMINGS)
     issues = serializers.IntegerField(source="issues.count", help_text="Compile issues recorded by the run.")
     created_at = serializers.DateTimeField()
 
 
 class CompileRunListApi(APIView):
+    """Compile runs, newest first, in cursor pages; POST starts one."""
+
     permission_classes = [CanManageProbes]
-    pagination_class = _Pages
+    pagination_class = ApiCursorPagination
+    ordering = "-pk"
 
     @extend_schema_serializer(component_name="CompileRunCreateInput")
     class InputSerializer(serializers.Serializer):
@@ -111,14 +115,20 @@ class CompileRunListApi(APIView):
                 raise serializers.ValidationError("Give either parent_ids or all=true.")
             return attrs
 
-    @extend_schema(operation_id="compile_runs_list", responses=CompileRunOutput(many=True))
+    @extend_schema(
+        operation_id="compile_runs_list",
+        responses={200: CompileRunOutput(many=True), **errors(401, 403, 404)},
+        description=CURSOR_NEWEST_FIRST,
+    )
     def get(self, request):
-        return _paginated(self, request, CompileRun.objects.all(), CompileRunOutput)
+        return cursor_page(
+            self, request, CompileRun.objects.all(), lambda page: CompileRunOutput(page, many=True).data
+        )
 
     @extend_schema(
         operation_id="compile_runs_create",
         request=InputSerializer,
-        responses={202: CompileRunOutput, 400: ApiErrorOutput},
+        responses={202: CompileRunOutput, **errors(400, 401, 403)},
     )
     def post(self, request):
         data = self.InputSerializer(data=request.data)
@@ -135,7 +145,9 @@ class CompileRunListApi(APIView):
 class CompileRunDetailApi(APIView):
     permission_classes = [CanManageProbes]
 
-    @extend_schema(operation_id="compile_runs_detail", responses=CompileRunOutput)
+    @extend_schema(
+        operation_id="compile_runs_detail", responses={200: CompileRunOutput, **errors(401, 403, 404)}
+    )
     def get(self, request, run_id: int):
         return Response(CompileRunOutput(get_object_or_404(CompileRun, pk=run_id)).data)
 
@@ -169,10 +181,14 @@ class ProbeOutput(serializers.Serializer):
 class ProbePrivateFieldsOutput(serializers.Serializer):
     """metadata.PRIVATE.json (native_probe_metadata_v1, Kit names) holds private candidate types."""
 
-    key = json_object("The probe key (candidate map, targets, anchors, packet plan, …).", source="key.key")
+    key = json_object(
+        "The Kit probe key (Kit §2.9: candidate map, targets, anchors, packet plan, …).", source="key.key"
+    )
     gold_aliases = json_list(STRINGS, source="key.gold_aliases")
-    metadata = json_object("Diagnostics (private candidate types).")
-    assets = json_object(source="key.assets")
+    metadata = json_object(
+        "The Kit probe metadata (native_probe_metadata_v1 diagnostics: private candidate types)."
+    )
+    assets = json_object("The Kit probe draft's assets, by asset id.", source="key.assets")
 
 
 @extend_schema_serializer(component_name="ProbePrivate")
@@ -218,8 +234,11 @@ def probe_fields_parse(text: str) -> tuple[str, ...]:
 
 
 class ProbeListApi(APIView):
+    """Live probes by logical probe id, in cursor pages."""
+
     permission_classes = [CanManageProbes]
-    pagination_class = _Pages
+    pagination_class = ApiCursorPagination
+    ordering = "logical_probe_id"  # unique
 
     class FilterSerializer(serializers.Serializer):
         """Query-string filters, as typed (a NUL or lone surrogate is a 400, not a database error)."""
@@ -252,10 +271,11 @@ class ProbeListApi(APIView):
 
     @extend_schema(
         operation_id="probes_list",
-        responses=ProbeListItemOutput(many=True),
+        responses={200: ProbeListItemOutput(many=True), **errors(400, 401, 403, 404)},
         parameters=[FilterSerializer],
         description="A summary per probe (or the fields `?fields=` names); the full probe is "
-        "`/api/probes/{logical_probe_id}/`. Nothing private is ever listed.",
+        "`/api/probes/{logical_probe_id}/`. Nothing private is ever listed. Cursor pages by logical probe id "
+        "(`?cursor=`, `?page_size=` up to 500). 400: an unknown field; 404: a bad cursor.",
     )
     def get(self, request):
         filters = self.FilterSerializer(data=request.query_params)
@@ -263,12 +283,13 @@ class ProbeListApi(APIView):
         options = dict(filters.validated_data)
         fields = options.pop("fields")
         columns = [c for f in fields for c in _PROBE_COLUMNS.get(f, (f,))]
-        rows = probe_list(**options).only("pk", *columns)
+        # the cursor reads the ordering column of the page's last row: loaded with the page, never per row
+        rows = probe_list(**options).only("pk", self.ordering, *columns)
         if "problem_id" not in fields:
             rows = rows.select_related(None)  # no join for a parent nothing reads
-        pages = self.pagination_class()
-        page = pages.paginate_queryset(rows, request, view=self)
-        return pages.get_paginated_response(ProbeListItemOutput(page, many=True, fields=fields).data)
+        return cursor_page(
+            self, request, rows, lambda page: ProbeListItemOutput(page, many=True, fields=fields).data
+        )
 
 
 class ProbeDetailApi(APIView):
@@ -276,7 +297,7 @@ class ProbeDetailApi(APIView):
 
     @extend_schema(
         operation_id="probes_detail",
-        responses=ProbePrivateOutput,
+        responses={200: ProbePrivateOutput, **errors(401, 403, 404)},
         description="`private` is present only with the scorer permission; otherwise the key is absent.",
     )
     def get(self, request, logical_probe_id: str):
@@ -296,7 +317,7 @@ class ReleaseOutput(serializers.Serializer):
     split = serializers.CharField()
     origin = serializers.CharField(help_text="exported | imported")
     artifact_mode = serializers.CharField()
-    counts = json_object("Probes and parents per pool.")
+    counts = json_object("The Kit release manifest's counts (probes and parents per pool).")
     zip_status = serializers.CharField(help_text="none | queued | running | ready | failed")
     zip_progress = serializers.IntegerField()
     created_at = serializers.DateTimeField()
@@ -314,7 +335,7 @@ class ReleaseRecordOutput(serializers.Serializer):
     language = serializers.CharField()
     split = serializers.CharField()
     condition = serializers.CharField(help_text="raw | gold")
-    input = json_object("messages and attachments a model receives")
+    input = json_object("The Kit public record's input: the messages and attachments a model receives.")
 
     def to_representation(self, instance: Any) -> Any:
         return instance  # the frozen record, byte for byte (its hashes are part of the release)
@@ -324,22 +345,31 @@ class ReleaseRecordOutput(serializers.Serializer):
 class ReleasePrivateOutput(serializers.Serializer):
     logical_probe_id = serializers.CharField()
     private_mapping = json_object("The probe's private mapping (Kit private record).")
-    membership = json_object("Pools, split and group of the probe.")
+    membership = json_object("The probe's Kit membership record (pools, split and group).")
 
 
 class ReleaseListApi(APIView):
-    permission_classes = [CanReadPublicRelease]
-    pagination_class = _Pages
+    """Releases, newest first, in cursor pages."""
 
-    @extend_schema(operation_id="releases_list", responses=ReleaseOutput(many=True))
+    permission_classes = [CanReadPublicRelease]
+    pagination_class = ApiCursorPagination
+    ordering = "-pk"
+
+    @extend_schema(
+        operation_id="releases_list",
+        responses={200: ReleaseOutput(many=True), **errors(401, 403, 404)},
+        description=CURSOR_NEWEST_FIRST,
+    )
     def get(self, request):
-        return _paginated(self, request, Release.objects.all(), ReleaseOutput)
+        return cursor_page(
+            self, request, Release.objects.all(), lambda page: ReleaseOutput(page, many=True).data
+        )
 
 
 class ReleaseDetailApi(APIView):
     permission_classes = [CanReadPublicRelease]
 
-    @extend_schema(operation_id="releases_detail", responses=ReleaseOutput)
+    @extend_schema(operation_id="releases_detail", responses={200: ReleaseOutput, **errors(401, 403, 404)})
     def get(self, request, release_id: str):
         return Response(ReleaseOutput(get_object_or_404(Release, release_id=release_id)).data)
 
@@ -348,13 +378,16 @@ class ReleaseProbesApi(APIView):
     """Public records of a release; ``?condition=gold`` gives the +GT records (pool P)."""
 
     permission_classes = [CanReadPublicRelease]
-    pagination_class = _ReleaseRecordCursor
+    pagination_class = ApiCursorPagination
+    # unique within a release (``release_item_unique``, whose index serves the ordering)
+    ordering = "logical_probe_id"
 
     @extend_schema(
         operation_id="releases_public_probes",
         description="Public records of a release; `?condition=gold` gives the +GT records (pool P). "
-        "Cursor pages of 50 (`page_size` up to 500) in `logical_probe_id` order: follow `next`.",
-        responses=ReleaseRecordOutput(many=True),
+        "Cursor pages of 50 (`page_size` up to 500) in `logical_probe_id` order: follow `next`. 404: no such "
+        "release, or a bad cursor.",
+        responses={200: ReleaseRecordOutput(many=True), **errors(401, 403, 404)},
         parameters=[
             OpenApiParameter(
                 "condition",
@@ -372,28 +405,38 @@ class ReleaseProbesApi(APIView):
         items = release.items.only("pk", "logical_probe_id", "public_gold" if gold else "public_raw")
         if gold:
             items = items.filter(public_gold__isnull=False)
-        pages = self.pagination_class()
-        page = pages.paginate_queryset(items, request, view=self)
-        assert page is not None  # None only without a page size, and the cursor has one
-        records = [i.public_gold if gold else i.public_raw for i in page]
-        return pages.get_paginated_response(ReleaseRecordOutput(records, many=True).data)
+        return cursor_page(
+            self,
+            request,
+            items,
+            lambda page: (
+                ReleaseRecordOutput([i.public_gold if gold else i.public_raw for i in page], many=True).data
+            ),
+        )
 
 
 class ReleasePrivateApi(APIView):
     """Private mappings and membership: scorer permission only."""
 
     permission_classes = [CanViewPrivateMapping]
-    pagination_class = _Pages
+    pagination_class = ApiCursorPagination
+    ordering = "logical_probe_id"  # unique within a release
 
-    @extend_schema(operation_id="releases_private_mappings", responses=ReleasePrivateOutput(many=True))
+    @extend_schema(
+        operation_id="releases_private_mappings",
+        responses={200: ReleasePrivateOutput(many=True), **errors(401, 403, 404)},
+        description="Cursor pages of 50 (`page_size` up to 500) in `logical_probe_id` order: follow `next`. "
+        "404: no such release, or a bad cursor.",
+    )
     def get(self, request, release_id: str):
         release = get_object_or_404(Release, release_id=release_id)
-        pages = self.pagination_class()
-        page = pages.paginate_queryset(release.items.all(), request, view=self)
-        assert page is not None  # None only without a page size, and _Pages has one
-        shown = probe_parent_pairs((item.problem_id, item.logical_probe_id) for item in page)
-        disclose(request.user, where="api:release-private", probes=shown)
-        return pages.get_paginated_response(ReleasePrivateOutput(page, many=True).data)
+
+        def render(page: list[Any]) -> Any:
+            shown = probe_parent_pairs((item.problem_id, item.logical_probe_id) for item in page)
+            disclose(request.user, where="api:release-private", probes=shown)
+            return ReleasePrivateOutput(page, many=True).data
+
+        return cursor_page(self, request, release.items.all(), render)
 
 
 class ReleaseZipApi(APIView):
@@ -401,7 +444,11 @@ class ReleaseZipApi(APIView):
 
     permission_classes = [CanBuildReleaseZip]
 
-    @extend_schema(operation_id="releases_zip_build", request=None, responses={202: ReleaseOutput})
+    @extend_schema(
+        operation_id="releases_zip_build",
+        request=None,
+        responses={202: ReleaseOutput, **errors(401, 403, 404)},
+    )
     def post(self, request, release_id: str):
         release = release_zip_queue(
             release=get_object_or_404(Release, release_id=release_id), actor=request.user
@@ -414,7 +461,8 @@ class ReleaseZipApi(APIView):
             (200, "application/zip"): OpenApiResponse(
                 OpenApiTypes.BINARY, description="The release's public zip."
             ),
-            404: OpenApiResponse(description="The zip is not built yet."),
+            **errors(401, 403),
+            404: OpenApiResponse(ApiErrorOutput, description="No such release, or its zip is not built yet."),
         },
     )
     def get(self, request, release_id: str):

@@ -34,6 +34,15 @@ MESSAGES = {
 }
 STRINGS = {"type": "string"}
 STRING_LIST = {"type": "array", "items": STRINGS}
+# a blind answer as stored: the contract's binding key → the aliases chosen, ``read`` → anchor → the text read
+BLIND_ANSWER = {
+    "type": "object",
+    "nullable": True,
+    "description": "{<binding_key>: [aliases], read: {anchor: text}}; null when it cannot be answered.",
+    "additionalProperties": {
+        "oneOf": [STRING_LIST, {"type": "object", "additionalProperties": STRINGS}],
+    },
+}
 
 
 @extend_schema_serializer(component_name="ReviewGate")
@@ -158,15 +167,13 @@ class ProbePublicOutput(_Gates, serializers.Serializer):
 @extend_schema_serializer(component_name="ReviewBlindAnswer")
 class BlindOutput(serializers.Serializer):
     sequence = serializers.IntegerField()
-    answer = json_object(
-        "{binding_key: [aliases], read: {anchor: text}}; null when it cannot be answered.", allow_null=True
-    )
+    answer = json_value(BLIND_ANSWER, allow_null=True)
     cannot_answer = serializers.BooleanField()
 
 
 READ_TARGET = {
     "type": "object",
-    "properties": {"anchor_alias": STRINGS, "expected": {}, "normalizer_id": STRINGS},
+    "properties": {"anchor_alias": STRINGS, "expected": STRINGS, "normalizer_id": STRINGS},
 }
 DECISION_VIEW = {
     "type": "object",
@@ -188,7 +195,7 @@ BLIND_VIEW = {
     "type": "object",
     "additionalProperties": {},
     "properties": {
-        "answer": {"type": "object", "nullable": True, "additionalProperties": {}},
+        "answer": BLIND_ANSWER,
         "cannot_answer": {"type": "boolean"},
         "reason": STRINGS,
         "matches_target": {"type": "boolean", "nullable": True},
@@ -209,13 +216,24 @@ class RevealOutput(serializers.Serializer):
     expected_binding_aliases = json_list(STRINGS)
     read = json_list(READ_TARGET, description="Expected readings per read anchor")
     packet = json_list(
-        {"type": "object", "additionalProperties": {}}, description="The +GT recognition packet"
+        {
+            "type": "object",
+            "additionalProperties": {},
+            "description": "An entry of the Kit recognition packet",
+        },
+        description="The +GT recognition packet",
     )
-    packet_plan = json_object()
+    packet_plan = json_object("The Kit probe key's packet plan (observation ids, …)")
     gold_messages = json_value(MESSAGES)
-    source_records = json_value({"type": "array", "items": {}, "nullable": True})
-    diagnostics = json_object("Compile diagnostics (probe metadata)")
-    candidate_map = json_object("Alias → private candidate")
+    source_records = json_value(
+        {
+            "type": "array",
+            "nullable": True,
+            "items": {"type": "object", "additionalProperties": {}, "description": "A Kit source record"},
+        }
+    )
+    diagnostics = json_object("The Kit probe metadata (compile diagnostics)")
+    candidate_map = json_object("The Kit probe key's candidate map: alias → private candidate")
     blind_answer = json_value(BLIND_VIEW, help_text="The reviewer's own blind answer and whether it matched")
     other_decisions = json_list(
         DECISION_VIEW, description="Primary and secondary decisions (adjudicators only)"
@@ -321,12 +339,28 @@ class PlanOutput(serializers.Serializer):
     context = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
 
 
+class FiniteRiskOutput(serializers.Serializer):
+    """``audit_stats.FiniteRisk.as_dict()``"""
+
+    population_parents = serializers.IntegerField()
+    sample_parents = serializers.IntegerField()
+    detected_sample_parents = serializers.IntegerField()
+    upper_defective_parents_original = serializers.IntegerField()
+    removed_confirmed_parents = serializers.IntegerField()
+    remaining_population_parents = serializers.IntegerField()
+    upper_remaining_numerator = serializers.IntegerField()
+    upper_remaining_denominator = serializers.IntegerField()
+    upper_remaining_fraction = number(allow_null=True)
+    passes_5_percent = serializers.BooleanField()
+    confidence = serializers.CharField()
+
+
 class AssessmentResultOutput(serializers.Serializer):
     """``audit_stats.Assessment.as_dict()``"""
 
     accepted = serializers.BooleanField()
     blockers = json_list(STRINGS)
-    risk = json_object("The finite-population bound")
+    risk = FiniteRiskOutput(help_text="The finite-population bound (one-sided 97.5% hypergeometric)")
     pending_primary_probe_ids = json_list(STRINGS)
     pending_secondary_probe_ids = json_list(STRINGS)
     unresolved_probe_ids = json_list(STRINGS)
@@ -348,14 +382,25 @@ class PlanDetailOutput(PlanOutput):
         return AssessmentResultOutput(services.audit_assess_compute(plan).as_dict()).data
 
 
+class StoredAssessmentOutput(AssessmentResultOutput):
+    """What ``audit_assess`` stores: the live assessment's fields plus the plan it assessed."""
+
+    plan_id = serializers.IntegerField()
+    round = serializers.IntegerField()
+    campaign_id = serializers.CharField()
+    flagged_parents = json_list(STRINGS)
+
+
+@extend_schema_field(StoredAssessmentOutput)
+class StoredAssessmentField(serializers.JSONField):
+    """The stored assessment, rendered as stored (its hash is ``result_root``)."""
+
+
 @extend_schema_serializer(component_name="AuditAssessment")
 class AssessmentOutput(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     accepted = serializers.BooleanField()
-    result = json_object(
-        "The stored assessment: the live assessment's fields plus plan_id, round, campaign_id "
-        "and flagged_parents"
-    )
+    result = StoredAssessmentField(help_text="The stored assessment")
 
 
 @extend_schema_serializer(component_name="Signoff")

@@ -14,8 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from physalign_site.api import (
-    ApiErrorOutput,
+    ApiCursorPagination,
     choice_input,
+    cursor_page,
+    errors,
     role_permission,
 )
 from physalign_site.errors import ApplicationError
@@ -31,7 +33,16 @@ from review.models import (
 )
 from review.permissions import can_manage_audit, can_review, can_view_agreement, can_work_slot
 from review.reports import agreement_json, agreement_report
-from review.selectors import Gate, blind_progress, my_slots, probe_outcome, reveal_payload, slot_work
+from review.selectors import (
+    Gate,
+    audit_campaign_list,
+    blind_progress,
+    my_slot_list,
+    probe_outcome,
+    reveal_payload,
+    slot_work,
+    slot_work_counts,
+)
 
 from .serializers import (
     AgreementOutput,
@@ -87,25 +98,35 @@ class _SlotApi(APIView):
 
 
 class QueueApi(APIView):
+    """The reviewer's slots, newest first, in cursor pages; POST claims the next parent."""
+
     permission_classes = [CanReview]
+    pagination_class = ApiCursorPagination
+    ordering = "-pk"
 
     @extend_schema_serializer(component_name="ReviewClaimInput")
     class InputSerializer(serializers.Serializer):
         role = choice_input([Role.PRIMARY, Role.SECONDARY, Role.ADJUDICATOR])
         context = serializers.CharField(default="development")  # type: ignore[assignment]  # DRF takes declared fields off the class
 
-    @extend_schema(operation_id="review_queue", responses=QueueSlotOutput(many=True))
+    @extend_schema(
+        operation_id="review_queue",
+        responses={200: QueueSlotOutput(many=True), **errors(401, 403, 404)},
+        description="Cursor pages, newest slot first (`?cursor=`, `?page_size=` up to 500). 404: a bad cursor.",
+    )
     def get(self, request):
-        slots = []
-        for row in my_slots(request.user):
-            row["slot"].total, row["slot"].remaining = row["total"], row["remaining"]
-            slots.append(row["slot"])
-        return Response(QueueSlotOutput(slots, many=True).data)
+        def render(page: list[ReviewSlot]) -> Any:
+            counts = slot_work_counts(page)
+            for slot in page:
+                slot.total, slot.remaining = counts[slot.pk]  # type: ignore[attr-defined]  # read by the output
+            return QueueSlotOutput(page, many=True).data
+
+        return cursor_page(self, request, my_slot_list(request.user), render)
 
     @extend_schema(
         operation_id="review_claim",
         request=InputSerializer,
-        responses={201: SlotOutput, 400: ApiErrorOutput, 403: ApiErrorOutput, 404: ApiErrorOutput},
+        responses={201: SlotOutput, **errors(400, 401, 403, 404)},
     )
     def post(self, request):
         data = self.InputSerializer(data=request.data)
@@ -115,7 +136,7 @@ class QueueApi(APIView):
 
 
 class SlotApi(_SlotApi):
-    @extend_schema(operation_id="review_slot", responses=SlotDetailOutput)
+    @extend_schema(operation_id="review_slot", responses={200: SlotDetailOutput, **errors(401, 403, 404)})
     def get(self, request, slot_id: int):
         slot = self.slot(request, slot_id, ReviewSlot.objects.select_related("parent"))
         return Response(SlotDetailOutput(slot, context={"progress": blind_progress(slot)}).data)
@@ -123,7 +144,9 @@ class SlotApi(_SlotApi):
 
 class SlotReleaseApi(_SlotApi):
     @extend_schema(
-        operation_id="review_slot_release", request=None, responses={200: SlotOutput, 409: ApiErrorOutput}
+        operation_id="review_slot_release",
+        request=None,
+        responses={200: SlotOutput, **errors(401, 403, 404, 409)},
     )
     def post(self, request, slot_id: int):
         slot = self.slot(request, slot_id, ReviewSlot.objects.select_related("parent"))
@@ -143,7 +166,11 @@ class BlindOrderApi(APIView):
         context = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
         blind_order = serializers.ChoiceField(choices=BlindOrder.values)
 
-    @extend_schema(operation_id="review_blind_order_set", request=InputSerializer, responses=OutputSerializer)
+    @extend_schema(
+        operation_id="review_blind_order_set",
+        request=InputSerializer,
+        responses={200: OutputSerializer, **errors(400, 401, 403, 404)},
+    )
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -159,7 +186,9 @@ class BlindOrderApi(APIView):
 
 
 class ProbePublicApi(_SlotApi):
-    @extend_schema(operation_id="review_probe_public", responses=ProbePublicOutput)
+    @extend_schema(
+        operation_id="review_probe_public", responses={200: ProbePublicOutput, **errors(401, 403, 404)}
+    )
     def get(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = self.slot_probe(request, slot_id, logical_probe_id)
         return Response(ProbePublicOutput(probe, context={"progress": blind_progress(slot)}).data)
@@ -178,7 +207,7 @@ class BlindApi(_SlotApi):
     @extend_schema(
         operation_id="review_blind_submit",
         request=InputSerializer,
-        responses={201: BlindOutput, 400: ApiErrorOutput, 409: ApiErrorOutput},
+        responses={201: BlindOutput, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = self.slot_probe(request, slot_id, logical_probe_id)
@@ -191,7 +220,9 @@ class BlindApi(_SlotApi):
 
 
 class TargetApi(_SlotApi):
-    @extend_schema(operation_id="review_target_reveal", responses={200: RevealOutput, 403: ApiErrorOutput})
+    @extend_schema(
+        operation_id="review_target_reveal", responses={200: RevealOutput, **errors(401, 403, 404)}
+    )
     def get(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = self.slot_probe(request, slot_id, logical_probe_id)
         _require_gate(blind_progress(slot).reveal_gate(probe))
@@ -211,7 +242,7 @@ class DecisionApi(_SlotApi):
     @extend_schema(
         operation_id="review_decide",
         request=InputSerializer,
-        responses={201: DecisionRecordedOutput, 400: ApiErrorOutput, 403: ApiErrorOutput},
+        responses={201: DecisionRecordedOutput, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request, slot_id: int, logical_probe_id: str):
         slot, probe = self.slot_probe(request, slot_id, logical_probe_id)
@@ -243,7 +274,12 @@ class AgreementApi(APIView):
             help_text="development (default) or audit:<plan id>",
         )
 
-    @extend_schema(operation_id="review_agreement", responses=AgreementOutput, parameters=[FilterSerializer])
+    @extend_schema(
+        operation_id="review_agreement",
+        # a NUL or lone surrogate in ?context= is refused (400) before any view, by the middleware
+        responses={200: AgreementOutput, **errors(401, 403)},
+        parameters=[FilterSerializer],
+    )
     def get(self, request):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
@@ -251,13 +287,27 @@ class AgreementApi(APIView):
 
 
 class CampaignListApi(APIView):
+    """Audit campaigns, newest first, in cursor pages; POST opens one."""
+
     permission_classes = [CanManageAudit]
+    pagination_class = ApiCursorPagination
+    ordering = "-pk"
 
-    @extend_schema(operation_id="review_campaigns", responses=CampaignListedOutput(many=True))
+    @extend_schema(
+        operation_id="review_campaigns",
+        responses={200: CampaignListedOutput(many=True), **errors(401, 403, 404)},
+        description="Cursor pages, newest first (`?cursor=`, `?page_size=` up to 500). 404: a bad cursor.",
+    )
     def get(self, request):
-        return Response(CampaignListedOutput(AuditCampaign.objects.all(), many=True).data)
+        return cursor_page(
+            self, request, audit_campaign_list(), lambda page: CampaignListedOutput(page, many=True).data
+        )
 
-    @extend_schema(operation_id="review_campaign_create", request=None, responses={201: CampaignOutput})
+    @extend_schema(
+        operation_id="review_campaign_create",
+        request=None,
+        responses={201: CampaignOutput, **errors(401, 403)},
+    )
     def post(self, request):
         campaign = services.audit_campaign_create(actor=request.user)
         return Response(CampaignOutput(campaign).data, status=201)
@@ -269,7 +319,7 @@ class PlanCreateApi(APIView):
     @extend_schema(
         operation_id="review_plan_create",
         request=None,
-        responses={201: PlanOutput, 400: ApiErrorOutput, 409: ApiErrorOutput},
+        responses={201: PlanOutput, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request, campaign_pk: int):
         campaign = get_object_or_404(AuditCampaign, pk=campaign_pk)
@@ -281,7 +331,7 @@ class PlanCreateApi(APIView):
 class PlanApi(APIView):
     permission_classes = [CanManageAudit]
 
-    @extend_schema(operation_id="review_plan", responses=PlanDetailOutput)
+    @extend_schema(operation_id="review_plan", responses={200: PlanDetailOutput, **errors(401, 403, 404)})
     def get(self, request, plan_pk: int):
         return Response(PlanDetailOutput(get_object_or_404(AuditPlan, pk=plan_pk)).data)
 
@@ -292,7 +342,7 @@ class AssessApi(APIView):
     @extend_schema(
         operation_id="review_plan_assess",
         request=None,
-        responses={201: AssessmentOutput, 400: ApiErrorOutput, 409: ApiErrorOutput},
+        responses={201: AssessmentOutput, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request, plan_pk: int):
         plan = get_object_or_404(AuditPlan, pk=plan_pk)
@@ -313,7 +363,7 @@ class SignoffApi(APIView):
     @extend_schema(
         operation_id="review_signoff_create",
         request=InputSerializer,
-        responses={201: SignoffOutput, 400: ApiErrorOutput, 409: ApiErrorOutput},
+        responses={201: SignoffOutput, **errors(400, 401, 403, 409)},
     )
     def post(self, request):
         data = self.InputSerializer(data=request.data)

@@ -22,7 +22,6 @@ from physalign_site.api import (
     ApiCursorPagination,
     ApiErrorOutput,
     json_list,
-    json_object,
     json_value,
     number,
     role_permission,
@@ -34,8 +33,8 @@ from ..grading import solve_response_grade
 from ..models import SolveResponse, SolveRun
 from ..permissions import can_grade_solving, can_run_solving
 from ..runs import RunStats, debate_run_create, run_stats, solve_run_create
-from ..runs.create import BOOLEAN_SETTINGS, INTEGER_SETTINGS, OCR_MODES, REL_TOL_MAX, SETTING_FIELDS
 from ..summary import solve_run_summary
+from .schemas import DEBATE_SETTINGS_SCHEMA, SOLVE_MANIFEST_SCHEMA, TURN_RECORD_SCHEMA
 
 CanRunSolving = role_permission(can_run_solving, name="CanRunSolving")
 CanGradeSolving = role_permission(can_grade_solving, name="CanGradeSolving")
@@ -148,7 +147,7 @@ class SolveRunOutput(serializers.Serializer):
 
 @extend_schema_serializer(component_name="SolveRunDetail")
 class SolveRunDetailOutput(SolveRunOutput):
-    manifest = json_object("The run manifest as stored: code revision, package versions, prompt hashes")
+    manifest = json_value(SOLVE_MANIFEST_SCHEMA)
     parent_ids = json_list({"type": "string"})
     responses = serializers.SerializerMethodField()
 
@@ -168,7 +167,12 @@ class DebateRunOutput(serializers.Serializer):
     status = serializers.CharField(source="run.status")
     label = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
     level = serializers.IntegerField(allow_null=True, help_text="Debate level 1–5 (null for a single solver)")
-    settings = json_object("The debate's ablation switches as stored ({} for a single solver)")
+    settings = json_value(
+        {
+            **DEBATE_SETTINGS_SCHEMA,
+            "description": "The debate's ablation switches as stored ({} for a single solver)",
+        }
+    )
     settings_label = serializers.CharField()
     solvers = json_list({"type": "string", "nullable": True})
     pruner = serializers.CharField(source="pruner_name", allow_null=True)
@@ -303,24 +307,6 @@ class SolveResponseGradeApi(APIView):
 
 # --- debate runs --------------------------------------------------------------------------------------
 
-DEBATE_SETTINGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "The ablation switches (Debate §3, Table 1); an omitted one takes the solver's default, an "
-    "unknown one is refused.",
-    "properties": {
-        **{key: {"type": "boolean"} for key in BOOLEAN_SETTINGS},
-        **{
-            key: {"type": "integer", "minimum": low, "maximum": high}
-            for key, (low, high) in INTEGER_SETTINGS.items()
-        },
-        "rel_tol": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": REL_TOL_MAX},
-        "ocr": {"type": "string", "enum": list(OCR_MODES)},
-        "default_solver": {"type": "string", "description": "One of the solvers (default: the first)."},
-    },
-    "additionalProperties": False,
-}
-assert set(DEBATE_SETTINGS_SCHEMA["properties"]) == set(SETTING_FIELDS)  # the schema names every setting
-
 
 class DebateRunListApi(APIView):
     """Debate runs, newest first, with their accuracy and cost; creating one plans and queues a debate."""
@@ -405,11 +391,7 @@ class DebateTurnOutput(serializers.Serializer):
     agent = serializers.CharField()
     model = serializers.CharField(source="model.name", allow_null=True, default=None)
     raw_output = serializers.CharField()
-    parsed = json_object(
-        "The turn's record as stored (open JSON): answer and canonical form, label/kept, vote groups, "
-        "selection …",
-        allow_null=True,
-    )
+    parsed = json_value(TURN_RECORD_SCHEMA, allow_null=True)
     status = serializers.CharField()
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()

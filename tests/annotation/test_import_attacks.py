@@ -558,7 +558,7 @@ def test_a_stale_approval_is_renewed_only_by_a_review_of_the_new_content(
 
 
 def _sources(user) -> dict[str, str]:
-    return {s["name"]: s["license"] for s in _client(user).get("/api/sources/").data}
+    return {s["name"]: s["license"] for s in _client(user).get("/api/sources/").data["results"]}
 
 
 LICENSED = {**ROW, "license": "CC BY 4.0"}

@@ -128,7 +128,10 @@ def test_history_diff_and_revert_through_the_api(annotator):
     )
     api = _api(annotator)
     versions = api.get(reverse("annotation-api:pass-version-list", args=[parent.problem_id, 1])).json()
-    assert [v["version"] for v in versions] == [2, 1]
+    assert [v["version"] for v in versions["results"]] == [2, 1] and versions["next"] is None
+    first = api.get(reverse("annotation-api:pass-version-list", args=[parent.problem_id, 1]) + "?page_size=1")
+    assert [v["version"] for v in first.json()["results"]] == [2]
+    assert [v["version"] for v in api.get(first.json()["next"]).json()["results"]] == [1]
     diff = api.get(reverse("annotation-api:pass-diff", args=[parent.problem_id, 1]) + "?from=1&to=2").json()
     assert diff["counts"] == {"added": 1, "removed": 0, "changed": 0}
     assert diff["changes"][0]["record_id"] == "u001"
@@ -141,7 +144,9 @@ def test_history_diff_and_revert_through_the_api(annotator):
     assert response.json()["version"] == 3 and response.json()["document"] == doc
     notes = [
         v["note"]
-        for v in api.get(reverse("annotation-api:pass-version-list", args=[parent.problem_id, 1])).json()
+        for v in api.get(reverse("annotation-api:pass-version-list", args=[parent.problem_id, 1])).json()[
+            "results"
+        ]
     ]
     assert notes[0] == "reverted to v1"
 

@@ -39,6 +39,14 @@ SECRET_ANSWER, SECRET_SOLUTION = "MATRIX-PARENT-ANSWER-42", "MATRIX-PARENT-SOLUT
 CASES: list[Case] = [
     # --- site-wide API ---
     Case("me", "get", "/api/me/", expected=statuses(200, anonymous=403)),
+    Case(
+        "token with an unknown token header",
+        "post",
+        "/api/auth/token/",
+        {"username": "nobody", "password": "wrong"},
+        headers={"Authorization": "Token not-a-real-token"},
+        expected=statuses(401),
+    ),
     Case("schema", "get", "/api/schema/", expected=statuses(200, anonymous=403)),
     Case("docs", "get", "/api/docs/", expected=statuses(200, anonymous=302)),  # a page: to the login form
     Case(
@@ -90,6 +98,19 @@ CASES: list[Case] = [
         expected=only({ADM: 201}),
     ),
     Case("source detail", "get", lambda w: f"/api/sources/{w.source_id}/", expected=API_READERS),
+    Case(
+        "source detail missing",
+        "get",
+        "/api/sources/999999/",
+        expected=statuses(404, anonymous=403, no_role=403),
+    ),
+    Case(
+        "sources list, a bad cursor",
+        "get",
+        "/api/sources/?cursor=not-a-cursor",
+        expected=statuses(404, anonymous=403, no_role=403),
+    ),
+    Case("sources create bad body", "post", "/api/sources/", {"name": ""}, expected=only({ADM: 400})),
     # --- parents ---
     Case("parents list", "get", "/api/parents/", expected=API_READERS),
     Case(
@@ -106,6 +127,18 @@ CASES: list[Case] = [
         secrets=lambda w: [SECRET_ANSWER, SECRET_SOLUTION],
     ),
     Case(
+        "parents list, an unknown language",
+        "get",
+        "/api/parents/?language=fr",
+        expected=statuses(400, anonymous=403, no_role=403),
+    ),
+    Case(
+        "parents list, a bad cursor",
+        "get",
+        "/api/parents/?cursor=not-a-cursor",
+        expected=statuses(404, anonymous=403, no_role=403),
+    ),
+    Case(
         "parent detail missing",
         "get",
         "/api/parents/no-such-problem/",
@@ -113,6 +146,12 @@ CASES: list[Case] = [
     ),
     # --- passes ---
     Case("passes summary", "get", lambda w: f"/api/parents/{w.pid}/passes/", expected=PASS_READERS),
+    Case(
+        "passes summary of no such parent",
+        "get",
+        "/api/parents/no-such-problem/passes/",
+        expected=only({ANN: 404, SRC: 404, ADM: 404}),
+    ),
     Case("pass 1 read", "get", lambda w: f"/api/parents/{w.pid}/passes/1/", expected=PASS_READERS),
     Case(
         "pass 2 read (not created)",
@@ -170,6 +209,7 @@ CASES: list[Case] = [
     Case("pass 6 does not exist", "get", lambda w: f"/api/parents/{w.pid}/passes/6/", expected=statuses(404)),
     # --- events ---
     Case("events", "get", "/api/events/", expected=only({ADM: 200})),
+    Case("events, a bad cursor", "get", "/api/events/?cursor=not-a-cursor", expected=only({ADM: 404})),
     Case(
         "events filtered",
         "get",
@@ -186,6 +226,7 @@ CASES: list[Case] = [
         expected=only({ANN: 400, ADM: 400}),
     ),
     Case("import job status", "get", lambda w: f"/api/imports/{w.import_job_id}/", expected=IMPORTERS),
+    Case("import job missing", "get", "/api/imports/999999/", expected=only({ANN: 404, ADM: 404})),
     # --- workspace pages (HTML) ---
     Case(
         "workspace pass 1", "get", lambda w: f"/problems/{w.pid}/passes/1/", expected=PAGE_READERS, fmt=None
@@ -290,6 +331,18 @@ CASES: list[Case] = [
         "version detail missing",
         "get",
         lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/99/",
+        expected=only({ANN: 404, SRC: 404, ADM: 404}),
+    ),
+    Case(
+        "versions list, a bad cursor",
+        "get",
+        lambda w: f"/api/parents/{w.pid_hist}/passes/1/versions/?cursor=not-a-cursor",
+        expected=only({ANN: 404, SRC: 404, ADM: 404}),
+    ),
+    Case(
+        "versions of a pass without a document",
+        "get",
+        lambda w: f"/api/parents/{w.pid}/passes/3/versions/",
         expected=only({ANN: 404, SRC: 404, ADM: 404}),
     ),
     Case(

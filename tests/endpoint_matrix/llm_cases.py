@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from annotation.models import DraftRun, LLMDraft
 from models_registry.models import ModelConfig
-from tests.endpoint_matrix import ADM, ANN, ANON, Case, World, only
+from tests.endpoint_matrix import ADM, ANN, ANON, Case, World, only, statuses
 from tests.factories import ParentProblemFactory
 
 DRAFTERS = only({ANN: 200, ADM: 200})
@@ -41,6 +41,7 @@ def populate(world: World, users) -> None:
 
 CASES: list[Case] = [
     Case("models list api", "get", "/api/models/", expected=DRAFTERS),
+    Case("models list api active page", "get", "/api/models/?active=1&page_size=1", expected=DRAFTERS),
     Case(
         "models create api",
         "post",
@@ -80,4 +81,13 @@ CASES: list[Case] = [
         "draft discard api", "post", lambda w: f"/api/drafts/{w.llm_discard_id}/discard/", expected=DRAFTERS
     ),
     Case("draft run api", "get", lambda w: f"/api/draft-runs/{w.llm_run_id}/", expected=DRAFTERS),
+    # a missing parent is looked up after the role check; a missing draft or run before the object's
+    Case(
+        "parent drafts api missing parent",
+        "get",
+        "/api/parents/no-such-parent/passes/1/drafts/",
+        expected=only({ANN: 404, ADM: 404}),
+    ),
+    Case("draft detail api missing", "get", "/api/drafts/999999/", expected=statuses(404, anonymous=403)),
+    Case("draft run api missing", "get", "/api/draft-runs/999999/", expected=statuses(404, anonymous=403)),
 ]

@@ -19,6 +19,7 @@ from tests.probes import kit_demo
 ADMIN_PAGES = {**only({ADM: 200}), ANON: 302}
 ADMIN_API = only({ADM: 200})
 API_CLIENTS = statuses(200, anonymous=403, no_role=403)  # the public part: users with a role
+MISSING_FOR_CLIENTS = statuses(404, anonymous=403, no_role=403)
 
 CASES: list[Case] = [
     Case("compile runs page", "get", "/compile/", expected=ADMIN_PAGES, fmt=None),
@@ -42,6 +43,13 @@ CASES: list[Case] = [
     Case("releases page", "get", "/releases/", expected=ADMIN_PAGES, fmt=None),
     Case("compile runs api", "get", "/api/compile-runs/", expected=ADMIN_API),
     Case("compile run api", "get", lambda w: f"/api/compile-runs/{w.run_id}/", expected=ADMIN_API),
+    Case("compile run api missing", "get", "/api/compile-runs/999999/", expected=only({ADM: 404})),
+    Case(
+        "compile runs api, a bad cursor",
+        "get",
+        "/api/compile-runs/?cursor=not-a-cursor",
+        expected=only({ADM: 404}),
+    ),
     Case(
         "compile run launch bad body",
         "post",
@@ -69,8 +77,41 @@ CASES: list[Case] = [
         expected=ADMIN_API,
         secrets=lambda w: [kit_demo.PE_BLOCK_A],
     ),
+    Case("probe api missing", "get", "/api/probes/PAQ-no-such-probe/", expected=only({ADM: 404})),
+    Case("probes api, a bad cursor", "get", "/api/probes/?cursor=not-a-cursor", expected=only({ADM: 404})),
     Case("releases api", "get", "/api/releases/", expected=API_CLIENTS),
+    Case(
+        "releases api, a bad cursor",
+        "get",
+        "/api/releases/?cursor=not-a-cursor",
+        expected=MISSING_FOR_CLIENTS,
+    ),
     Case("release api", "get", lambda w: f"/api/releases/{w.release_id}/", expected=API_CLIENTS),
+    Case("release api missing", "get", "/api/releases/no-such-release/", expected=MISSING_FOR_CLIENTS),
+    Case(
+        "release public probes of no such release",
+        "get",
+        "/api/releases/no-such-release/probes/",
+        expected=MISSING_FOR_CLIENTS,
+    ),
+    Case(
+        "release private mappings of no such release",
+        "get",
+        "/api/releases/no-such-release/private/",
+        expected=only({KEY: 404}),
+    ),
+    Case(
+        "release private mappings, a bad cursor",
+        "get",
+        lambda w: f"/api/releases/{w.release_id}/private/?cursor=not-a-cursor",
+        expected=only({KEY: 404}),
+    ),
+    Case(
+        "release zip of no such release",
+        "post",
+        "/api/releases/no-such-release/zip/",
+        expected=only({ADM: 404}),
+    ),
     Case(
         "release public probes",
         "get",

@@ -10,7 +10,7 @@ from probes.models import Probe
 from review import services
 from review.models import CONFIRMATION_KEYS, Role
 from review.selectors import slot_work
-from tests.endpoint_matrix import ADJ, ADM, ANON, KEY, PRB, Case, World, only
+from tests.endpoint_matrix import ADJ, ADM, ANON, KEY, PRB, Case, World, only, statuses
 
 REVIEWER_PAGE = {**only({PRB: 200}), ANON: 302}
 REVIEWER_API = only({PRB: 200})
@@ -72,7 +72,22 @@ CASES: list[Case] = [
         {"role": "nobody"},
         expected=only({PRB: 400, ADJ: 400, ADM: 400}),
     ),
+    Case(
+        "review queue api, a bad cursor",
+        "get",
+        "/api/review/queue/?cursor=not-a-cursor",
+        expected=only({PRB: 404, ADJ: 404, ADM: 404}),
+    ),
     Case("review slot api", "get", lambda w: f"/api/review/slots/{w.review_slot}/", expected=REVIEWER_API),
+    Case(  # asked once the slot is loaded: a missing slot is a 404 for every signed-in user
+        "review slot api missing", "get", "/api/review/slots/999999/", expected=statuses(404, anonymous=403)
+    ),
+    Case(
+        "review public probe api, a probe not of the slot",
+        "get",
+        lambda w: f"/api/review/slots/{w.review_slot}/probes/PAQ-no-such-probe/",
+        expected=only({PRB: 404}),
+    ),
     Case("review public probe api", "get", lambda w: _api(w), expected=REVIEWER_API),
     Case("review target api", "get", lambda w: _api(w, "target/"), expected=REVIEWER_API),
     Case(
@@ -98,6 +113,26 @@ CASES: list[Case] = [
     ),
     Case("review agreement api", "get", "/api/review/agreement/", expected=only({ADJ: 200, ADM: 200})),
     Case("review campaigns api", "get", "/api/review/campaigns/", expected=only({ADM: 200})),
+    Case(
+        "review campaigns api, a bad cursor",
+        "get",
+        "/api/review/campaigns/?cursor=not-a-cursor",
+        expected=only({ADM: 404}),
+    ),
+    Case(
+        "review blind order api, an unknown order",
+        "post",
+        "/api/review/blind-order/",
+        {"context": "development", "blind_order": "whenever"},
+        expected=only({ADM: 400}),
+    ),
+    Case(
+        "review blind order api, an unknown context",
+        "post",
+        "/api/review/blind-order/",
+        {"context": "audit:999999", "blind_order": "strict"},
+        expected=only({ADM: 404}),
+    ),
     Case("review plan api missing", "get", "/api/review/plans/999999/", expected=only({ADM: 404})),
     Case(
         "review signoff api incomplete",

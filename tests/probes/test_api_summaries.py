@@ -61,7 +61,9 @@ def _private_strings(probe: Probe) -> set[str]:
 def test_the_list_gives_a_summary_and_the_detail_everything(client, scorer, compiled):
     client.force_login(scorer)
     body = client.get("/api/probes/").json()
-    assert body["count"] == 6 and len(body["results"]) == 6
+    assert set(body) == {"next", "previous", "results"} and len(body["results"]) == 6 and body["next"] is None
+    ids = [row["logical_probe_id"] for row in body["results"]]
+    assert ids == sorted(ids)  # cursor pages by the unique logical probe id
     assert "raw_messages" not in PROBE_SUMMARY_FIELDS and "gold_messages" not in PROBE_SUMMARY_FIELDS
     for row in body["results"]:
         assert tuple(row) == PROBE_SUMMARY_FIELDS
@@ -175,6 +177,16 @@ def test_release_records_come_in_cursor_pages(client, scorer, release, condition
     assert query["condition"] == [condition] and query["page_size"] == ["1"] and query["cursor"]
     second = client.get(first["next"]).json()
     assert client.get(second["previous"]).json()["results"] == first["results"]
+
+
+def test_the_probe_list_and_the_private_mappings_come_in_cursor_pages(client, scorer, release, compiled):
+    client.force_login(scorer)
+    probes, pages = _walk(client, "/api/probes/?page_size=4&fields=logical_probe_id")
+    assert [row["logical_probe_id"] for row in probes] == sorted(p.logical_probe_id for p in compiled)
+    assert pages == 2
+    mappings, pages = _walk(client, f"/api/releases/{release.release_id}/private/?page_size=1")
+    expected = list(release.items.order_by("logical_probe_id").values_list("logical_probe_id", flat=True))
+    assert [row["logical_probe_id"] for row in mappings] == expected and pages == len(expected)
 
 
 @pytest.mark.parametrize("cursor", ["not-a-cursor", "cD0AAA==", "cD1QQVEtAA==", "é"])

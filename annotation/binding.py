@@ -70,3 +70,19 @@ def content_differences(
         if stored != [tuple(pair) for pair in images]:
             changed.append("images")
     return changed
+
+
+# A pass builds on every lower-numbered pass of its parent (Pass 2 on 1, Pass 4 on 1–3, Pass 5 on 1–4); its
+# approval is bound to their documents as well, so a change upstream makes every downstream approval stale.
+UPSTREAM_SCHEMA = "physalign_pass_upstream_v1"
+APPROVAL_UNBOUND_UPSTREAM = (
+    "unbound"  # approvals given before the binding existed whose upstream changed since
+)
+
+
+def upstream_digest(pass_no: int, hashes: dict[int, str]) -> str:
+    """The digest of what Pass ``pass_no`` builds on: ``hashes`` maps its parent's pass numbers to their
+    document hashes; only the lower-numbered ones count (an absent pass counts as absent)."""
+    return digest(
+        {"schema": UPSTREAM_SCHEMA, "passes": [[k, hashes[k]] for k in sorted(hashes) if k < pass_no]}
+    )

@@ -12,7 +12,7 @@ from django.dispatch import receiver
 
 from run_engine.rows import LeasedRow
 
-from .binding import PARENT_CONTENT_FIELDS, parent_content_sha256
+from .binding import PARENT_CONTENT_FIELDS, parent_content_sha256, upstream_digest
 
 SAFE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,179}$"  # Kit §2.1 safe_id
 
@@ -190,6 +190,10 @@ class PassDocument(models.Model):
     # hash (statement, question, options, image bytes); it is fresh only while both still agree.
     approved_sha256 = models.CharField(max_length=64, blank=True)
     approved_parent_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
+    # ... and to the passes it builds on (``annotation.binding.upstream_digest``): ``upstream_sha256`` is their
+    # digest now (kept by ``save`` of any pass of the parent), ``approved_upstream_sha256`` at the approval.
+    upstream_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
+    approved_upstream_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
     approved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -225,18 +229,39 @@ class PassDocument(models.Model):
         return f"{self.parent.problem_id} pass {self.pass_no} v{self.version}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        # An approval stored without an explicit binding is bound to the parent's content as it is now.
-        if self.status == self.Status.APPROVED and not self.approved_parent_sha256:
-            self.approved_parent_sha256 = (
-                ParentProblem.objects.filter(pk=self.parent_id)
-                .values_list("content_sha256", flat=True)
-                .first()
-                or ""
-            )
-            update_fields = kwargs.get("update_fields")
-            if update_fields is not None:
-                kwargs["update_fields"] = {*update_fields, "approved_parent_sha256"}
+        bound: set[str] = set()
+        # An approval stored without an explicit binding is bound to what it builds on as it is now.
+        siblings = list(
+            PassDocument.objects.filter(parent_id=self.parent_id)
+            .exclude(pk=self.pk)
+            .values_list("pk", "pass_no", "document_sha256", "upstream_sha256")
+        )
+        hashes = {pass_no: sha for _, pass_no, sha, _ in siblings}
+        hashes[self.pass_no] = self.document_sha256
+        upstream = upstream_digest(self.pass_no, hashes)
+        if upstream != self.upstream_sha256:
+            self.upstream_sha256 = upstream
+            bound.add("upstream_sha256")
+        if self.status == self.Status.APPROVED:
+            if not self.approved_parent_sha256:
+                self.approved_parent_sha256 = (
+                    ParentProblem.objects.filter(pk=self.parent_id)
+                    .values_list("content_sha256", flat=True)
+                    .first()
+                    or ""
+                )
+                bound.add("approved_parent_sha256")
+            if not self.approved_upstream_sha256:
+                self.approved_upstream_sha256 = upstream
+                bound.add("approved_upstream_sha256")
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and bound:
+            kwargs["update_fields"] = {*update_fields, *bound}
         super().save(*args, **kwargs)
+        # every later pass builds on this one: its upstream follows (its approval, bound to the old one, is stale)
+        for pk, pass_no, _, stored in siblings:
+            if pass_no > self.pass_no and stored != (now := upstream_digest(pass_no, hashes)):
+                PassDocument.objects.filter(pk=pk).update(upstream_sha256=now)
 
     @property
     def approval_is_fresh(self) -> bool:
@@ -250,11 +275,13 @@ class PassDocument(models.Model):
             and self.approved_sha256 == self.document_sha256
             and bool(self.approved_parent_sha256)
             and self.approved_parent_sha256 == parent_content_sha256
+            and self.approved_upstream_sha256 == self.upstream_sha256
         )
 
     @property
     def approval_stale_reasons(self) -> list[str]:
-        """Why an approval on record no longer holds: ``document`` and/or ``problem`` (its content changed)."""
+        """Why an approval on record no longer holds: ``document``, ``problem`` (its content changed) and/or
+        ``upstream`` (a pass it builds on changed: ``approval_upstream_changed`` says which)."""
         if not self.approved_sha256:
             return []
         reasons = []
@@ -262,7 +289,21 @@ class PassDocument(models.Model):
             reasons.append("document")
         if not self.approved_parent_sha256 or self.approved_parent_sha256 != self.parent.content_sha256:
             reasons.append("problem")
+        if self.approved_upstream_sha256 != self.upstream_sha256:
+            reasons.append("upstream")
         return reasons
+
+    @property
+    def approval_upstream_changed(self) -> list[int]:
+        """The passes this one builds on that were saved after its approval (those whose change made it stale),
+        from the parent's passes (prefetched where a page lists many)."""
+        if self.approved_upstream_sha256 == self.upstream_sha256 or self.approved_at is None:
+            return []
+        return sorted(
+            doc.pass_no
+            for doc in self.parent.passes.all()
+            if doc.pass_no < self.pass_no and doc.updated_at >= self.approved_at
+        )
 
     @property
     def approver_label(self) -> str:
@@ -278,11 +319,13 @@ FRESH_APPROVAL = (
     & Q(approved_sha256=F("document_sha256"))
     & ~Q(approved_parent_sha256="")
     & Q(approved_parent_sha256=F("parent__content_sha256"))
+    & Q(approved_upstream_sha256=F("upstream_sha256"))
 )
 STALE_APPROVAL = Q(status=PassDocument.Status.APPROVED) & (
     ~Q(approved_sha256=F("document_sha256"))
     | Q(approved_parent_sha256="")
     | ~Q(approved_parent_sha256=F("parent__content_sha256"))
+    | ~Q(approved_upstream_sha256=F("upstream_sha256"))
 )
 
 

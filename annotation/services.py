@@ -338,6 +338,7 @@ def pass_document_approve(
     doc.status = PassDocument.Status.APPROVED
     doc.approved_sha256 = doc.document_sha256
     doc.approved_parent_sha256 = doc.parent.content_sha256
+    doc.approved_upstream_sha256 = ""  # bound by save() to the passes it builds on as they are now
     doc.approved_by = _user_or_none(actor)
     doc.approved_at = timezone.now()
     doc.approval_origin, doc.approval_provenance = PassDocument.ApprovalOrigin.REVIEW, ""

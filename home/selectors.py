@@ -135,7 +135,9 @@ def _annotation_stages(live: QuerySet[Probe]) -> list[Stage]:
                 Figure(work["in_progress"], "with a pass in draft", _url(problems, work="in_progress")),
                 Figure(work["submitted"], "awaiting source review", _url("annotation:source_queue")),
                 Figure(work["rejected"], "with a rejected pass", _url(problems, work="rejected")),
-                Figure(work["stale"], "with a stale approval", _url("annotation:source_queue")),
+                Figure(
+                    work["stale"], "with a stale approval", _url("annotation:source_queue") + "#stale-heading"
+                ),
                 Figure(parent_counts["excluded"], "excluded", _url(problems, status="excluded")),
             ),
             done="Every imported parent has passes 1–4 approved.",

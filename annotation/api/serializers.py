@@ -219,7 +219,16 @@ class PassStateOutput(serializers.Serializer):
     )
     approval_stale_reasons = serializers.ListField(
         child=serializers.CharField(),
-        help_text="why an approval on record no longer holds: document and/or problem (its content changed)",
+        help_text="why an approval on record no longer holds: document, problem (its content changed) and/or "
+        "upstream (a pass it builds on changed: approval_upstream_changed names them)",
+    )
+    approval_upstream_changed = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="the passes this one builds on saved after its approval, when that made it stale",
+    )
+    upstream_sha256 = serializers.CharField(help_text="the digest of the passes this one builds on, now")
+    approved_upstream_sha256 = serializers.CharField(
+        help_text="the digest of the passes this one builds on when it was approved"
     )
     approved_by = serializers.SerializerMethodField()
     approved_at = serializers.DateTimeField(allow_null=True)

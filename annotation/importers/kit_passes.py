@@ -183,6 +183,7 @@ def _approval_fields(
         "review_note": prepared.review_note,
         "approved_sha256": prepared.document_sha256,
         "approved_parent_sha256": parent.content_sha256,
+        "approved_upstream_sha256": "",  # bound by save() to the passes it builds on as stored
         "approved_by": authority.user,
         "approved_at": timezone.now(),
         "approval_origin": PassDocument.ApprovalOrigin.IMPORT,

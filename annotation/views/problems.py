@@ -60,7 +60,11 @@ class ProblemRow:
         return sum(1 for cell in self.passes if cell.state == "approved")
 
 
-STALE_WHAT = {"document": "document changed", "problem": "problem text, options or images changed"}
+STALE_WHAT = {
+    "document": "document changed",
+    "problem": "problem text, options or images changed",
+    "upstream": "a pass it builds on changed",
+}
 
 
 def pass_cell(pass_no: int, document: PassDocument | None, url: str = "") -> PassCell:

@@ -22,7 +22,9 @@ function renderTabState(ctx) {
   const tab = document.querySelector(".ws-tab[aria-current='page']");
   if (!tab) return;
   const stateEl = tab.querySelector(".ws-tab__state");
-  const approvedStale = state.status === "approved" && payload.state.document_sha256 && state.version !== payload.state.version;
+  // stale: saved since the page loaded, or stale on load (the document, the problem or a pass it builds on changed)
+  const approvedStale = state.status === "approved" && payload.state.document_sha256
+    && (state.version !== payload.state.version || !payload.state.approval_is_fresh);
   const label = approvedStale ? "approval stale" : state.status;
   tab.className = `ws-tab ws-tab--${approvedStale ? "stale" : state.status}`;
   if (stateEl && stateEl.textContent !== label) stateEl.textContent = label;

@@ -295,3 +295,39 @@ def test_opening_pass_4_of_an_untouched_problem_writes_nothing(page, live_server
     page.wait_for_timeout(1000)  # an autosave would have started by now
     assert not PassDocument.objects.filter(parent=parent).exists()
     assert type(parent).objects.get(pk=parent.pk).status == before
+
+
+def test_plain_text_labels_stay_text_and_tex_is_typeset_in_previews_and_chips(page, live_server, problem):
+    """A label "Path 1" keeps its space in the preview (it is no math); "F_1" is typeset; Pass 2's unbound-region
+    chips show the typeset label, never the raw TeX."""
+    parent, _ = problem
+    login(page, live_server, "ann", f"/problems/{parent.problem_id}/passes/1/")
+    for number, (box, text) in enumerate(
+        (((0.1, 0.1, 0.3, 0.2), "Path 1"), ((0.5, 0.5, 0.6, 0.6), "F_1")), start=1
+    ):
+        page.keyboard.press("r")
+        drag(page, *box)
+        field = page.locator(f"[data-rec='visual_nodes:v00{number}'] [data-field=text]")
+        expect(field).to_be_focused()
+        page.keyboard.type(text)
+        expect(field).to_have_value(text)
+        page.keyboard.press("Escape")
+    wait_saved(page)
+    page.locator("[data-rec='visual_nodes:v001'] .rec__title").click()
+    preview = page.locator("[data-rec='visual_nodes:v001'] .ws-latex")
+    expect(preview).to_have_text("Path 1")
+    assert preview.locator(".katex").count() == 0
+    page.locator("[data-rec='visual_nodes:v002'] .rec__title").click()
+    assert page.locator("[data-rec='visual_nodes:v002'] .ws-latex .katex").count() == 1
+    screenshot(page, "labels-pass1")
+
+    page.get_by_role("navigation", name="Passes").get_by_role(
+        "link", name=re.compile("Visual → physical")
+    ).click()
+    page.wait_for_selector("html[data-ws-ready]")
+    chips = page.locator(".ws-chips .chip--btn")
+    expect(chips).to_have_count(2)
+    expect(chips.nth(0)).to_have_text("v001 · text_glyph “Path 1”")
+    assert chips.nth(1).locator(".katex").count() == 1
+    assert "F_1" not in chips.nth(1).evaluate("el => el.innerText")
+    screenshot(page, "labels-pass2-chips")

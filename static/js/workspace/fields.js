@@ -3,7 +3,7 @@
 import { h } from "./dom.js";
 import { removeRecord } from "./editing.js";
 import { commit } from "./history.js";
-import { entityColour, isKind, label } from "./model.js";
+import { entityColour, isKind, label, labelNode } from "./model.js";
 import { select } from "./selection.js";
 
 function findIn(d, col, id) {
@@ -44,7 +44,7 @@ export function idChips(ctx, rec, col, key, choices, opts = {}) {
     const c = choices.find((x) => x.id === v);
     wrap.append(h("span", { class: "chip", "data-id": v },
       c && isKind(ctx, c.id, "physical") ? h("span", { class: "dot", "data-colour": entityColour(ctx, v) }) : null,
-      c ? label(ctx, c) : v,
+      c ? labelNode(ctx, c) : v,
       editable ? h("button", { type: "button", class: "chip__x", "aria-label": `Remove ${v}`, onclick: () => commit(ctx, (d) => { const r = findIn(d, col, rec.id); r[key] = r[key].filter((x) => x !== v); }) }, "×") : null));
   }
   if (editable) {

@@ -1,5 +1,7 @@
 // Read-only views of the pass document and the earlier passes it builds on.
 
+import { h, texSpan } from "./dom.js";
+
 const PALETTE = ["#d1495b", "#2e86ab", "#3f9142", "#e08e0b", "#7b4fb8", "#0f9d9a", "#c2185b", "#5d6d7e",
   "#8d6e00", "#1565c0", "#ad1457", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#4e342e"];
 
@@ -60,4 +62,16 @@ export function label(ctx, node) {
   if (node.id && isKind(ctx, node.id, "mention")) return `${node.id} · “${node.quote}” (${node.section})`;
   if (node.id && isKind(ctx, node.id, "quantity")) return `${node.id} · ${node.kind || "quantity"} ${node.symbol_latex || ""}`;
   return node.id;
+}
+// The same label for the page (chips, titles, links): a region's text and a quantity's symbol typeset as
+// texSpan does (plain text stays plain), never raw LaTeX. ``label`` stays the text form for <option>s.
+export function labelNode(ctx, node) {
+  if (!node) return "";
+  if (node.id && isKind(ctx, node.id, "visual") && node.text) {
+    return h("span", {}, `${node.id} · ${node.type} “`, texSpan(node.text), "”");
+  }
+  if (node.id && isKind(ctx, node.id, "quantity") && node.symbol_latex) {
+    return h("span", {}, `${node.id} · ${node.kind || "quantity"} `, texSpan(node.symbol_latex));
+  }
+  return label(ctx, node);
 }

@@ -1,7 +1,7 @@
 // Pass 1 panel: the regions (visual primitives) drawn on the diagram.
 import { renderAmbiguities } from "./ambiguities.js";
 import { setTool } from "./canvas.js";
-import { h, katexInto, texSpan } from "./dom.js";
+import { h, texSpan } from "./dom.js";
 import { newRegionFromKeyboard } from "./editing.js";
 import { card, fieldInput, fieldSelect, labelled, section } from "./fields.js";
 import { currentImage } from "./model.js";
@@ -14,8 +14,8 @@ export function renderPass1(ctx) {
   nodes.forEach((n, idx) => {
     const title = [`${n.id} · ${n.type}`, n.text ? " · " : null, n.text ? texSpan(n.text) : null, img && n.image_id !== img.image_id ? ` (${n.image_id})` : null];
     list.append(card(ctx, "visual_nodes", n, idx, title, () => {
-      const preview = h("span", { class: "ws-latex" });
-      katexInto(preview, n.text);
+      // typeset as the region list shows it: TeX ("F_1", "30^\circ") as math, plain text ("Path 1") as it is
+      const preview = h("span", { class: "ws-latex" }, texSpan(n.text));
       return [
         h("div", { class: "ws-row" },
           labelled("Visual type", fieldSelect(ctx, n, "visual_nodes", "type", payload.vocab.visual_types, { after: (d, r, v) => { state.lastType = v; } })),

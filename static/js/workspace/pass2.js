@@ -5,7 +5,7 @@ import { blockedByLaterPasses } from "./editing.js";
 import { card, fieldInput, fieldSelect, labelled, section } from "./fields.js";
 import { commit } from "./history.js";
 import { nextId, renumber } from "./ids.js";
-import { entities, entityColour, label, regionOwners, visualNodes } from "./model.js";
+import { entities, entityColour, label, labelNode, regionOwners, visualNodes } from "./model.js";
 import { render } from "./render.js";
 import { focusField, select } from "./selection.js";
 
@@ -51,7 +51,7 @@ function selectedRegionBox(ctx, nodes, regions, owners) {
   const { state, editable } = ctx;
   const selRegion = state.selected && state.selected.col === "visual_nodes" ? regions.find((v) => v.id === state.selected.id) : null;
   return selRegion ? h("div", { class: "ws-callout", "data-testid": "selected-region" },
-    h("strong", { text: label(ctx, selRegion) }),
+    h("strong", {}, labelNode(ctx, selRegion)),
     owners.get(selRegion.id) ? h("span", { text: ` → ${label(ctx, nodes.find((n) => n.id === owners.get(selRegion.id)))}` }) : h("span", { class: "muted", text: " · not bound yet" }),
     editable && state.entity && owners.get(selRegion.id) !== state.entity ? h("button", { type: "button", class: "btn btn--primary btn--small", "data-action": "bind", onclick: () => bindRegion(ctx, selRegion.id, state.entity) }, `Bind to ${state.entity} (B)`) : null,
     editable ? h("button", { type: "button", class: "btn btn--secondary btn--small", "data-action": "new-entity-from-region", onclick: () => newEntity(ctx) }, "New entity from this region") : null) : null;
@@ -65,7 +65,7 @@ function entityBody(ctx, n, nodes, regions, owners) {
     h("div", { class: "ws-row" }, labelled("Physical type", fieldSelect(ctx, n, "physical_nodes", "type", payload.vocab.physical_types)), labelled("Subtype", fieldInput(ctx, n, "physical_nodes", "subtype")), labelled("Confidence", fieldSelect(ctx, n, "physical_nodes", "confidence", payload.vocab.confidence))),
     h("div", { class: "ws-sub" }, h("h3", { text: "Regions" }),
       bound.length ? h("ul", { class: "ws-bindlist" }, bound.map((b) => h("li", {},
-        h("button", { type: "button", class: "linkish", onclick: () => select(ctx, "visual_nodes", b.from_id) }, label(ctx, regions.find((v) => v.id === b.from_id)) || b.from_id),
+        h("button", { type: "button", class: "linkish", onclick: () => select(ctx, "visual_nodes", b.from_id) }, labelNode(ctx, regions.find((v) => v.id === b.from_id)) || b.from_id),
         fieldSelect(ctx, b, "bindings", "type", ["labels", "represents"], { label: `binding type for ${b.from_id}` }),
         editable ? h("button", { type: "button", class: "chip__x", "aria-label": `Unbind ${b.from_id}`, onclick: () => commit(ctx, (d) => { d.bindings = d.bindings.filter((x) => x.id !== b.id); }) }, "×") : null))) : h("p", { class: "muted", text: "Select a region on the diagram, then press B or use “Bind”." }),
       editable ? (() => {
@@ -100,7 +100,7 @@ export function renderPass2(ctx) {
     section("Entities", nodes.length, editable ? h("button", { type: "button", class: "btn btn--secondary btn--small", "data-action": "new-entity", onclick: () => newEntity(ctx) }, "New entity (E)") : null,
       nodes.length ? null : h("p", { class: "ws-empty", text: "Create the physical entities (bodies, forces, pivots…), then bind the regions that label or depict them." }), list),
     section("Unbound regions", regions.filter((v) => !owners.has(v.id)).length, null,
-      h("div", { class: "ws-chips" }, regions.filter((v) => !owners.has(v.id)).map((v) => h("button", { type: "button", class: "chip chip--btn", onclick: () => select(ctx, "visual_nodes", v.id) }, label(ctx, v))))),
+      h("div", { class: "ws-chips" }, regions.filter((v) => !owners.has(v.id)).map((v) => h("button", { type: "button", class: "chip chip--btn", onclick: () => select(ctx, "visual_nodes", v.id) }, labelNode(ctx, v))))),
     renderAmbiguities(ctx),
   ];
 }

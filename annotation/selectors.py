@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.lookups import Exact
@@ -146,6 +147,61 @@ def source_review_queue(
     ).order_by("updated_at", "pk")
 
 
+@dataclass(frozen=True)
+class SourceQueueFilters:
+    """The source review queue's filters, read from a query string (unknown values are no filter)."""
+
+    QUERY_PARAMS: ClassVar[tuple[str, ...]] = ("q", "pass", "age")
+    search: str = ""
+    pass_no: int | None = None
+    age: str = ""
+
+    @classmethod
+    def from_query(cls, query: Any) -> SourceQueueFilters:
+        pass_text = query.get("pass", "")
+        age = query.get("age", "")
+        return cls(
+            search=query.get("q", "").strip()[:200],
+            pass_no=int(pass_text) if pass_text in {str(n) for n in ANNOTATION_PASSES} else None,
+            age=age if age in SOURCE_QUEUE_AGES else "",
+        )
+
+    def as_query(self) -> dict[str, str]:
+        """The filters as query parameters (only those set), to carry from the queue to a review and back."""
+        values = {"q": self.search, "pass": str(self.pass_no or ""), "age": self.age}
+        return {key: value for key, value in values.items() if value}
+
+    def queue(self) -> QuerySet[PassDocument]:
+        return source_review_queue(
+            search=self.search, pass_no=self.pass_no, older_than_days=SOURCE_QUEUE_AGES[self.age]
+        )
+
+
+def source_review_next(*, filters: SourceQueueFilters, reviewer: Any) -> PassDocument | None:
+    """The next pass this reviewer may decide, by the queue's own order and filters: the oldest submitted one
+    they did not edit last (no one reviews their own work)."""
+    return filters.queue().exclude(updated_by=reviewer).first()
+
+
+def source_review_progress(*, filters: SourceQueueFilters) -> dict[str, int]:
+    """How far the queue's scope is: passes 1–4 under the filters that reached review (submitted, approved or
+    rejected) and how many of them are decided."""
+    scope = PassDocument.objects.filter(
+        pass_no__in=[filters.pass_no] if filters.pass_no else ANNOTATION_PASSES,
+        status__in=[
+            PassDocument.Status.SUBMITTED,
+            PassDocument.Status.APPROVED,
+            PassDocument.Status.REJECTED,
+        ],
+    )
+    if filters.search:
+        scope = scope.filter(parent__problem_id__icontains=filters.search)
+    counts = scope.aggregate(
+        total=Count("pk"), waiting=Count("pk", filter=Q(status=PassDocument.Status.SUBMITTED))
+    )
+    return {"total": counts["total"], "done": counts["total"] - counts["waiting"]}
+
+
 def stale_approvals() -> QuerySet[PassDocument]:
     """Approved passes whose document or problem content changed since: they need a fresh review before the
     parent compiles."""
@@ -153,6 +209,13 @@ def stale_approvals() -> QuerySet[PassDocument]:
         PassDocument.objects.filter(STALE_APPROVAL, pass_no__in=ANNOTATION_PASSES)
         .select_related("parent", "approved_by")
         .defer("document", "parent__raw_question", "parent__answer", "parent__solution", "parent__meta")
+        # what changed upstream (``approval_upstream_changed``) is read from the parent's passes, in one query
+        .prefetch_related(
+            Prefetch(
+                "parent__passes",
+                queryset=PassDocument.objects.only("pk", "parent_id", "pass_no", "updated_at"),
+            )
+        )
         .order_by("updated_at", "pk")
     )
 

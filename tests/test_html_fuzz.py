@@ -279,6 +279,12 @@ def _scan(function: Any, module: Any, params: Params, depth: int = 0) -> None:
                 target = getattr(module, func.id, None)
                 if kind and inspect.isclass(target) and issubclass(target, forms.BaseForm):
                     (params.get if kind == "GET" else params.post).update(_form_fields(target))
+            # SomeFilters.from_query(request.GET): a class that names the parameters it reads (QUERY_PARAMS)
+            if isinstance(func, ast.Attribute) and func.attr == "from_query" and node.args:
+                kind = _request_dict(node.args[0])
+                owner = getattr(module, func.value.id, None) if isinstance(func.value, ast.Name) else None
+                if kind and owner is not None:
+                    (params.get if kind == "GET" else params.post).update(owner.QUERY_PARAMS)
             # one call deep into a module helper handed the request
             if (
                 depth == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -31,7 +32,9 @@ from ..permissions import (
     can_review_pass_no,
 )
 from ..selectors import (
+    SourceQueueFilters,
     pass_version_list,
+    source_review_next,
     workspace_documents,
 )
 from ..services import pass_document_approve, pass_document_reject, pass_document_revert
@@ -116,6 +119,8 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         "next_pass": pass_no + 1 if pass_no < 4 else None,
         "suggestions_url": _suggestions_url(parent.problem_id, pass_no),
         "can_review": can_review_pass_no(request.user, pass_no),
+        # the queue's filters this page was opened with: "… and next" takes the next pass of that queue
+        "queue_filters": SourceQueueFilters.from_query(request.GET).as_query(),
         "nav_section": "problems",
     }
     return TemplateResponse(request, "annotation/workspace.html", context)
@@ -161,6 +166,18 @@ def _solution_text(parent: ParentProblem) -> str:
     return ParentProblem.objects.filter(pk=parent.pk).values_list("solution", flat=True).first() or ""
 
 
+def _next_in_queue(request: HttpRequest) -> str:
+    """Where "Approve and next" / "Reject and next" lead: the next pass of the queue the reviewer came from
+    (its filters ride in the form), else back to that queue, which then says nothing is waiting."""
+    filters = SourceQueueFilters.from_query(request.POST)
+    query = f"?{urlencode(filters.as_query())}" if filters.as_query() else ""
+    following = source_review_next(filters=filters, reviewer=request.user)
+    if following is None:
+        messages.success(request, "That was the last pass waiting in this queue.")
+        return reverse("annotation:source_queue") + query
+    return reverse("annotation:pass_review", args=[following.parent.problem_id, following.pass_no]) + query
+
+
 def _pass_tabs(parent: ParentProblem, docs: dict[int, PassDocument]) -> list[dict[str, Any]]:
     unlocked = all(docs.get(n) is not None and docs[n].approval_is_fresh for n in ANNOTATION_PASSES)
     tabs = []
@@ -198,7 +215,9 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
     if request.method == "POST":
         if not can_review_pass_no(request.user, pass_no):  # editors see the page; only reviewers decide
             raise PermissionDenied
-        decision = request.POST.get("decision")
+        decision, _, then = request.POST.get("decision", "").partition(
+            "_"
+        )  # "approve_next": approve, then next
         sha = request.POST.get("document_sha256", "")
         parent_sha = request.POST.get("parent_content_sha256") or None
         note = request.POST.get("note", "")
@@ -218,6 +237,8 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
         except ApplicationError as exc:
             error, status = exc.message, exc.status_code
         else:
+            if then == "next":
+                return redirect(_next_in_queue(request))
             return redirect("annotation:pass_review", problem_id=parent.problem_id, pass_no=pass_no)
     images = list(parent.images.all())
     payload = workspace_payload(
@@ -239,6 +260,8 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
         "payload": payload,
         "issues": payload["issues"],
         "can_review": can_review_pass_no(request.user, pass_no),
+        # the queue's filters this page was opened with: "… and next" takes the next pass of that queue
+        "queue_filters": SourceQueueFilters.from_query(request.GET).as_query(),
         "error": error,
         "nav_section": "problems",
     }

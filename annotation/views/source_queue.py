@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest
@@ -12,7 +14,7 @@ from django.views.decorators.http import require_GET
 from physalign_site.access import require
 
 from ..permissions import can_review_pass
-from ..selectors import ANNOTATION_PASSES, SOURCE_QUEUE_AGES, source_review_queue, stale_approvals
+from ..selectors import ANNOTATION_PASSES, SourceQueueFilters, source_review_progress, stale_approvals
 
 QUEUE_PER_PAGE = 50
 
@@ -21,17 +23,15 @@ QUEUE_PER_PAGE = 50
 @require_GET
 @require(can_review_pass)
 def source_queue(request: HttpRequest) -> TemplateResponse:
-    search = request.GET.get("q", "").strip()[:200]
-    pass_text = request.GET.get("pass", "")
-    pass_no = int(pass_text) if pass_text in {str(n) for n in ANNOTATION_PASSES} else None
-    age = request.GET.get("age", "")
-    age = age if age in SOURCE_QUEUE_AGES else ""
-    queue = source_review_queue(search=search, pass_no=pass_no, older_than_days=SOURCE_QUEUE_AGES[age])
-    page = Paginator(queue, QUEUE_PER_PAGE).get_page(request.GET.get("page"))
+    filters = SourceQueueFilters.from_query(request.GET)
+    page = Paginator(filters.queue(), QUEUE_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "now": timezone.now(),
-        "filters": {"q": search, "pass": pass_text if pass_no else "", "age": age},
+        "filters": {"q": filters.search, "pass": str(filters.pass_no or ""), "age": filters.age},
+        # carried to each review page, so "Approve and next" takes the next pass of this very queue
+        "filter_query": urlencode(filters.as_query()),
+        "progress": source_review_progress(filters=filters),
         "passes": ANNOTATION_PASSES,
         "ages": [
             ("", "Any age"),

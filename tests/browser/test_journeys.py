@@ -160,3 +160,91 @@ def test_probe_reviewer_and_adjudicator_see_their_queue_and_open_slots(page, liv
     menu(page, "Review", "Agreement")
     page.get_by_role("heading", name=re.compile("agreement", re.I)).first.wait_for()
     wait_for_js(page, "document.readyState === 'complete'")
+
+
+def test_a_change_to_pass_1_makes_the_later_approvals_stale_and_the_reviewer_renews_one(
+    page, live_server, demo
+):
+    """Approvals follow what they build on: Pass 1 changes after Passes 2–4 were approved; the source reviewer
+    finds the three stale approvals from home, reads which pass changed, and approves Pass 2 again."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.selectors import parent_passes_approved
+    from annotation.services import pass_document_save
+
+    parent = next(p for p in ParentProblem.objects.order_by("problem_id") if parent_passes_approved(parent=p))
+    one = PassDocument.objects.get(parent=parent, pass_no=1)
+    changed = {**one.document, "visual_nodes": [{**one.document["visual_nodes"][0], "confidence": "medium"}]}
+    changed["visual_nodes"] += one.document["visual_nodes"][1:]
+    pass_document_save(
+        parent=parent,
+        pass_no=1,
+        document=changed,
+        actor=get_user_model().objects.get(username="annotator"),
+        expected_version=one.version,
+    )
+    sign_in(page, live_server, "source_reviewer")
+    page.get_by_test_id("home-source-reviewer").get_by_role(
+        "link", name=re.compile(r"^\d+ stale approvals")
+    ).click()
+    page.wait_for_url(re.compile(r"/source-review/#stale-heading$"))
+    rows = page.locator("#stale-heading ~ .table-wrap tbody tr", has_text=parent.problem_id)
+    assert rows.count() == 3
+    assert rows.first.get_by_test_id("stale-why").inner_text() == "Pass 1, which it builds on, changed"
+    screenshot(page, "j-stale-upstream-queue")
+    rows.filter(has_text="Pass 2").get_by_role("link", name="Review again").click()
+    page.wait_for_url(re.compile(rf"/problems/{parent.problem_id}/passes/2/review/$"))
+    assert page.get_by_test_id("approval-state").inner_text() == (
+        "Approval is stale: Pass 1, which it builds on, changed after it was approved. Review it again."
+    )
+    current_tab = page.locator(".ws-tab[aria-current=page] .ws-tab__state")
+    assert current_tab.inner_text() == "approval stale"
+    screenshot(page, "j-stale-upstream-review")
+    page.get_by_role("button", name="Approve this version").click()
+    page.wait_for_selector("[data-testid=approval-state].rv-fresh")
+    assert current_tab.inner_text() == "approved"
+    two = PassDocument.objects.select_related("parent").get(parent=parent, pass_no=2)
+    assert two.approval_is_fresh
+    three = PassDocument.objects.select_related("parent").get(parent=parent, pass_no=3)
+    assert not three.approval_is_fresh and three.approval_stale_reasons == ["upstream"]
+
+
+def test_source_reviewer_approves_and_takes_the_next_pass_by_clicks(page, live_server, demo):
+    docs = list(PassDocument.objects.filter(pass_no=1).order_by("parent__problem_id")[:2])
+    for doc in docs:
+        PassDocument.objects.filter(pk=doc.pk).update(
+            status=PassDocument.Status.SUBMITTED, approved_sha256=""
+        )
+    sign_in(page, live_server, "source_reviewer")
+    page.get_by_test_id("home-source-reviewer").get_by_role(
+        "link", name=re.compile(r"^2 passes waiting")
+    ).click()
+    page.wait_for_url(re.compile(r"/source-review/$"))
+    reached = PassDocument.objects.filter(
+        pass_no__lte=4, status__in=["submitted", "approved", "rejected"]
+    ).count()
+    assert page.get_by_test_id("queue-progress").inner_text() == (
+        f"{reached - 2} of {reached} submitted passes reviewed."
+    )
+    first, second = (page.locator("tbody tr", has_text=d.parent.problem_id) for d in docs)
+    queue_order = [
+        page.locator("#queue-heading ~ .table-wrap tbody th").nth(i).inner_text() for i in range(2)
+    ]
+    first_id, second_id = queue_order
+    page.locator("#queue-heading ~ .table-wrap tbody tr").first.get_by_role("link", name="Review").click()
+    page.wait_for_url(re.compile(rf"/problems/{first_id}/passes/1/review/$"))
+    page.get_by_role("button", name="Approve and next").click()
+    page.wait_for_url(re.compile(rf"/problems/{second_id}/passes/1/review/$"))
+    screenshot(page, "j-approve-and-next")
+    page.get_by_label("Note (required to reject)").fill("The arrow v003 points the wrong way.")
+    page.get_by_role("button", name="Reject and next").click()
+    page.wait_for_url(re.compile(r"/source-review/$"))
+    page.get_by_text("That was the last pass waiting in this queue.").wait_for()
+    assert page.get_by_test_id("queue-count").inner_text() == "0"
+    assert (
+        page.get_by_test_id("queue-progress").inner_text()
+        == f"{reached} of {reached} submitted passes reviewed."
+    )
+    assert first.count() == 0 and second.count() == 0
+    stored = {d.parent.problem_id: PassDocument.objects.get(pk=d.pk).status for d in docs}
+    assert stored == {first_id: "approved", second_id: "rejected"}

@@ -116,6 +116,25 @@ def work_counts() -> dict[str, int]:
     return {key: counts[key] for key in WORK_STATES}
 
 
+def next_problem_for_pass(*, after: ParentProblem, pass_no: int) -> ParentProblem | None:
+    """The next problem, by id after ``after`` (then from the start), whose Pass ``pass_no`` is still an
+    annotator's work: not started, in draft or rejected; a problem with a diagram, not excluded. None for Pass 5
+    (it opens per problem once 1–4 are approved) and when no other problem waits."""
+    if pass_no not in ANNOTATION_PASSES:
+        return None
+    done = PassDocument.objects.filter(parent=OuterRef("pk"), pass_no=pass_no).exclude(
+        status__in=[PassDocument.Status.DRAFT, PassDocument.Status.REJECTED]
+    )
+    waiting = (
+        ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED)
+        .exclude(pk=after.pk)
+        .filter(~Exists(done), Exists(ProblemImage.objects.filter(parent=OuterRef("pk"))))
+        .only("pk", "problem_id")
+        .order_by("problem_id")
+    )
+    return waiting.filter(problem_id__gt=after.problem_id).first() or waiting.first()
+
+
 def rejected_passes(*, limit: int = 20) -> QuerySet[PassDocument]:
     """Rejected passes 1–4, newest first, with the reviewer's note (the ``review_note``)."""
     return (

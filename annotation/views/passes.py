@@ -33,6 +33,7 @@ from ..permissions import (
 )
 from ..selectors import (
     SourceQueueFilters,
+    next_problem_for_pass,
     pass_version_list,
     source_review_next,
     workspace_documents,
@@ -108,6 +109,11 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         solution=_solution_text(parent) if pass_no == 5 else None,
         user=request.user,
     )
+    following = next_problem_for_pass(after=parent, pass_no=pass_no)
+    # "Submit and next problem" goes on to the next problem whose same pass is still work to do
+    payload["urls"]["next_problem"] = (
+        reverse("annotation:pass_workspace", args=[following.problem_id, pass_no]) if following else ""
+    )
     context = {
         "problem": parent,
         "pass_no": pass_no,
@@ -119,8 +125,6 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         "next_pass": pass_no + 1 if pass_no < 4 else None,
         "suggestions_url": _suggestions_url(parent.problem_id, pass_no),
         "can_review": can_review_pass_no(request.user, pass_no),
-        # the queue's filters this page was opened with: "… and next" takes the next pass of that queue
-        "queue_filters": SourceQueueFilters.from_query(request.GET).as_query(),
         "nav_section": "problems",
     }
     return TemplateResponse(request, "annotation/workspace.html", context)

@@ -67,3 +67,33 @@ def test_approve_and_next_follows_the_queues_order_and_filters(client, role_user
     pass2_doc = PassDocument.objects.get(pk=pass2.pk)
     assert _decide(client, pass2_doc, "approve")["Location"] == "/problems/rn_c/passes/2/review/"
     assert own.pk  # still waiting for another reviewer
+
+
+def test_the_next_problem_of_a_pass_is_the_next_by_id_whose_pass_waits_with_a_diagram():
+    from annotation.models import ParentProblem
+    from annotation.selectors import next_problem_for_pass
+    from tests.factories import ProblemImageFactory, png_bytes
+
+    def problem(problem_id, *, image=True, pass1=None, excluded=False):
+        parent = ParentProblemFactory(
+            problem_id=problem_id,
+            status=ParentProblem.Status.EXCLUDED if excluded else ParentProblem.Status.NEW,
+        )
+        if image:
+            ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0, data=png_bytes(20, 20))
+        if pass1:
+            document = {"problem_id": problem_id}
+            PassDocumentFactory(
+                parent=parent, pass_no=1, document=document, document_sha256=digest(document), status=pass1
+            )
+        return parent
+
+    a = problem("np_a")
+    problem("np_b", pass1="submitted")  # done for now
+    problem("np_c", image=False)  # text only: no annotation work
+    problem("np_d", excluded=True)
+    e = problem("np_e", pass1="rejected")  # back to the annotator
+    assert next_problem_for_pass(after=a, pass_no=1).problem_id == "np_e"
+    assert next_problem_for_pass(after=e, pass_no=1).problem_id == "np_a"  # from the start again
+    assert next_problem_for_pass(after=e, pass_no=2).problem_id == "np_a"
+    assert next_problem_for_pass(after=a, pass_no=5) is None

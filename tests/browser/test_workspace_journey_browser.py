@@ -235,3 +235,32 @@ def test_opening_a_pass_in_the_browser_writes_nothing(page, live_server, journey
         )
         expect(page.get_by_label("Kit domain")).to_have_value("electromagnetism")
         screenshot(page, "workspace-pass4-domain")
+
+
+def test_submit_and_next_problem_opens_the_next_problem_whose_pass_waits(page, live_server, journey):
+    parent, annotator, _ = journey
+    pass_document_save(
+        parent=parent,
+        pass_no=1,
+        document={
+            "problem_id": parent.problem_id,
+            "visual_nodes": [glyph("v001", "F_1", 100)],
+            "ambiguities": [],
+        },
+        actor=annotator,
+        expected_version=None,
+    )
+    text_only = ParentProblemFactory(problem_id="ws_journey_b")  # no diagram: no annotation work
+    waiting = ParentProblemFactory(problem_id="ws_journey_c")
+    ProblemImageFactory(parent=waiting, image_id="img_0", ordinal=0, data=incline_diagram(480, 300))
+    login_and_open_pass(page, live_server, parent, 1)
+    page.get_by_role("button", name="Submit and next problem").click()
+    page.wait_for_url(re.compile(rf"/problems/{waiting.problem_id}/passes/1/$"))
+    page.wait_for_selector("html[data-ws-ready]")
+    expect(page.get_by_test_id("doc-status")).to_have_text("not started")
+    screenshot(page, "workspace-submit-and-next")
+    assert PassDocument.objects.get(parent=parent, pass_no=1).status == PassDocument.Status.SUBMITTED
+    assert not PassDocument.objects.filter(parent=text_only).exists()
+    # the last problem waiting: nothing comes next, so the button is not offered
+    expect(page.get_by_role("button", name="Submit and next problem")).to_be_hidden()
+    assert_no_csp_violations(page)

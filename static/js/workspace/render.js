@@ -49,6 +49,8 @@ function renderHeader(ctx) {
   const submitBtn = $("ws-submit");
   const blocked = !editable || state.issues.length > 0 || state.status === "submitted" || state.status === "approved";
   submitBtn.disabled = blocked;
+  const nextBtn = $("ws-submit-next");
+  if (nextBtn) nextBtn.disabled = blocked;
   submitBtn.textContent = state.status === "submitted" ? "Submitted" : state.status === "approved" ? "Approved" : state.issues.length ? `Fix ${state.issues.length} issue${state.issues.length === 1 ? "" : "s"} to submit` : "Submit for review";
   setSaveState(ctx);
 }

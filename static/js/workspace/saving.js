@@ -63,7 +63,8 @@ function networkFailure(ctx) {
   tick();
   setSaveState(ctx);
 }
-export async function submit(ctx) {
+// thenNext: "Submit and next problem" opens the next problem whose same pass waits (payload.urls.next_problem).
+export async function submit(ctx, { thenNext = false } = {}) {
   const { state, payload } = ctx;
   if (!state.version) state.dirty = true;  // never stored yet (e.g. a Pass 4 as consolidated): store it first
   await save(ctx);
@@ -74,6 +75,12 @@ export async function submit(ctx) {
     // What really happens next is said once, by the page (workspace.html #ws-next-submitted); the reload shows
     // it as the read-only submitted page.
     const next = $("ws-next-submitted-text");
+    const following = thenNext && payload.urls.next_problem;
+    if (following) {
+      showBanner("Submitted for source review. Opening the next problem…", "ok");
+      window.location.assign(following);
+      return;
+    }
     showBanner(`Submitted for source review. ${next ? next.textContent : ""}`.trim(), "ok");
     setTimeout(() => window.location.reload(), 1500);
   } else {

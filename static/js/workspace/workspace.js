@@ -66,6 +66,7 @@ function start() {
   $("ws-undo").addEventListener("click", () => undo(ctx));
   $("ws-redo").addEventListener("click", () => redo(ctx));
   $("ws-submit").addEventListener("click", () => submit(ctx));
+  if ($("ws-submit-next")) $("ws-submit-next").addEventListener("click", () => submit(ctx, { thenNext: true }));
   $("ws-help-open").addEventListener("click", () => $("ws-help").showModal());
   $("ws-help-close").addEventListener("click", () => $("ws-help").close());
   window.addEventListener("beforeunload", (e) => { if (state.dirty) { keepLocal(ctx); e.preventDefault(); } });

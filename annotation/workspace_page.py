@@ -123,6 +123,21 @@ def workspace_payload(
         doc.document if doc is not None else empty_document(pass_no, parent.problem_id, domain=parent.domain)
     )
     earlier = {f"pass{n}": docs[n].document for n in (1, 2, 3, 4) if n < pass_no and n in docs}
+    consolidated = (
+        consolidate_gobs(
+            problem_id=parent.problem_id,
+            pass1=earlier.get("pass1"),
+            pass2=earlier.get("pass2"),
+            pass3=earlier.get("pass3"),
+            current=document if doc is not None else None,
+            domain_hint=parent.domain,
+        )
+        if pass_no == 4
+        else None
+    )
+    # An unstarted Pass 4 is what it will be built from (the page shows it consolidated from Passes 1–3): its
+    # issues are that document's, not an empty one's.
+    checked = consolidated if consolidated is not None and doc is None else document
     args = [parent.problem_id, pass_no]
     payload: dict[str, Any] = {
         # unsaved work kept on this device belongs to the user who made it (the storage key names them)
@@ -147,7 +162,7 @@ def workspace_payload(
         "document": document,
         "earlier": earlier,
         "issues": workspace_issues(
-            parent=parent, images=images, docs=docs, pass_no=pass_no, document=document
+            parent=parent, images=images, docs=docs, pass_no=pass_no, document=checked
         ),
         "vocab": vocabulary(),
         "id_prefixes": dict(ID_PREFIXES),
@@ -164,15 +179,8 @@ def workspace_payload(
             "review": reverse("annotation:pass_review", args=args),
         },
     }
-    if pass_no == 4:
-        payload["consolidated"] = consolidate_gobs(
-            problem_id=parent.problem_id,
-            pass1=earlier.get("pass1"),
-            pass2=earlier.get("pass2"),
-            pass3=earlier.get("pass3"),
-            current=document if doc is not None else None,
-            domain_hint=parent.domain,
-        )
+    if consolidated is not None:
+        payload["consolidated"] = consolidated
     if pass_no == 5 and solution is not None:
         payload["solution"] = solution
     return payload

@@ -27,6 +27,7 @@ from physalign_site.api import (
     role_permission,
 )
 from probes.models import Release
+from probes.selectors import release_by_reference
 
 from .. import selectors
 from ..grading import solve_response_grade
@@ -46,13 +47,10 @@ COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
 # --- helpers ------------------------------------------------------------------------------------------
 
 
-def _release_or_404(release_id: str) -> Release | None:
-    if not release_id:
-        return None
-    release = Release.objects.filter(release_id=release_id).first()
-    if release is None:
-        raise Http404("No such release.")
-    return release
+def _release_or_none(reference: str) -> Release | None:
+    """The release a launch names (its id or row number, as the evaluation API and the commands take it);
+    none named: the run is over every parent. An unknown one is a 404 (``release_not_found``)."""
+    return release_by_reference(reference) if reference else None
 
 
 def _run_or_404(pk: int, kind: str = "") -> SolveRun:
@@ -238,7 +236,7 @@ class SolveRunListApi(APIView):
         v = data.validated_data
         run = solve_run_create(
             model=v["model"],
-            release=_release_or_404(v["release"]),
+            release=_release_or_none(v["release"]),
             parent_ids=v["parent_ids"] or None,
             name=v["name"],
             actor=request.user,
@@ -364,7 +362,7 @@ class DebateRunListApi(APIView):
             frontend=v["frontend"] or None,
             level=v["level"],
             settings=v["settings"],
-            release=_release_or_404(v["release"]),
+            release=_release_or_none(v["release"]),
             parent_ids=v["parent_ids"] or None,
             name=v["name"],
             actor=request.user,

@@ -245,6 +245,13 @@ CASES: list[Case] = [
         {"model": "no-such-model", "parent_ids": ["solve-matrix-fill"]},
         expected=only({ADM: 400}),
     ),
+    Case(
+        "solve runs api launch unknown release",
+        "post",
+        "/api/solve/runs/",
+        {"model": "matrix-solve", "release": "NREL-no-such-release", "name": "api launch"},
+        expected=only({ADM: 404}),
+    ),
     Case("solve run api", "get", lambda w: f"/api/solve/runs/{w.solve_run_id}/", expected=API),
     Case("solve run api missing", "get", "/api/solve/runs/999999/", expected=only({ADM: 404})),
     Case(

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,6 +37,9 @@ from typing import Any
 
 import numpy as np
 import orjson
+
+from kit.bootstrap import multiplicities
+from kit.bootstrap import percentile as _percentile
 
 CONDITIONS = ("raw", "gold", "no_image", "reordered")
 STATUSES = ("completed", "unparseable", "refusal", "truncated", "infra_missing")
@@ -261,37 +263,6 @@ def _interval(reps: np.ndarray | None) -> list[float] | None:
     ordered = np.sort(reps)
     tail = (1 - CONFIDENCE) / 2
     return [_percentile(ordered, tail), _percentile(ordered, 1 - tail)]
-
-
-def _percentile(ordered: np.ndarray, probability: float) -> float:
-    # Not numpy.quantile(method="linear"): it places the same point but, for a fractional part >= 0.5,
-    # interpolates from the upper neighbour (b - (b - a)(1 - t)), which differs from the Kit's a + t(b - a)
-    # (physalign/bootstrap.py _percentile) in the last bit on some inputs, e.g. the lower tail at 2,000
-    # resamples (t = 0.975). Keeping the Kit's arithmetic keeps our intervals bit-identical to its reports.
-    position = (len(ordered) - 1) * probability
-    left = math.floor(position)
-    right = min(left + 1, len(ordered) - 1)
-    return float(ordered[left] + (position - left) * (ordered[right] - ordered[left]))
-
-
-def multiplicities(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
-    """The (resamples × n_clusters) matrix of draw counts, identical to
-    ``Counter(rng.choice(clusters) for _ in clusters)`` repeated ``resamples`` times."""
-    rng = random.Random(seed)
-    k = n_clusters.bit_length()
-    needed = resamples * n_clusters
-    accepted: list[np.ndarray] = []
-    have = 0
-    while have < needed:
-        words = int((needed - have) * (1 << k) / n_clusters * 1.02) + 64
-        stream = np.frombuffer(rng.getrandbits(32 * words).to_bytes(4 * words, "little"), dtype="<u4")
-        draws = stream >> np.uint32(32 - k)
-        draws = draws[draws < n_clusters]
-        accepted.append(draws)
-        have += draws.size
-    indices = np.concatenate(accepted)[:needed].astype(np.int64)
-    flat = np.repeat(np.arange(resamples, dtype=np.int64), n_clusters) * n_clusters + indices
-    return np.bincount(flat, minlength=needed).reshape(resamples, n_clusters).astype(np.float64)
 
 
 class _Scope:

@@ -52,6 +52,7 @@ def run_requests(
             "condition",
             "status",
             "claims",
+            "error",
             "model__name",
             "probe__logical_probe_id",
             "probe__interface",

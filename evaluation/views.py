@@ -25,6 +25,7 @@ from .forms import RunLaunchForm
 from .models import EvalRequest, EvalRun
 from .parsing import parse_response
 from .permissions import can_run_evaluations
+from .result_gaps import result_gaps
 from .runs import (
     build_request,
     eval_run_budget_set,
@@ -100,6 +101,7 @@ def run_detail(request: HttpRequest, pk: int) -> TemplateResponse:
         "batches": run_batches(run),
         "tables": selectors.results_tables(run.metrics),
         "chart": selectors.chart_data(run.metrics),
+        "gaps": result_gaps(run),
         "nav_section": "runs",
         "solving": selectors.solving_section(run, chosen),
         "manifest_json": json.dumps(run.manifest, indent=1, sort_keys=True),

@@ -24,6 +24,7 @@ from annotation.selectors import (
     work_filter,
 )
 from evaluation.models import EvalRequest, EvalRun
+from physalign_site.count_words import counted, noun
 from probes.models import CompileIssue, CompileRun, Probe, Release, ReleaseItem
 from review.models import ReviewSlot, Role, Signoff
 from review.selectors import DEVELOPMENT, live_probes, my_slots, unclaimed_counts
@@ -96,6 +97,7 @@ class Stage:
     probes: Figure | None = None
     blockers: list[Figure] = field(default_factory=list)  # what keeps parents from the next stage
     done: str = ""  # shown when nothing blocks
+    note: str = ""  # what the figures alone would mislead about (evaluated parents not in a release)
 
 
 def pipeline_board() -> list[Stage]:
@@ -129,7 +131,7 @@ def _annotation_stages(live: QuerySet[Probe]) -> list[Stage]:
         Stage(
             "imported",
             "Imported",
-            Figure(parent_counts["total"], "parents", _url(problems)),
+            Figure(parent_counts["total"], noun(parent_counts["total"], "parent"), _url(problems)),
             blockers=_blockers(
                 Figure(work["to_start"], "to start", _url(problems, work="to_start")),
                 Figure(work["in_progress"], "with a pass in draft", _url(problems, work="in_progress")),
@@ -145,7 +147,7 @@ def _annotation_stages(live: QuerySet[Probe]) -> list[Stage]:
         Stage(
             "annotated",
             "Passes 1–4 approved",
-            Figure(work["approved"], "parents", _url(problems, work="approved")),
+            Figure(work["approved"], noun(work["approved"], "parent"), _url(problems, work="approved")),
             blockers=_blockers(
                 Figure(not_compiled, "approved, not compiled yet", _url("probes:run_list")),
             ),
@@ -175,22 +177,25 @@ def _review_stages(live: QuerySet[Probe]) -> list[Stage]:
     signed_probes = live.filter(parent__problem_id__in=signed_parents).count() if signed_parents else 0
     not_exported = sum(1 for _, release in signoffs if release is None)
     reviewed_parents = probe_counts["parents"] - probe_counts["parents_pending"]
+    not_signed = max(reviewed_parents - len(signed_parents), 0)
     return [
         Stage(
             "compiled",
             "Compiled",
-            Figure(probe_counts["parents"], "parents", _url("probes:probe_list")),
-            Figure(probe_counts["total"], "probes", _url("probes:probe_list")),
+            Figure(
+                probe_counts["parents"], noun(probe_counts["parents"], "parent"), _url("probes:probe_list")
+            ),
+            Figure(probe_counts["total"], noun(probe_counts["total"], "probe"), _url("probes:probe_list")),
             blockers=_blockers(
                 Figure(
                     probe_counts["pending"],
-                    "probes awaiting review",
+                    noun(probe_counts["pending"], "probe") + " awaiting review",
                     _url("probes:probe_list", state="pending_review"),
                 ),
-                Figure(unclaimed, "review slots unclaimed", _url("review:queue")),
+                Figure(unclaimed, noun(unclaimed, "review slot") + " unclaimed", _url("review:queue")),
                 Figure(
                     blocked,
-                    "probe groups blocked at compilation",
+                    noun(blocked, "probe group") + " blocked at compilation",
                     _url("probes:run_detail", run.pk) if run else "",
                 ),
             ),
@@ -199,19 +204,21 @@ def _review_stages(live: QuerySet[Probe]) -> list[Stage]:
         Stage(
             "reviewed",
             "Reviewed",
-            Figure(reviewed_parents, "parents", _url("review:agreement")),
+            Figure(reviewed_parents, noun(reviewed_parents, "parent"), _url("review:agreement")),
             Figure(
                 probe_counts["approved"] + probe_counts["rejected"],
-                "probes",
+                noun(probe_counts["approved"] + probe_counts["rejected"], "probe"),
                 _url("probes:probe_list", state="approved"),
             ),
             blockers=_blockers(
                 Figure(
-                    probe_counts["rejected"], "probes rejected", _url("probes:probe_list", state="rejected")
+                    probe_counts["rejected"],
+                    noun(probe_counts["rejected"], "probe") + " rejected",
+                    _url("probes:probe_list", state="rejected"),
                 ),
                 Figure(
-                    max(reviewed_parents - len(signed_parents), 0),
-                    "reviewed parents not signed off",
+                    not_signed,
+                    noun(not_signed, "reviewed parent") + " not signed off",
                     _url("review:signoff"),
                 ),
             ),
@@ -220,9 +227,13 @@ def _review_stages(live: QuerySet[Probe]) -> list[Stage]:
         Stage(
             "signed_off",
             "Audited and signed off",
-            Figure(len(signed_parents), "parents", _url("review:signoff")),
-            Figure(signed_probes, "probes", _url("review:audit_list")),
-            blockers=_blockers(Figure(not_exported, "signoffs not exported yet", _url("review:signoff"))),
+            Figure(len(signed_parents), noun(len(signed_parents), "parent"), _url("review:signoff")),
+            Figure(signed_probes, noun(signed_probes, "probe"), _url("review:audit_list")),
+            blockers=_blockers(
+                Figure(
+                    not_exported, noun(not_exported, "signoff") + " not exported yet", _url("review:signoff")
+                )
+            ),
             done="Every signoff is exported as a release.",
         ),
     ]
@@ -242,9 +253,20 @@ def _release_stages() -> list[Stage]:
     )
     # per probe, does a completed run hold a request for it (an index probe each), not a distinct count over
     # every request of every run: 76k rows a run at the paper's scale
-    evaluated = Probe.objects.filter(
-        Exists(EvalRequest.objects.filter(probe=OuterRef("pk"), run__status=EvalRun.Status.COMPLETED))
-    ).aggregate(probes=Count("pk"), parents=Count("parent", distinct=True))
+    in_release = ReleaseItem.objects.filter(
+        release__origin=Release.Origin.EXPORTED, problem_id=OuterRef("parent__problem_id")
+    )
+    evaluated = (
+        Probe.objects.filter(
+            Exists(EvalRequest.objects.filter(probe=OuterRef("pk"), run__status=EvalRun.Status.COMPLETED))
+        )
+        .annotate(released=Exists(in_release))
+        .aggregate(
+            probes=Count("pk"),
+            parents=Count("parent", distinct=True),
+            unreleased_parents=Count("parent", distinct=True, filter=Q(released=False)),
+        )
+    )
     runs = EvalRun.objects.filter(status=EvalRun.Status.COMPLETED).count()
     run_states = EvalRun.objects.aggregate(
         active=Count(
@@ -256,25 +278,49 @@ def _release_stages() -> list[Stage]:
         Stage(
             "released",
             "Released",
-            Figure(released["parents"], "parents", _url("probes:release_list")),
-            Figure(released["probes"], "probes", _url("probes:release_list")),
+            Figure(released["parents"], noun(released["parents"], "parent"), _url("probes:release_list")),
+            Figure(released["probes"], noun(released["probes"], "probe"), _url("probes:release_list")),
             blockers=_blockers(
-                Figure(unevaluated, "releases without a completed evaluation", _url("evaluation:run_list")),
-                Figure(run_states["active"], "evaluation runs in progress", _url("evaluation:run_list")),
+                Figure(
+                    unevaluated,
+                    noun(unevaluated, "release") + " without a completed evaluation",
+                    _url("evaluation:run_list"),
+                ),
+                Figure(
+                    run_states["active"],
+                    noun(run_states["active"], "evaluation run") + " in progress",
+                    _url("evaluation:run_list"),
+                ),
                 Figure(
                     run_states["paused"],
-                    "evaluation runs paused at their budget",
+                    noun(
+                        run_states["paused"],
+                        "evaluation run paused at its budget",
+                        "evaluation runs paused at their budget",
+                    ),
                     _url("evaluation:run_list"),
                 ),
             ),
-            done=f"Every release has been evaluated ({releases} release{'s' if releases != 1 else ''}).",
+            done=f"Every release has been evaluated ({counted(releases, 'release')}).",
         ),
         Stage(
             "evaluated",
             "Evaluated",
-            Figure(evaluated["parents"], "parents", _url("evaluation:run_list")),
-            Figure(evaluated["probes"], "probes", _url("evaluation:run_list")),
+            Figure(evaluated["parents"], noun(evaluated["parents"], "parent"), _url("evaluation:run_list")),
+            Figure(evaluated["probes"], noun(evaluated["probes"], "probe"), _url("evaluation:run_list")),
             blockers=[],
-            done=f"{runs} completed evaluation run{'s' if runs != 1 else ''}.",
+            done=f"{counted(runs, 'completed evaluation run')}.",
+            note=_evaluated_note(evaluated["parents"], evaluated["unreleased_parents"], evaluated["probes"]),
         ),
     ]
+
+
+def _evaluated_note(parents: int, unreleased: int, probes: int) -> str:
+    """Evaluation runs may ask about current probes (no release): then more parents are evaluated than
+    released, and the board says where they came from."""
+    if not unreleased:
+        return ""
+    return (
+        f"{counted(parents, 'parent')} evaluated ({counted(probes, 'probe')}) — {unreleased:,} "
+        f"from current probes not yet in a release."
+    )

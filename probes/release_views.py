@@ -8,6 +8,7 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -18,6 +19,7 @@ from physalign_site.access import require
 from .exports.hf import release_hf_queue, release_hf_zip_file
 from .models import Release
 from .permissions import can_manage_probes
+from .release_words import INTERFACE_TASKS, pool_rows
 from .services import release_zip_file, release_zip_queue
 
 SHOWN_ONE_BY_ONE = 2  # files this deep (e.g. public/manifest.json) are listed; deeper ones by folder
@@ -47,6 +49,28 @@ def release_files(release: Release) -> list[dict[str, object]]:
     return sorted(rows, key=lambda row: (not row["public"], str(row["name"])))
 
 
+def release_interfaces(release: Release) -> list[dict[str, object]]:
+    """Probes and parent problems per interface (T02-single, T03-image, T03-text, in the paper's order, an
+    interface without probes included), from the release's items; any other interface follows."""
+    found: dict[str, dict[str, int]] = {
+        interface: {"probes": probes, "parents": parents}
+        for interface, probes, parents in release.items.values("interface")
+        .annotate(probes=Count("pk"), parents=Count("problem_id", distinct=True))
+        .values_list("interface", "probes", "parents")
+        .order_by()
+    }
+    names = [*INTERFACE_TASKS, *sorted(set(found) - set(INTERFACE_TASKS))]
+    return [
+        {
+            "interface": name,
+            "task": INTERFACE_TASKS.get(name, ""),
+            "probes": found.get(name, {}).get("probes", 0),
+            "parents": found.get(name, {}).get("parents", 0),
+        }
+        for name in names
+    ]
+
+
 def _release(release_id: str) -> Release:
     return get_object_or_404(Release, release_id=release_id)
 
@@ -66,7 +90,14 @@ def release_detail(request: HttpRequest, release_id: str) -> HttpResponse:
         panel = "probes/_release_hf.html" if request.GET.get("panel") == "hf" else "probes/_release_zip.html"
         return TemplateResponse(request, panel, context)
     return TemplateResponse(
-        request, "probes/release_detail.html", {**context, "files": release_files(release)}
+        request,
+        "probes/release_detail.html",
+        {
+            **context,
+            "files": release_files(release),
+            "interfaces": release_interfaces(release),
+            "pools": pool_rows(release.counts or {}),
+        },
     )
 
 

@@ -10,11 +10,29 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from physalign_site.count_words import counted
+
 POOL_NAMES = {"B": "grounding", "L": "joint reading", "P": "paired +GT"}
+# the paper's probe interfaces (§3.1): what each asks of the model
+INTERFACE_TASKS = {
+    "T02-single": "resolve an anchored mention to an entity (referent)",
+    "T03-image": "transcribe an anchored quantity label and select its owner (read, owner)",
+    "T03-text": "select the owner of an anchored textual quantity (owner)",
+}
 
 
 def _plural(n: Any, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return counted(n, word) if isinstance(n, int) else f"{n} {word}s"
+
+
+def pool_rows(counts: dict[str, Any]) -> list[dict[str, Any]]:
+    """A release's pools (its manifest counts) as table rows: pool, its name, probes and parent problems."""
+    rows = []
+    for pool, value in counts.items():
+        probes = value.get("probes") if isinstance(value, dict) else value
+        parents = value.get("mothers", value.get("parents")) if isinstance(value, dict) else None
+        rows.append({"pool": pool, "name": POOL_NAMES.get(pool, ""), "probes": probes, "parents": parents})
+    return rows
 
 
 def release_counts_phrase(counts: dict[str, Any]) -> str:

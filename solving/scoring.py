@@ -10,7 +10,8 @@
   ``0 ≤ p_ik ≤ w_ik`` and ``Σ w_ik > 0``.
 - :func:`solve_acc`: SolveAcc, the equal-parent mean of ``s_i`` over the run's parents. A parent without a
   returned answer (infrastructure missing, or not yet graded) has no point value: like the probe metrics
-  (App. B.3) the point value is then ``None`` and the bounds count the missing parents as 0 and as 1.
+  (App. B.3) the point value is then ``None`` and the bounds count the missing parents as 0 and as 1. Its 95%
+  interval is the probe metrics' parent-cluster percentile bootstrap (``kit.bootstrap``).
 - :func:`solve_link`: Table 17 / Figure 5. Per model, local grounding ``G`` on the run's L probes (raw
   condition) is averaged within each parent first, then across the parents of the solve-wrong and
   solve-correct groups (binary final-answer correctness); ``Δsolve = Ḡ_correct − Ḡ_wrong``.
@@ -24,6 +25,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from kit.bootstrap import equal_parent_mean_interval
 
 from .debate.canonical import canonicalize, same_value
 from .debate.extract import _last_boxed, parse_solver_output
@@ -134,14 +137,30 @@ class SolveAccStat:
     upper: float | None
     parents: int
     missing: int
+    ci: list[float] | None = None  # 95% parent-cluster bootstrap interval, only beside a point value
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def solve_acc(credits: Mapping[str, float | None] | Sequence[float | None]) -> SolveAccStat:
-    """Equal-parent mean of ``s_i`` (one credit per parent; ``None`` = no answer to score)."""
-    values = list(credits.values()) if isinstance(credits, Mapping) else list(credits)
+SOLVE_ACC_RESAMPLES = 2000  # as the probe metrics (App. B: 2,000 source-parent resamples, seed 2027)
+
+
+def solve_acc(
+    credits: Mapping[str, float | None] | Sequence[float | None],
+    *,
+    seed: int | None = None,
+    resamples: int = SOLVE_ACC_RESAMPLES,
+) -> SolveAccStat:
+    """Equal-parent mean of ``s_i`` (one credit per parent; ``None`` = no answer to score).
+
+    With a ``seed``, its 95% interval too, drawn as the probe metrics draw theirs (``kit.bootstrap``: parent
+    clusters in sorted parent-id order for a mapping, in the given order for a sequence); no interval
+    while a parent is missing (no point value), as a null point value withholds the probe metrics' CI."""
+    if isinstance(credits, Mapping):
+        values = [credits[parent] for parent in sorted(credits)]
+    else:
+        values = list(credits)
     n = len(values)
     if n == 0:
         return SolveAccStat(None, None, None, 0, 0)
@@ -150,7 +169,10 @@ def solve_acc(credits: Mapping[str, float | None] | Sequence[float | None]) -> S
     total = sum(present)
     lower = total / n
     upper = (total + missing) / n
-    return SolveAccStat(lower if missing == 0 else None, lower, upper, n, missing)
+    if missing:
+        return SolveAccStat(None, lower, upper, n, missing)
+    ci = None if seed is None else equal_parent_mean_interval(present, resamples=resamples, seed=seed)
+    return SolveAccStat(lower, lower, upper, n, missing, ci)
 
 
 # ------------------------------------------------------------------------------------------------ solve link

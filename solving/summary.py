@@ -1,4 +1,5 @@
-"""A solving run's summary: SolveAcc with its bounds while grading is pending (App. B.4, D.3)."""
+"""A solving run's summary: SolveAcc with its 95% parent-cluster CI, or its bounds while grading is pending
+(App. B.4, D.3)."""
 
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ def solve_run_summary(run: SolveRun) -> SolveRunSummary:
         done=done,
         by_status=by_status,
         by_grading=by_grading,
-        solve_acc=solve_acc({p: c for p, c, _ in rows}),
-        accuracy=solve_acc({p: (None if ok is None else float(ok)) for p, _, ok in rows}),
+        solve_acc=solve_acc({p: c for p, c, _ in rows}, seed=run.seed),
+        accuracy=solve_acc({p: (None if ok is None else float(ok)) for p, _, ok in rows}, seed=run.seed),
         calls=agg["c"] or 0,
         input_tokens=agg["i"] or 0,
         output_tokens=agg["o"] or 0,

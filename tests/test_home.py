@@ -187,8 +187,8 @@ def test_the_pipeline_board_counts_each_stage_and_says_what_blocks_the_next(
     EvalRun.objects.create(name="over budget", status=EvalRun.Status.PAUSED)
     EvalRun.objects.create(name="going", status=EvalRun.Status.RUNNING)
     html = client.get("/").content.decode()
-    assert '<a href="/runs/">1 evaluation runs paused at their budget</a>' in html
-    assert '<a href="/runs/">1 evaluation runs in progress</a>' in html
+    assert '<a href="/runs/">1 evaluation run paused at its budget</a>' in html
+    assert '<a href="/runs/">1 evaluation run in progress</a>' in html
 
 
 def test_home_pages_never_write(client, compiled, work, django_user_model):
@@ -216,7 +216,7 @@ def test_a_reviewer_sees_their_open_slots_and_what_waits(client, compiled, djang
     client.force_login(alice)
     html = client.get("/").content.decode()
     assert (
-        '<span class="home-figures__value">1</span> <span class="home-figures__label">parents waiting for a primary reviewer'
+        '<span class="home-figures__value">1</span> <span class="home-figures__label">parent waiting for a primary reviewer'
         in html
     )
     assert client.post("/review/claim/", {"role": "primary", "context": "development"}).status_code == 302

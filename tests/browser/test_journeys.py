@@ -114,7 +114,7 @@ def test_source_reviewer_takes_the_oldest_submitted_pass_and_rejects_it_with_a_n
     sign_in(page, live_server, "source_reviewer")
     section = page.get_by_test_id("home-source-reviewer")
     screenshot(page, "j-source-reviewer-home")
-    section.get_by_role("link", name=re.compile(r"^1 passes waiting")).click()
+    section.get_by_role("link", name=re.compile(r"^1 pass waiting")).click()
     page.wait_for_url(re.compile(r"/source-review/$"))
     assert page.get_by_test_id("queue-count").inner_text() == "1"
     page.get_by_role("link", name="Review", exact=True).click()
@@ -140,7 +140,7 @@ def test_probe_reviewer_and_adjudicator_see_their_queue_and_open_slots(page, liv
     sign_in(page, live_server, "probe_reviewer")
     section = page.get_by_test_id("home-reviewer")
     assert section.get_by_role(
-        "link", name=re.compile(rf"^{parents} parents waiting for a primary")
+        "link", name=re.compile(rf"^{parents} parents? waiting for a primary")
     ).is_visible()
     screenshot(page, "j-probe-reviewer-home")
     section.get_by_role("link", name="Go to the review queue").click()
@@ -148,7 +148,7 @@ def test_probe_reviewer_and_adjudicator_see_their_queue_and_open_slots(page, liv
     page.wait_for_selector("#slot-probes")
     go_home(page)
     section = page.get_by_test_id("home-reviewer")
-    assert section.get_by_role("link", name=re.compile(r"^1 open slots")).is_visible()
+    assert section.get_by_role("link", name=re.compile(r"^1 open slot of yours")).is_visible()
     section.locator(".home-list a").first.click()
     page.wait_for_selector("#slot-probes")
     page.get_by_role("button", name="Log out").click()

@@ -482,7 +482,8 @@ def test_results_page_shows_the_kit_paired_table_and_the_scope_rule(client, role
     table = table[: table.index("</table>")]
     # m1 ΔG with the Kit's interval; m2's +GT is missing one response: bounds, no value
     assert '0.250<span class="muted ci">[-0.167, 0.583]</span>' in table
-    assert "bounds 0.667–0.750" in table and "bounds 0.083–0.167" in table
+    assert 'bounds <span class="ci-range">0.667–0.750</span>' in table
+    assert 'bounds <span class="ci-range">0.083–0.167</span>' in table
     assert "Kit paired report" in html and "own statistic's scope" in html
     assert "clusters are the parents of each statistic's own scope (10 parents in the run)" in html
 

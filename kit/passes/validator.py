@@ -14,11 +14,13 @@ checked for the right ID shape, but its existence cannot be known and is not rep
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import shapes
 from .spans import (
     AMBIGUOUS_OCCURRENCE,
     QUOTE_NOT_FOUND,
@@ -113,6 +115,9 @@ PHYSICAL_NODE_UNBOUND = "PHYSICAL_NODE_UNBOUND"
 MENTION_OCCURRENCE_AMBIGUOUS = "MENTION_OCCURRENCE_AMBIGUOUS"
 MENTION_OCCURRENCE_REPAIR_PROPOSED = "MENTION_OCCURRENCE_REPAIR_PROPOSED"
 VALUE_BLANK = "VALUE_BLANK"
+SHAPE_FIELDS_INVALID = "SHAPE_FIELDS_INVALID"
+BBOX_OUTSIDE_SHAPE = "BBOX_OUTSIDE_SHAPE"
+BBOX_EMPTY = "BBOX_EMPTY"
 WORKSPACE_ISSUE_CODES: tuple[str, ...] = (
     TEXT_GLYPH_TEXT_EMPTY,
     PASS2_PHYSICAL_NODES_EMPTY,
@@ -120,6 +125,9 @@ WORKSPACE_ISSUE_CODES: tuple[str, ...] = (
     MENTION_OCCURRENCE_REPAIR_PROPOSED,
     MENTION_OCCURRENCE_AMBIGUOUS,
     VALUE_BLANK,
+    SHAPE_FIELDS_INVALID,
+    BBOX_OUTSIDE_SHAPE,
+    BBOX_EMPTY,
 )
 
 logger = logging.getLogger(__name__)
@@ -385,6 +393,13 @@ def workspace_checks(pass_no: int, document: object, context: PassContext) -> li
       with no anchor at all is already the Kit's ``PASS2_VISUAL_ANCHOR_MISSING``). In Pass 3, a new node
       (not in Pass 2) with no visual anchor, no mention and no ``refers_to`` binding.
 
+    * ``SHAPE_FIELDS_INVALID`` (Pass 1): keypoints, centre or radius that do not fit the node's type
+      (``kit.passes.shapes``: a circle or arc has a centre and radius, nothing else does; an arrow has two
+      keypoints, an angle mark three, …; a centre and radius come together). The Kit checks only their ranges.
+    * ``BBOX_EMPTY`` / ``BBOX_OUTSIDE_SHAPE`` (Pass 1): a box without area (the Kit's compiler makes the node
+      unlocatable, ``GEOMETRY_UNSUPPORTED``), or one that misses part of the shape the node draws (the Kit
+      locates a node by its box alone, so the view would mark the wrong pixels).
+
     Malformed documents give no workspace issue: ``validate_pass_document`` reports them. Never raises.
     """
     return _workspace_issues(pass_no, document, context, _validated(pass_no, document, context))
@@ -395,9 +410,90 @@ def _workspace_issues(
 ) -> list[ValidationIssue]:
     if not isinstance(document, dict) or run is None:
         return []
-    by_pass = {1: _empty_glyph_texts, 2: _pass2_unbound, 3: _pass3_unbound}
+    by_pass = {1: _pass1_checks, 2: _pass2_unbound, 3: _pass3_unbound}
     check = by_pass.get(pass_no)
     return list(run.stricter) + (list(check(document, context)) if check else [])
+
+
+def _pass1_checks(document: dict[str, Any], context: PassContext) -> Iterator[ValidationIssue]:
+    yield from _empty_glyph_texts(document, context)
+    yield from _shape_geometry(document, context)
+
+
+def _shape_fields_problem(node: dict[str, Any]) -> str | None:
+    """Why the node's keypoints, centre and radius do not fit its type (``kit.passes.shapes``), or ``None``."""
+    type_ = str(node.get("type"))
+    shape = shapes.SHAPE_OF_TYPE.get(type_)
+    center, radius = node.get("center_1000"), node.get("radius_1000")
+    has_center = shapes.center_of(node) is not None
+    if center != [-1, -1] and not has_center:
+        return "center_1000 is either two coordinates or absent ([-1, -1]), never one of each."
+    if has_center != (radius != -1):
+        return "center_1000 and radius_1000 come together: give both, or mark both absent (-1)."
+    if has_center and shape not in shapes.ROUND_SHAPES:
+        return f"A {type_} has no centre or radius (only circles and arcs do): set them to -1."
+    if has_center and shapes.radius_of(node) is None:
+        return "radius_1000 must be at least 1 when the centre is given."
+    points = node.get("keypoints_1000")
+    if shape is None or not isinstance(points, list) or not points:
+        return None
+    fewest, most = shapes.KEYPOINT_COUNT[shape]
+    if len(points) < fewest or (most is not None and len(points) > most):
+        wanted = f"{fewest} or more" if most is None else str(fewest)
+        return f"A {type_} is drawn from {wanted} keypoints (or none, for a box), not {len(points)}."
+    if shape == "arc" and not has_center:
+        return "An arc's end points need its centre and radius."
+    return None
+
+
+def _bbox_outside(node: dict[str, Any], bbox: list[int], images: dict[str, ImageRef]) -> bool:
+    shape = shapes.shape_of(node)
+    image = images.get(str(node.get("image_id")))
+    if shape is None or (shape in shapes.ROUND_SHAPES and image is None):
+        return False
+    width, height = (image.width, image.height) if image else (1000, 1000)
+    points = shapes.extent_points(node, width, height)
+    tolerance = 1 if shape in shapes.ROUND_SHAPES else 0  # the radius is rounded in its own frame
+    low_x = max(0, math.floor(min(p[0] for p in points)))
+    low_y = max(0, math.floor(min(p[1] for p in points)))
+    high_x = min(1000, math.ceil(max(p[0] for p in points)))
+    high_y = min(1000, math.ceil(max(p[1] for p in points)))
+    return (
+        bbox[0] > low_x + tolerance
+        or bbox[1] > low_y + tolerance
+        or bbox[2] < high_x - tolerance
+        or bbox[3] < high_y - tolerance
+    )
+
+
+def _shape_geometry(document: dict[str, Any], context: PassContext) -> Iterator[ValidationIssue]:
+    """Keypoints, centre and radius that fit the node's type, and a box with an area that covers them. The Kit
+    accepts any in-range values and locates a node by its box alone, so a box that misses the drawn shape, or
+    has no area (the compiler cannot locate it: ``GEOMETRY_UNSUPPORTED``), would mark the wrong pixels."""
+    images = {image.image_id: image for image in context.images}
+    for index, node in enumerate(document.get("visual_nodes") or []):
+        if not isinstance(node, dict):
+            continue
+        path = f"visual_nodes[{index}]"
+        problem = _shape_fields_problem(node)
+        if problem:
+            yield ValidationIssue(SHAPE_FIELDS_INVALID, path, f"Region {node.get('id')}: {problem}")
+        bbox = node.get("bbox_1000")
+        if not (isinstance(bbox, list) and len(bbox) == 4 and all(_is_int(v) for v in bbox)):
+            continue
+        if bbox[0] >= bbox[2] or bbox[1] >= bbox[3]:
+            yield ValidationIssue(
+                BBOX_EMPTY,
+                f"{path}.bbox_1000",
+                f"Region {node.get('id')} has a box without area: widen it so it covers what it marks.",
+            )
+        elif not problem and _bbox_outside(node, bbox, images):
+            yield ValidationIssue(
+                BBOX_OUTSIDE_SHAPE,
+                f"{path}.bbox_1000",
+                f"The box of region {node.get('id')} does not cover its {node.get('type')}: move a point "
+                "of the shape (the box follows), or widen the box.",
+            )
 
 
 def _empty_glyph_texts(document: dict[str, Any], context: PassContext) -> Iterator[ValidationIssue]:

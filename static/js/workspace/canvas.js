@@ -2,11 +2,13 @@
 // turned into commits. The canvas is a rendering of the document, never a second source of truth.
 import { bboxFromPixels, kToPx } from "./coords.js";
 import { $, h } from "./dom.js";
+import { drawStatus, mountShapes, renderShapes, SHAPE_TOOLS, startDraft } from "./draw.js";
 import { commit } from "./history.js";
 import { nextId } from "./ids.js";
 import { currentImage, entityColour, regionOwners, visualNodes } from "./model.js";
 import { render } from "./render.js";
 import { focusField, select } from "./selection.js";
+import { shapeOf } from "./shapes.js";
 import { fit } from "./viewport.js";
 
 function toAnnotation(node, img) {
@@ -15,14 +17,16 @@ function toAnnotation(node, img) {
   const w = kToPx(x2, img.width) - x; const hh = kToPx(y2, img.height) - y;
   return { id: node.id, bodies: [], target: { annotation: node.id, selector: { type: "RECTANGLE", geometry: { x, y, w, h: hh, bounds: { minX: x, minY: y, maxX: x + w, maxY: y + hh } } } } };
 }
-function regionStyle(ctx, annotation, annoState) {
+// How a region looks: its entity's colour, whether it is selected, in the highlighted entity, or dimmed.
+export function regionLook(ctx, id, annoSelected = false) {
   const { state } = ctx;
-  const owners = regionOwners(ctx);
-  const owner = owners.get(annotation.id);
-  const colour = owner ? entityColour(ctx, owner) : "#1f5fbf";
-  const selected = (annoState && annoState.selected) || (state.selected && state.selected.id === annotation.id);
-  const inEntity = state.entity && owner === state.entity;
-  const dim = state.entity && !inEntity;
+  const owner = regionOwners(ctx).get(id);
+  const selected = annoSelected || Boolean(state.selected && state.selected.id === id);
+  const inEntity = Boolean(state.entity && owner === state.entity);
+  return { colour: owner ? entityColour(ctx, owner) : "#1f5fbf", selected, inEntity, dim: Boolean(state.entity && !inEntity) };
+}
+function regionStyle(ctx, annotation, annoState) {
+  const { colour, selected, inEntity, dim } = regionLook(ctx, annotation.id, Boolean(annoState && annoState.selected));
   return {
     fill: colour,
     fillOpacity: selected ? 0.28 : inEntity ? 0.3 : dim ? 0.04 : 0.12,
@@ -38,6 +42,8 @@ export function mountCanvas(ctx) {
   if (canvas.anno) { canvas.anno.destroy(); canvas.anno = null; }
   canvas.stage.replaceChildren();
   canvas.shown = new Map();
+  canvas.shapes = null;
+  ctx.state.draft = null;
   const img = currentImage(ctx);
   if (!img) { canvas.stage.append(h("p", { class: "ws-empty", text: "This problem has no diagram." })); return; }
   const imgEl = h("img", { src: img.url, alt: `Diagram ${img.image_id}`, width: img.width, height: img.height, draggable: "false" });
@@ -52,6 +58,7 @@ export function mountCanvas(ctx) {
     canvas.anno.on("createAnnotation", (a) => onCreate(ctx, a));
     canvas.anno.on("updateAnnotation", (a) => onUpdate(ctx, a));
     canvas.anno.on("selectionChanged", (list) => onSelection(ctx, list));
+    mountShapes(ctx);
     syncCanvas(ctx);
     fit(ctx);
     setTool(ctx, ctx.state.tool);
@@ -65,7 +72,8 @@ export function syncCanvas(ctx) {
   const img = currentImage(ctx);
   canvas.syncing = true;
   const want = new Map();
-  for (const n of visualNodes(ctx)) if (n.image_id === img.image_id && Array.isArray(n.bbox_1000) && n.bbox_1000.length === 4) want.set(n.id, n);
+  // Annotorious draws the boxes; a node whose fields make a shape (an arrow, a circle, …) is drawn by draw.js.
+  for (const n of visualNodes(ctx)) if (n.image_id === img.image_id && Array.isArray(n.bbox_1000) && n.bbox_1000.length === 4 && !shapeOf(n)) want.set(n.id, n);
   for (const id of [...shown.keys()]) if (!want.has(id)) { anno.removeAnnotation(id); shown.delete(id); }
   for (const [id, n] of want) {
     const key = n.bbox_1000.join(",");
@@ -78,6 +86,7 @@ export function syncCanvas(ctx) {
   if (sel && !current.includes(sel) && state.tool !== "rect") anno.setSelected(sel, ctx.pass === 1 && ctx.editable);
   if (!sel && current.length) anno.cancelSelected();
   canvas.syncing = false;
+  renderShapes(ctx);
 }
 function bboxOf(ctx, annotation) {
   const img = currentImage(ctx);
@@ -122,21 +131,29 @@ function onSelection(ctx, list) {
   if (a) { if (!state.selected || state.selected.id !== a.id) select(ctx, "visual_nodes", a.id, { fromCanvas: true }); }
   else if (state.selected && state.selected.col === "visual_nodes") { state.selected = null; render(ctx); }
 }
+// The canvas tools: select, the rectangle (Annotorious) and the shape tools of draw.js.
+export const TOOLS = ["select", "rect", ...Object.keys(SHAPE_TOOLS)];
 export function setTool(ctx, tool) {
   const { state, canvas } = ctx;
-  state.tool = tool === "rect" && ctx.pass === 1 && ctx.editable ? "rect" : "select";
-  $("tool-select").setAttribute("aria-pressed", String(state.tool === "select"));
-  $("tool-rect").setAttribute("aria-pressed", String(state.tool === "rect"));
-  canvas.viewport.classList.toggle("is-drawing", state.tool === "rect");
+  const drawing = ctx.pass === 1 && ctx.editable;
+  state.tool = TOOLS.includes(tool) && tool !== "select" && drawing ? tool : "select";
+  if (SHAPE_TOOLS[state.tool] === undefined) { state.draft = null; drawStatus(ctx); }
+  else if (!state.draft || state.draft.tool !== state.tool) startDraft(ctx, state.tool); // says what to click first
+  for (const t of TOOLS) { const b = $(`tool-${t}`); if (b) b.setAttribute("aria-pressed", String(state.tool === t)); }
+  canvas.viewport.classList.toggle("is-drawing", state.tool !== "select");
   if (canvas.anno) {
     // Annotorious does not start a new shape while one is selected for editing: drop the canvas
     // selection first (the record stays selected in the panel), else the next drag does nothing.
-    if (state.tool === "rect" && (canvas.anno.getSelected() || []).length) { canvas.syncing = true; canvas.anno.cancelSelected(); canvas.syncing = false; }
+    if (state.tool !== "select" && (canvas.anno.getSelected() || []).length) { canvas.syncing = true; canvas.anno.cancelSelected(); canvas.syncing = false; }
     canvas.anno.setDrawingEnabled(state.tool === "rect");
   }
+  renderShapes(ctx);
 }
 export function setupTools(ctx) {
-  $("tool-select").addEventListener("click", () => setTool(ctx, "select"));
-  $("tool-rect").addEventListener("click", () => setTool(ctx, "rect"));
-  if (!(ctx.pass === 1 && ctx.editable)) $("tool-rect").disabled = true;
+  for (const t of TOOLS) {
+    const b = $(`tool-${t}`);
+    if (!b) continue;
+    b.addEventListener("click", () => setTool(ctx, t));
+    if (t !== "select" && !(ctx.pass === 1 && ctx.editable)) b.disabled = true;
+  }
 }

@@ -1,12 +1,15 @@
-// Keyboard edits of the selection: nudge or resize a region, add one, delete the selected record.
+// Keyboard edits of the selection: nudge or resize a region (a shape moves by its points), add one, delete
+// the selected record.
 import { hideBanner, showBanner } from "./banner.js";
 import { addRegion } from "./canvas.js";
 import { bboxFromPixels } from "./coords.js";
 import { $, h } from "./dom.js";
+import { nudgeShape } from "./draw.js";
 import { commit } from "./history.js";
 import { currentImage } from "./model.js";
 import { removeEntity } from "./pass2.js";
 import { render } from "./render.js";
+import { shapeOf } from "./shapes.js";
 
 export function nudge(ctx, dx, dy, resize) {
   const { state } = ctx;
@@ -14,6 +17,7 @@ export function nudge(ctx, dx, dy, resize) {
   commit(ctx, (d) => {
     const n = d.visual_nodes.find((x) => x.id === state.selected.id);
     if (!n) return;
+    if (shapeOf(n)) { if (!resize) nudgeShape(n, currentImage(ctx), dx, dy); return; } // a shape moves by its points
     const b = [...n.bbox_1000];
     if (resize) { b[2] = Math.min(1000, Math.max(b[0] + 1, b[2] + dx)); b[3] = Math.min(1000, Math.max(b[1] + 1, b[3] + dy)); }
     else {

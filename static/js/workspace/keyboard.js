@@ -2,6 +2,7 @@
 // Ctrl+Z / Ctrl+S win over the fields' and the canvas's own handling.
 import { setTool } from "./canvas.js";
 import { $, isTyping } from "./dom.js";
+import { finishDraft, renderShapes, startDraft, undoDraftPoint } from "./draw.js";
 import { deleteSelected, newRegionFromKeyboard, nudge } from "./editing.js";
 import { redo, undo } from "./history.js";
 import { bindRegion, newEntity } from "./pass2.js";
@@ -9,6 +10,9 @@ import { render } from "./render.js";
 import { save } from "./saving.js";
 import { stepRegion } from "./selection.js";
 import { fit, zoomAt } from "./viewport.js";
+
+// The shape tools' keys (the rectangle is R, select V): listed in the help and on the toolbar buttons.
+export const SHAPE_KEYS = { p: "point", l: "line", a: "arrow", y: "polyline", c: "curve", o: "circle", u: "arc", g: "angle" };
 
 export function onKey(ctx, e) {
   const { state, pass, editable } = ctx;
@@ -21,11 +25,14 @@ export function onKey(ctx, e) {
   if (mod && (k === "s" || k === "S")) { e.preventDefault(); save(ctx); return; }
   if (k === "Escape") {
     if (isTyping(e)) { e.target.blur(); viewport.focus(); return; }
-    if (state.tool === "rect") { setTool(ctx, "select"); if (anno) anno.cancelDrawing(); return; }
+    if (state.draft && state.draft.points.length) { startDraft(ctx, state.draft.tool); renderShapes(ctx); return; } // the shape being drawn first, then the tool
+    if (state.tool !== "select") { setTool(ctx, "select"); if (anno) anno.cancelDrawing(); return; }
     state.selected = null; state.entity = null; if (anno) anno.cancelSelected(); render(ctx); return;
   }
   if (isTyping(e) || mod || e.altKey && !k.startsWith("Arrow")) return;
   if ($("ws-help").open || $("ws-conflict").open) return;
+  if (state.draft && (k === "Enter" || k === "Backspace")) { e.preventDefault(); if (k === "Enter") finishDraft(ctx); else undoDraftPoint(ctx); return; }
+  if (!e.altKey && !e.shiftKey && SHAPE_KEYS[k.toLowerCase()]) { setTool(ctx, SHAPE_KEYS[k.toLowerCase()]); return; }
   const step = e.shiftKey ? 10 : 1;
   const onRegion = state.selected && state.selected.col === "visual_nodes" && pass === 1;
   switch (k) {

@@ -15,7 +15,7 @@ import { renderText } from "./text.js";
 const PANELS = { 1: renderPass1, 2: renderPass2, 3: renderPass3, 4: renderPass4, 5: renderPass5 };
 const QUANTITY_KINDS = ["force", "mass", "length", "distance", "angle", "torque", "velocity", "acceleration", "time", "charge", "current", "resistance", "voltage", "field_strength", "other"];
 const HINTS = {
-  1: "Draw a box around every label, arrow and object (R, then drag). Type the exact visible text of text glyphs (a glyph without text is a validation issue).",
+  1: "Draw a box around every label and object (R, then drag); draw arrows, lines, points, curves, circles, arcs and angle marks with their shape tools (A, L, P, C, O, U, G; ? lists them). Type the exact visible text of text glyphs (a glyph without text is a validation issue).",
   2: "Create an entity (E), then select its regions on the diagram and bind them (B). Colours show which entity owns a region.",
   3: "Select words in the text to create mentions; give every quantity its glyph or mention anchors and, when the problem says, its owner; let a mention refer to every new entity.",
   4: "Check the consolidated graph, add relations, and fix every validation issue; then submit.",

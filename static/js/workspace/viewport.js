@@ -41,7 +41,7 @@ export function setupViewport(ctx) {
   window.addEventListener("keyup", (e) => { if (e.code === "Space") { space = false; viewport.classList.remove("is-panning"); } });
   viewport.addEventListener("pointerdown", (e) => {
     const onShape = e.target.closest && e.target.closest(".a9s-annotation");
-    if (space || e.button === 1 || (state.tool === "select" && !onShape && !e.target.closest(".a9s-handle, .a9s-shape-handle"))) {
+    if (space || e.button === 1 || (state.tool === "select" && !onShape && !e.target.closest(".a9s-handle, .a9s-shape-handle, .ws-shape, .ws-handle"))) {
       pan = { x: e.clientX, y: e.clientY, tx: state.tx, ty: state.ty, moved: false };
       if (space || e.button === 1) { e.preventDefault(); e.stopPropagation(); }
     }

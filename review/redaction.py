@@ -10,15 +10,69 @@ answered blind yet.
 Gold *aliases* (``E2``) are private as a binding but are also public labels in every prompt, so they
 cannot be withheld as text; the strict blind order (every probe of the parent answered before any
 reveal) is what protects them.
+
+Who must stay blind to a probe (``review.selectors.withholding_for`` decides, this module phrases it): a
+primary or secondary reviewer, to every probe of the parent they have not answered blind (those of their own
+review, and those outside it, which they may still review elsewhere); an adjudicator, to the probes of their
+own adjudication they have not answered and to the probes the two reviewers have not both decided yet (a
+disagreement would bring them to the adjudicator to answer blind). A probe both reviewers have decided
+without dispute never comes to the adjudicator, so nothing of it is withheld from them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-WITHHELD = "[withheld until you answer every probe of this parent blind]"
+WITHHELD = "[withheld: private to a probe you may still answer blind]"
+
+
+@dataclass(frozen=True)
+class WithheldProbes:
+    """How many of the parent's probes one reviewer must stay blind to, by the reason that is true for them."""
+
+    own_unanswered: int = 0  # in the reviewer's own work, not answered blind yet
+    undecided: int = 0  # adjudicator: not (yet) disputed, and not decided by both reviewers
+    outside: int = 0  # primary/secondary: not part of this review context
+
+    @property
+    def any(self) -> bool:
+        return bool(self.own_unanswered or self.undecided or self.outside)
+
+
+def _probes(n: int, *, other: bool = False) -> str:
+    return f"{n} {'other ' if other else ''}probe{'s' if n != 1 else ''} of this parent"
+
+
+def withholding_message(reasons: WithheldProbes, *, order_name: str) -> str:
+    """The sentence that tells one reviewer why text is withheld and when (if ever) it appears; every clause is
+    true for that reviewer (an adjudicator is never told to answer probes that are not theirs to answer)."""
+    parts: list[str] = []
+    if reasons.own_unanswered:
+        n = reasons.own_unanswered
+        parts.append(
+            f"{_probes(n)} that you have not answered blind yet (the {order_name} opens each target after "
+            f"your own blind answer): it appears once you have answered {'it' if n == 1 else 'them'}"
+        )
+    if reasons.undecided:
+        n = reasons.undecided
+        parts.append(
+            f"{_probes(n, other=True)} that the primary and secondary reviewers have not both decided yet: a "
+            f"disagreement would bring {'it' if n == 1 else 'one'} to you to answer blind, so you stay blind to "
+            f"{'it' if n == 1 else 'them'}; the text appears once both reviewers have decided without dispute, "
+            f"or after your own blind answer if {'it comes' if n == 1 else 'one comes'} to you"
+        )
+    if reasons.outside:
+        n = reasons.outside
+        parts.append(
+            f"{_probes(n)} that {'is' if n == 1 else 'are'} not part of this review: you may still review "
+            f"{'it' if n == 1 else 'them'} blind elsewhere, so the text stays withheld here"
+        )
+    if not parts:
+        return ""
+    return f"Some text is withheld (shown as {WITHHELD}): it is private to " + "; and to ".join(parts) + "."
 
 
 def _leaf_strings(value: Any) -> Iterable[str]:

@@ -129,18 +129,26 @@ def probe_outcomes(
     }
 
 
+def in_context(context: str, probes: list[Probe]) -> list[Probe]:
+    """The probes a review context covers: every one in development, those of the plan in an audit."""
+    if context == DEVELOPMENT:
+        return probes
+    plan = AuditPlan.objects.filter(pk=context.split(":", 1)[1]).first()
+    return [p for p in probes if plan is not None and p.logical_probe_id in plan.target_roots]
+
+
 def slot_work(slot: ReviewSlot, *, include_done: bool = False) -> list[Probe]:
     """The slot's probes, in order: the blind-first probe, then by id. Without ``include_done``, only those
     still lacking this slot's decision on the current root. An adjudicator only gets disputed probes."""
-    probes = list(
-        live_probes()
-        .filter(parent_id=slot.parent_id)
-        .select_related("parent", "key")
-        .order_by("logical_probe_id")
+    probes = in_context(
+        slot.context,
+        list(
+            live_probes()
+            .filter(parent_id=slot.parent_id)
+            .select_related("parent", "key")
+            .order_by("logical_probe_id")
+        ),
     )
-    if slot.context != DEVELOPMENT:
-        plan = AuditPlan.objects.filter(pk=slot.context.split(":", 1)[1]).first()
-        probes = [p for p in probes if plan is not None and p.logical_probe_id in plan.target_roots]
     if slot.role == Role.ADJUDICATOR:
         probes = [
             p
@@ -181,6 +189,82 @@ def slot_rows(slot: ReviewSlot) -> list[WorkRow]:
             )
         )
     return rows
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """The next thing to do in a slot: answer ``probe`` blind (``kind == "blind"``) or decide it."""
+
+    probe: Probe
+    kind: str  # blind | target
+
+
+def next_step(slot: ReviewSlot, progress: BlindProgress, *, skip: Probe | None = None) -> NextStep | None:
+    """The first probe the blind order lets the reviewer answer blind, else the first answered and undecided
+    probe whose target is open (``skip`` left out: the page the reviewer is on)."""
+    rows = [r for r in slot_rows(slot) if skip is None or r.probe.pk != skip.pk]
+    blind = next((r for r in rows if r.blind is None and progress.answer_gate(r.probe).allowed), None)
+    if blind is not None:
+        return NextStep(blind.probe, "blind")
+    target = next(
+        (r for r in rows if r.blind and r.decision is None and progress.reveal_gate(r.probe).allowed), None
+    )
+    return NextStep(target.probe, "target") if target is not None else None
+
+
+@dataclass(frozen=True)
+class CandidateMark:
+    """Where a candidate is marked on one rendered view, in percent of the view (the box drawn on it)."""
+
+    view_id: str
+    left: float
+    top: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class CandidatePick:
+    """One candidate a reviewer can pick by clicking: its public alias and the views that mark it."""
+
+    alias: str
+    marks: tuple[CandidateMark, ...]
+
+
+def _mark_box(view_id: str, points: list[list[float]], width: int, height: int) -> CandidateMark | None:
+    if not points or not width or not height:
+        return None
+    xs, ys = [float(p[0]) for p in points], [float(p[1]) for p in points]
+
+    def pct(value: float, size: int) -> float:
+        return round(max(0.0, min(100.0, 100 * value / size)), 2)
+
+    left, top = pct(min(xs), width), pct(min(ys), height)
+    return CandidateMark(view_id, left, top, pct(max(xs), width) - left, pct(max(ys), height) - top)
+
+
+def candidate_picks(probe: Probe, aliases: list[str]) -> list[CandidatePick]:
+    """The probe's candidates (public aliases, in contract order) with the boxes drawn for them on its
+    attached views: what the prompt and the attachments already show, nothing private."""
+    attached = set(probe.attachment_ids)
+    marks: dict[str, list[CandidateMark]] = {alias: [] for alias in aliases}
+    for view in probe.views.all():
+        if view.view_id not in attached:
+            continue
+        for mark in view.marks:
+            box = _mark_box(view.view_id, mark.get("points_px") or [], view.width, view.height)
+            if mark.get("alias") in marks and box is not None:
+                marks[mark["alias"]].append(box)
+    return [CandidatePick(alias, tuple(marks[alias])) for alias in aliases]
+
+
+def attachment_rows(probe: Probe, picks: list[CandidatePick]) -> list[dict[str, Any]]:
+    """The probe's attachments in order, each with the candidate marks to click on it (none without picks)."""
+    on_view: dict[str, list[dict[str, Any]]] = {}
+    for pick in picks:
+        for mark in pick.marks:
+            on_view.setdefault(mark.view_id, []).append({"alias": pick.alias, "mark": mark})
+    return [{"asset_id": a, "picks": on_view.get(a, [])} for a in probe.attachment_ids]
 
 
 def my_slot_list(reviewer: Any) -> QuerySet[ReviewSlot]:
@@ -438,10 +522,67 @@ def blind_progress(slot: ReviewSlot) -> BlindProgress:
     )
 
 
-def withheld_for(slot: ReviewSlot) -> frozenset[str]:
+BLIND_ORDER_NAMES: dict[str, str] = {
+    BlindOrder.STRICT: "strict blind order",
+    BlindOrder.KIT: "Kit blind order",
+}
+
+
+def blind_order_name(order: str) -> str:
+    """The one wording of a blind order, on the queue, the slot page and the target page alike."""
+    return BLIND_ORDER_NAMES.get(order, BLIND_ORDER_NAMES[BlindOrder.STRICT])
+
+
+@dataclass(frozen=True)
+class Withholding:
+    """What no response to one slot's reviewer may carry, and why (``redaction.WithheldProbes``)."""
+
+    strings: frozenset[str]
+    reasons: redaction.WithheldProbes
+    order: str
+
+    @property
+    def message(self) -> str:
+        return redaction.withholding_message(self.reasons, order_name=blind_order_name(self.order))
+
+
+def _settled_by_both(slot: ReviewSlot, probes: list[Probe]) -> set[int]:
+    """Probes whose primary and secondary decisions (this context, current root) agree: no dispute brings them
+    to an adjudicator."""
+    found = fresh_decisions({p.pk: p.review_target_root for p in probes}, {slot.context})
+    settled = set()
+    for probe in probes:
+        decisions = found.get((slot.context, probe.pk), {})
+        both = Role.PRIMARY in decisions and Role.SECONDARY in decisions
+        if both and outcome_of(decisions, slot.context, ignore_resolution=True).state != "adjudication":
+            settled.add(probe.pk)
+    return settled
+
+
+def _blind_to(slot: ReviewSlot, probes: list[Probe], answered: set[tuple[int, str]]) -> dict[int, str]:
+    """The parent's probes this slot's reviewer must stay blind to, each with its reason (the fields of
+    ``redaction.WithheldProbes``): see the rule in ``review.redaction``."""
+    unanswered = [p for p in probes if (p.pk, p.review_target_root) not in answered]
+    scope = {p.pk for p in in_context(slot.context, unanswered)}
+    if slot.role != Role.ADJUDICATOR:
+        return {p.pk: "own_unanswered" if p.pk in scope else "outside" for p in unanswered}
+    work = {p.pk for p in slot_work(slot, include_done=True)}
+    settled = _settled_by_both(slot, [p for p in unanswered if p.pk in scope and p.pk not in work])
+    reasons = {}
+    for probe in unanswered:
+        if probe.pk in work:
+            reasons[probe.pk] = "own_unanswered"
+        elif probe.pk not in scope:
+            reasons[probe.pk] = "outside"
+        elif probe.pk not in settled:
+            reasons[probe.pk] = "undecided"
+    return reasons
+
+
+def withholding_for(slot: ReviewSlot) -> Withholding:
     """The private strings no response to this slot's reviewer may carry: those of every live probe of the
-    parent that the reviewer has not answered blind on its current root (in any slot), less what the
-    parent's public prompts already show."""
+    parent the reviewer must stay blind to (not answered blind on its current root, in any slot, and still
+    possibly theirs to answer), less what the parent's public prompts already show."""
     probes = list(live_probes().filter(parent_id=slot.parent_id).select_related("key"))
     answered = set(
         BlindAnswer.objects.filter(reviewer_id=slot.reviewer_id, probe__in=probes).values_list(
@@ -451,13 +592,28 @@ def withheld_for(slot: ReviewSlot) -> frozenset[str]:
     public = "\n".join(
         f"{p.raw_messages.get('system', '')}\n{p.raw_messages.get('user', '')}" for p in probes
     )
+    blind_to = _blind_to(slot, probes, answered)
     strings: set[str] = set()
     for probe in probes:
-        if (probe.pk, probe.review_target_root) not in answered:
+        if probe.pk in blind_to:
             strings |= redaction.private_strings(
                 key=probe.key.key, gold_view=probe.gold_view, metadata=probe.metadata
             )
-    return redaction.withheld(strings, public_text=public)
+    reasons = list(blind_to.values())
+    return Withholding(
+        strings=redaction.withheld(strings, public_text=public),
+        reasons=redaction.WithheldProbes(
+            own_unanswered=reasons.count("own_unanswered"),
+            undecided=reasons.count("undecided"),
+            outside=reasons.count("outside"),
+        ),
+        order=blind_order_of(slot.context),
+    )
+
+
+def withheld_for(slot: ReviewSlot) -> frozenset[str]:
+    """The strings of :func:`withholding_for`."""
+    return withholding_for(slot).strings
 
 
 def _decision_view(decision: ReviewDecision) -> dict[str, Any]:
@@ -472,6 +628,8 @@ def _decision_view(decision: ReviewDecision) -> dict[str, Any]:
         "sequence": decision.sequence,
         "review_target_root": decision.review_target_root,
         "blind_matched": decision.blind.matches_target,
+        "blind_display": decision.blind.display,
+        "blind_reason": decision.blind.reason,
     }
 
 
@@ -482,7 +640,7 @@ def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
     key = probe.key.view
     blind = BlindAnswer.objects.get(slot=slot, probe=probe, review_target_root=probe.review_target_root)
     others = probe_decisions(probe, slot.context) if slot.role == Role.ADJUDICATOR else {}
-    strings = withheld_for(slot)
+    withholding = withholding_for(slot)
     payload = {
         "logical_probe_id": probe.logical_probe_id,
         "interface": probe.interface,
@@ -512,8 +670,9 @@ def reveal_payload(slot: ReviewSlot, probe: Probe) -> dict[str, Any]:
         },
         "other_decisions": [_decision_view(others[r]) for r in (Role.PRIMARY, Role.SECONDARY) if r in others],
     }
-    redacted = redaction.redact(payload, strings)
+    redacted = redaction.redact(payload, withholding.strings)
     redacted["withheld"] = redacted != payload
+    redacted["withheld_because"] = withholding.message if redacted["withheld"] else ""
     return redacted
 
 

@@ -57,15 +57,28 @@ from .permissions import (
 from .reports import accounting_tables, agreement_report
 from .selectors import (
     BlindOrder,
+    attachment_rows,
+    blind_order_name,
     blind_order_of,
     blind_progress,
+    candidate_picks,
     kit_decision_overview,
     my_slots,
+    next_step,
     open_contexts,
     reveal_payload,
     slot_rows,
     slot_work,
     unclaimed_counts,
+)
+
+# The keyboard shortcuts of the blind and target pages (static/js/review_keys.js), listed on the page.
+BLIND_SHORTCUTS = (("1–9", "choose candidate 1–9 of the list"), ("n", "next probe"))
+TARGET_SHORTCUTS = (
+    ("c", "tick all six confirmations (press only when all six hold)"),
+    ("a", "approve"),
+    ("r", "reject (asks for the note first)"),
+    ("n", "next probe"),
 )
 
 
@@ -93,14 +106,17 @@ def _slot_probe(request: HttpRequest, slot_id: int, logical_probe_id: str) -> tu
 def queue(request: HttpRequest) -> HttpResponse:
     counts = unclaimed_counts()
     roles = [Role.PRIMARY, Role.SECONDARY, Role.ADJUDICATOR]
+    contexts = open_contexts()
+    orders = {c: blind_order_of(c) for c, _ in contexts}
     offers = [
         {
             "context": c,
             "label": label,
-            "blind_order": blind_order_of(c),
+            "blind_order": orders[c],
+            "blind_order_name": blind_order_name(orders[c]),
             "roles": [(r.value, r.label, counts.get((c, r.value), 0)) for r in roles],
         }
-        for c, label in open_contexts()
+        for c, label in contexts
     ]
     return TemplateResponse(
         request,
@@ -180,17 +196,15 @@ def slot_detail(request: HttpRequest, slot_id: int) -> HttpResponse:
         }
         for row in slot_rows(slot)
     ]
-    next_row = next(
-        (r["row"] for r in rows if r["row"].blind is None and r["answer_gate"].allowed), None
-    ) or next((r["row"] for r in rows if r["row"].decision is None and r["reveal_gate"].allowed), None)
     return TemplateResponse(
         request,
         "review/slot.html",
         {
             "slot": slot,
             "rows": rows,
-            "next_row": next_row,
+            "next": next_step(slot, progress),
             "progress": progress,
+            "blind_order_name": blind_order_name(progress.order),
             "all_decided": all(r["row"].decision is not None for r in rows),
             "can_release": not any(r["row"].blind for r in rows),
             "nav_section": "review",
@@ -220,6 +234,7 @@ def probe_blind(request: HttpRequest, slot_id: int, logical_probe_id: str) -> Ht
         return redirect("review:slot", slot.pk)
     progress = blind_progress(slot)
     blind = probe.blind_answers.filter(slot=slot, review_target_root=probe.review_target_root).first()
+    picks = candidate_picks(probe, contract["aliases"])
     return TemplateResponse(
         request,
         "review/probe_blind.html",
@@ -228,6 +243,10 @@ def probe_blind(request: HttpRequest, slot_id: int, logical_probe_id: str) -> Ht
             "probe": probe,
             "contract": contract,
             "blind": blind,
+            "picks": picks,
+            "attachments": attachment_rows(probe, picks if blind is None else []),
+            "next": next_step(slot, progress, skip=probe),
+            "shortcuts": BLIND_SHORTCUTS,
             "nav_section": "review",
             "answer_gate": progress.answer_gate(probe),
             "reveal_gate": progress.reveal_gate(probe),
@@ -239,6 +258,7 @@ def probe_blind(request: HttpRequest, slot_id: int, logical_probe_id: str) -> Ht
 
 def _target_context(slot: ReviewSlot, probe: Probe) -> dict:
     payload = reveal_payload(slot, probe)
+    reviews = {d["role"]: d for d in payload["other_decisions"]}
     decision = probe.review_decisions.filter(slot=slot, review_target_root=probe.review_target_root).first()
     return {
         "slot": slot,
@@ -252,6 +272,10 @@ def _target_context(slot: ReviewSlot, probe: Probe) -> dict:
         "confirmations": CONFIRMATIONS,
         "severities": Severity.choices,
         "empty_reasons": services.EMPTY_REASONS,
+        "attachments": attachment_rows(probe, []),
+        "reviews": [reviews.get(role) for role in (Role.PRIMARY, Role.SECONDARY)],
+        "next": next_step(slot, blind_progress(slot), skip=probe),
+        "shortcuts": TARGET_SHORTCUTS,
         "nav_section": "review",
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from probes.models import Probe
 from probes.services import compile_run_create, compile_run_execute
 from review.models import CONFIRMATION_KEYS, BlindAnswer, ReviewDecision
+from review.redaction import WITHHELD
 from tests.browser.conftest import assert_no_csp_violations, menu, screenshot
 from tests.browser.test_pages_browser import login
 from tests.probes.conftest import make_demo_parent
@@ -123,9 +124,12 @@ def test_admin_chooses_the_kit_order_and_a_reviewer_sees_sibling_text_withheld(
     page.wait_for_selector("#decision-form")  # the Kit's order: the blind-first target opens at once
     assert page.locator("#withheld-note").is_visible()
     page.locator("summary", has_text="Candidate map").click()
-    assert (
-        "[withheld until you answer every probe of this parent blind]"
-        in page.locator("pre.json").first.inner_text()
+    assert WITHHELD in page.locator("pre.json").first.inner_text()
+    # the note says why in words true for a primary reviewer in the Kit order: own probes not answered yet
+    assert page.locator("#withheld-note").inner_text() == (
+        f"Some text is withheld (shown as {WITHHELD}): it is private to 2 probes of this parent that you have "
+        "not answered blind yet (the Kit blind order opens each target after your own blind answer): it "
+        "appears once you have answered them."
     )
     screenshot(page, "h12-kit-order-withheld")
     assert_no_csp_violations(page)

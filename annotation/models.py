@@ -493,3 +493,49 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import #{self.pk} ({self.kind}, {self.status})"
+
+
+class SourceReview(models.Model):
+    """One source-review decision on a pass document, with the exact document it was given for (what the
+    next review's "changes since the last review" compare against) and its per-record comments."""
+
+    class Decision(models.TextChoices):
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    pass_document = models.ForeignKey(PassDocument, on_delete=models.CASCADE, related_name="source_reviews")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decision = models.CharField(max_length=10, choices=Decision.choices)
+    note = models.TextField(blank=True)
+    document = models.JSONField()
+    document_sha256 = models.CharField(max_length=64)
+    version = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pass_document", "-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(decision__in=["approved", "rejected"]), name="source_review_decision_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pass_document} {self.decision} v{self.version}"
+
+
+class RecordComment(models.Model):
+    """A source reviewer's comment on one record (``<collection>:<id>``) of the document they reviewed."""
+
+    review = models.ForeignKey(SourceReview, on_delete=models.CASCADE, related_name="comments")
+    collection = models.CharField(max_length=40)
+    record_id = models.CharField(max_length=40)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["review", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.collection}:{self.record_id}"

@@ -20,10 +20,11 @@ from kit.passes.validator import (
 )
 from physalign_site.errors import ApplicationError, ConflictError
 
-from .history import pass_version_record
-from .models import ParentProblem, PassDocument, PassDocumentVersion, Source
+from .history import pass_version_save
+from .models import LLMDraft, ParentProblem, PassDocument, PassDocumentVersion, Source
 from .permissions import can_manage_sources, is_self_review
 from .selectors import ANNOTATION_PASSES, parent_passes_approved, pass_validation_issues
+from .source_reviews import RecordCommentIn, comments_checked, source_review_record
 
 SOLUTION_PASS = 5
 PASS_NUMBERS = (1, 2, 3, 4, 5)
@@ -110,6 +111,7 @@ def pass_document_save(
     actor: Any,
     expected_version: int | None,
     note: str = "",
+    source_draft: LLMDraft | None = None,
 ) -> PassDocument:
     """Create or replace one pass document, guarded by the version the caller last saw.
 
@@ -117,6 +119,10 @@ def pass_document_save(
     ``ConflictError`` (409) carrying the current version and hash; nothing changes. An unchanged
     document is a no-op. Validation issues other than hard refusals are stored-with and returned by
     ``pass_validation_issues``; they block ``pass_document_submit``, not saving.
+
+    Every save moves the save counter (``version``, the If-Match); the history coalesces: a plain save by the
+    author of the working version within the window joins it (``annotation.history.pass_version_save``), a save
+    with a ``note`` (a revert) or a ``source_draft`` (an accepted LLM draft) always starts a version.
     """
     if pass_no not in PASS_NUMBERS:
         raise ApplicationError("Pass numbers run from 1 to 5.", code="pass_not_found", status=404)
@@ -141,6 +147,7 @@ def pass_document_save(
         return doc
 
     before = _pass_state(doc)
+    version_before, was_draft = (doc.version, doc.status == PassDocument.Status.DRAFT) if doc else (0, False)
     if doc is None:
         doc = _pass_document_create(parent, pass_no, document, new_sha, actor=actor)
     else:
@@ -153,7 +160,14 @@ def pass_document_save(
         doc.save(
             update_fields=["document", "document_sha256", "version", "status", "updated_by", "updated_at"]
         )
-    pass_version_record(doc=doc, actor=actor, note=note)
+    kept = pass_version_save(
+        doc=doc,
+        actor=actor,
+        document_version_before=version_before,
+        document_was_draft=was_draft,
+        source_draft=source_draft,
+        note=note,
+    )
 
     if pass_no in ANNOTATION_PASSES:
         _parent_mark_in_annotation(parent)
@@ -162,7 +176,12 @@ def pass_document_save(
         verb="pass_document.save",
         obj=doc,
         before=before,
-        after={**_pass_state(doc), "validation_issue_count": len(issues)},
+        after={
+            **_pass_state(doc),
+            "validation_issue_count": len(issues),
+            "history_version": kept.row.version,
+            "coalesced": kept.coalesced,
+        },
     )
     return doc
 
@@ -323,11 +342,13 @@ def pass_document_approve(
     document_sha256: str,
     note: str = "",
     parent_content_sha256: str | None = None,
+    comments: list[RecordCommentIn] | None = None,
 ) -> PassDocument:
     """Approve the exact content the reviewer saw (Kit §2.3, DESIGN §5): the document's hash and the problem's
     content hash (``annotation.binding``); the approval goes stale on any change to either. A caller that
     knows which problem content the reviewer saw passes ``parent_content_sha256``; a different one is refused."""
     doc = _review_lock(doc, document_sha256, parent_content_sha256)
+    checked = comments_checked(doc.document, comments or [])
     if is_self_review(actor, last_editor_id=doc.updated_by_id):
         raise ApplicationError(
             "You cannot approve a document you edited last; ask another reviewer.",
@@ -356,12 +377,18 @@ def pass_document_approve(
             "updated_at",
         ]
     )
+    source_review_record(doc=doc, actor=actor, decision="approved", note=note, comments=checked)
     event_record(
         actor=actor,
         verb="pass_document.approve",
         obj=doc,
         before=before,
-        after={**_pass_state(doc), "approved_parent_sha256": doc.approved_parent_sha256, "note": note},
+        after={
+            **_pass_state(doc),
+            "approved_parent_sha256": doc.approved_parent_sha256,
+            "note": note,
+            "comments": {ref.key: text for ref, text in checked},
+        },
     )
     if doc.pass_no in ANNOTATION_PASSES:
         _parent_refresh_annotated(ParentProblem.objects.select_for_update().get(pk=doc.parent_id))
@@ -369,21 +396,35 @@ def pass_document_approve(
 
 
 @transaction.atomic
-def pass_document_reject(*, doc: PassDocument, actor: Any, document_sha256: str, note: str) -> PassDocument:
-    """Send a submitted document back to the annotator; the note says what to fix."""
+def pass_document_reject(
+    *,
+    doc: PassDocument,
+    actor: Any,
+    document_sha256: str,
+    note: str,
+    comments: list[RecordCommentIn] | None = None,
+) -> PassDocument:
+    """Send a submitted document back to the annotator; the note says what to fix, and per-record comments
+    (``source_reviews``) say where."""
     if not (note or "").strip():
         raise ApplicationError("A rejection needs a note saying what to fix.", code="note_required")
     doc = _review_lock(doc, document_sha256)
+    checked = comments_checked(doc.document, comments or [])
     before = _pass_state(doc)
     doc.status = PassDocument.Status.REJECTED
     doc.review_note = note.strip()
     doc.save(update_fields=["status", "review_note", "updated_at"])
+    source_review_record(doc=doc, actor=actor, decision="rejected", note=doc.review_note, comments=checked)
     event_record(
         actor=actor,
         verb="pass_document.reject",
         obj=doc,
         before=before,
-        after={**_pass_state(doc), "note": doc.review_note},
+        after={
+            **_pass_state(doc),
+            "note": doc.review_note,
+            "comments": {ref.key: text for ref, text in checked},
+        },
     )
     return doc
 

@@ -199,6 +199,20 @@ class ValidationIssueOutput(serializers.Serializer):
     message = serializers.CharField()
 
 
+class RecordCommentInput(serializers.Serializer):
+    record = serializers.RegexField(
+        r"^[a-z_]+:[A-Za-z0-9_]+$", help_text="<collection>:<id> of a record of the reviewed document"
+    )
+    text = serializers.CharField(max_length=2000)
+
+
+class RecordCommentOutput(serializers.Serializer):
+    record = serializers.CharField(help_text="<collection>:<id>")
+    text = serializers.CharField()
+    by = serializers.CharField(help_text="the source reviewer")
+    decision = serializers.CharField(help_text="approved or rejected: the review the comment came with")
+
+
 class PassStateOutput(serializers.Serializer):
     """A pass document plus what the validator says about it (``validation_issues`` in context)."""
 
@@ -240,6 +254,10 @@ class PassStateOutput(serializers.Serializer):
     updated_by = serializers.SerializerMethodField()
     updated_at = serializers.DateTimeField()
     review_note = serializers.CharField()
+    record_comments = serializers.SerializerMethodField(
+        help_text="the last source review's comments on single records (in the response of one pass; empty "
+        "in lists)"
+    )
     validation_errors = serializers.SerializerMethodField()
 
     @extend_schema_field(OpenApiTypes.STR)
@@ -249,6 +267,10 @@ class PassStateOutput(serializers.Serializer):
     @extend_schema_field(OpenApiTypes.STR)
     def get_updated_by(self, doc: PassDocument) -> str | None:
         return doc.updated_by.get_username() if doc.updated_by is not None else None
+
+    @extend_schema_field(RecordCommentOutput(many=True))
+    def get_record_comments(self, doc: PassDocument) -> list[dict[str, str]]:
+        return list(self.context.get("record_comments", []))
 
     @extend_schema_field(ValidationIssueOutput(many=True))
     def get_validation_errors(self, doc: PassDocument) -> list[dict[str, str]]:

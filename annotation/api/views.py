@@ -7,6 +7,8 @@ Business refusals are ``ApplicationError``s, rendered by ``physalign_site.errors
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import Http404
 from django.utils.http import parse_etags, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
@@ -48,6 +50,7 @@ from ..services import (
     pass_document_submit,
     source_create,
 )
+from ..source_reviews import RecordCommentIn, record_comments_for_annotator
 from .filters import ParentFilter
 from .serializers import (
     ImportJobOutput,
@@ -56,6 +59,7 @@ from .serializers import (
     ParentListOutput,
     PassStateOutput,
     PassSummaryOutput,
+    RecordCommentInput,
     SourceOutput,
 )
 
@@ -130,7 +134,17 @@ def expected_version(request: Request) -> int | None:
 
 def pass_state_response(doc: PassDocument, *, status_code: int = status.HTTP_200_OK) -> Response:
     issues = pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document)
-    data = PassStateOutput(doc, context={"validation_issues": issues}).data
+    comments = [
+        {
+            "record": f"{c['collection']}:{record_id}",
+            "text": c["text"],
+            "by": c["by"],
+            "decision": c["decision"],
+        }
+        for record_id, listed in record_comments_for_annotator(doc).items()
+        for c in listed
+    ]
+    data = PassStateOutput(doc, context={"validation_issues": issues, "record_comments": comments}).data
     return Response(data, status=status_code, headers={"ETag": quote_etag(str(doc.version))})
 
 
@@ -311,6 +325,10 @@ class PassSubmitApi(APIView):
         return pass_state_response(pass_document_submit(doc=doc, actor=request.user))
 
 
+def _with_comments(validated: dict[str, Any]) -> dict[str, Any]:
+    return {**validated, "comments": [RecordCommentIn(c["record"], c["text"]) for c in validated["comments"]]}
+
+
 class PassApproveApi(APIView):
     permission_classes = [PassReviewPermission]
 
@@ -324,6 +342,7 @@ class PassApproveApi(APIView):
             "if the problem changed since, the approval is refused (409).",
         )
         note = serializers.CharField(required=False, allow_blank=True, default="")
+        comments = RecordCommentInput(many=True, required=False, default=list)
 
     @extend_schema(
         operation_id="passes_approve",
@@ -335,7 +354,7 @@ class PassApproveApi(APIView):
         doc = pass_or_404(parent_or_404(problem_id), pass_no)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        doc = pass_document_approve(doc=doc, actor=request.user, **data.validated_data)
+        doc = pass_document_approve(doc=doc, actor=request.user, **_with_comments(data.validated_data))
         return pass_state_response(doc)
 
 
@@ -348,6 +367,7 @@ class PassRejectApi(APIView):
         note = serializers.CharField(
             required=False, allow_blank=True, default="", help_text="Required: what the annotator should fix."
         )
+        comments = RecordCommentInput(many=True, required=False, default=list)
 
     @extend_schema(
         operation_id="passes_reject",
@@ -359,7 +379,7 @@ class PassRejectApi(APIView):
         doc = pass_or_404(parent_or_404(problem_id), pass_no)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        doc = pass_document_reject(doc=doc, actor=request.user, **data.validated_data)
+        doc = pass_document_reject(doc=doc, actor=request.user, **_with_comments(data.validated_data))
         return pass_state_response(doc)
 
 

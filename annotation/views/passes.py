@@ -31,6 +31,7 @@ from ..permissions import (
     can_read_pass,
     can_review_pass_no,
 )
+from ..record_comments import document_records
 from ..selectors import (
     SourceQueueFilters,
     next_problem_for_pass,
@@ -39,6 +40,7 @@ from ..selectors import (
     workspace_documents,
 )
 from ..services import pass_document_approve, pass_document_reject, pass_document_revert
+from ..source_reviews import RecordCommentIn, record_comments_for_annotator, since_last_review
 from ..workspace import PASS_TITLES
 from ..workspace_diff import document_diff
 from ..workspace_page import workspace_payload
@@ -109,6 +111,7 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         solution=_solution_text(parent) if pass_no == 5 else None,
         user=request.user,
     )
+    payload["record_comments"] = record_comments_for_annotator(docs.get(pass_no))
     following = next_problem_for_pass(after=parent, pass_no=pass_no)
     # "Submit and next problem" goes on to the next problem whose same pass is still work to do
     payload["urls"]["next_problem"] = (
@@ -122,12 +125,35 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         "payload": payload,
         "doc": docs.get(pass_no),
         "rejection": _rejection(docs.get(pass_no)),
+        "record_comments": _comment_list(docs.get(pass_no), payload["record_comments"]),
         "next_pass": pass_no + 1 if pass_no < 4 else None,
         "suggestions_url": _suggestions_url(parent.problem_id, pass_no),
         "can_review": can_review_pass_no(request.user, pass_no),
         "nav_section": "problems",
     }
     return TemplateResponse(request, "annotation/workspace.html", context)
+
+
+def _comment_list(
+    doc: PassDocument | None, by_record: dict[str, list[dict[str, str]]]
+) -> list[dict[str, Any]]:
+    """The last review's record comments for the list at the top of the workspace, each with its record's
+    label (the document as it is now; a record removed since keeps its id)."""
+    labels = {ref.record_id: ref for ref in document_records(doc.document)} if doc is not None else {}
+    rows = []
+    for record_id, comments in by_record.items():
+        ref = labels.get(record_id)
+        for comment in comments:
+            rows.append(
+                {
+                    **comment,
+                    "record_id": record_id,
+                    "noun": ref.noun if ref else "record",
+                    "label": ref.label if ref else "",
+                    "exists": ref is not None,
+                }
+            )
+    return rows
 
 
 REVIEW_VERBS = ("pass_document.reject", "pass_document.approve")
@@ -163,6 +189,18 @@ def _rejection(doc: PassDocument | None) -> dict[str, Any] | None:
     if doc.status == PassDocument.Status.REJECTED:
         return {"note": doc.review_note, "by": "", "at": None, "edited_since": False}
     return None  # a draft whose note belongs to an approval (edited afterwards), not a rejection
+
+
+def _posted_comment_rows(request: HttpRequest) -> list[tuple[str, str]]:
+    """The comment rows of the review form as posted (record key, text), blank rows left out."""
+    rows = zip(request.POST.getlist("comment_record"), request.POST.getlist("comment_text"), strict=False)
+    kept = [(record.strip(), text) for record, text in rows if record.strip() or text.strip()]
+    return kept or [("", "")]
+
+
+def _posted_comments(request: HttpRequest) -> list[RecordCommentIn]:
+    """Per-record comments of the review form; a row with text but no record is refused by the service."""
+    return [RecordCommentIn(record, text) for record, text in _posted_comment_rows(request) if record or text]
 
 
 def _solution_text(parent: ParentProblem) -> str:
@@ -225,6 +263,7 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
         sha = request.POST.get("document_sha256", "")
         parent_sha = request.POST.get("parent_content_sha256") or None
         note = request.POST.get("note", "")
+        comments = _posted_comments(request)
         try:
             if decision == "approve":
                 pass_document_approve(
@@ -233,9 +272,12 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
                     document_sha256=sha,
                     parent_content_sha256=parent_sha,
                     note=note,
+                    comments=comments,
                 )
             elif decision == "reject":
-                pass_document_reject(doc=doc, actor=request.user, document_sha256=sha, note=note)
+                pass_document_reject(
+                    doc=doc, actor=request.user, document_sha256=sha, note=note, comments=comments
+                )
             else:
                 raise ApplicationError("Choose approve or reject.", code="decision_required")
         except ApplicationError as exc:
@@ -264,6 +306,9 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
         "payload": payload,
         "issues": payload["issues"],
         "can_review": can_review_pass_no(request.user, pass_no),
+        "since_last_review": since_last_review(doc),
+        "records": document_records(doc.document),
+        "comment_rows": _posted_comment_rows(request) if error else [("", "")],
         # the queue's filters this page was opened with: "… and next" takes the next pass of that queue
         "queue_filters": SourceQueueFilters.from_query(request.GET).as_query(),
         "error": error,

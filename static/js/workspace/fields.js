@@ -1,5 +1,6 @@
 // Builders for the record panels: inputs and selects bound to a record field, ID chips, record cards
 // and sections. Every change goes through commit().
+import { commentList } from "./comments.js";
 import { h } from "./dom.js";
 import { removeRecord } from "./editing.js";
 import { commit } from "./history.js";
@@ -81,7 +82,8 @@ export function card(ctx, col, rec, idx, title, body, opts = {}) {
       h("button", { type: "button", class: "rec__title", onclick: () => select(ctx, col, id), "aria-expanded": String(selected) }, opts.dot ? h("span", { class: "dot", "data-colour": opts.dot }) : null, title),
       ctx.editable && opts.remove !== false ? h("button", { type: "button", class: "rec__del", title: "Delete", "aria-label": `Delete ${id}`, onclick: () => (opts.onRemove ? opts.onRemove() : removeRecord(ctx, col, id)) }, "Delete") : null),
     selected || opts.open ? h("div", { class: "rec__body" }, body()) : null,
-    issueList(issues));
+    issueList(issues),
+    commentList(ctx, id));
 }
 export function section(title, count, actions, ...children) {
   return h("section", { class: "ws-section" }, h("div", { class: "ws-section__head" }, h("h2", {}, title, count !== null ? h("span", { class: "count", text: String(count) }) : null), actions || null), ...children);

@@ -9,6 +9,7 @@
 // nothing, so the modules may import each other's functions freely.
 import { showBanner } from "./banner.js";
 import { mountCanvas, setupTools } from "./canvas.js";
+import { setupComments } from "./comments.js";
 import { createContext } from "./context.js";
 import { $, h } from "./dom.js";
 import { redo, undo } from "./history.js";
@@ -73,6 +74,7 @@ function start() {
   window.addEventListener("online", () => { if (state.dirty) save(ctx); });
   setupTools(ctx);
   setupViewport(ctx);
+  setupComments(ctx);
   renderImageTabs(ctx);
   renderHint(ctx);
   restoreLocal(ctx);

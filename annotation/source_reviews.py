@@ -1,0 +1,113 @@
+"""The record of source reviews: each decision kept with the document it saw and its per-record comments
+(``SourceReview``, ``RecordComment``), what changed since the last review, and the comments an annotator works
+from. ``services.pass_document_approve`` / ``pass_document_reject`` record through :func:`source_review_record`
+inside their transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from physalign_site.errors import ApplicationError
+
+from .models import PassDocument, RecordComment, SourceReview
+from .record_comments import MAX_COMMENT, RecordRef, ReviewChanges, changes_since, parse_record_key
+
+MAX_COMMENTS = 100
+
+
+@dataclass(frozen=True)
+class RecordCommentIn:
+    record: str  # <collection>:<id>
+    text: str
+
+
+def comments_checked(document: Any, comments: list[RecordCommentIn]) -> list[tuple[RecordRef, str]]:
+    """The comments, each bound to a record the reviewed document has; a refusal names the first that is not
+    (unknown record, empty or too long text)."""
+    if len(comments) > MAX_COMMENTS:
+        raise ApplicationError(
+            f"At most {MAX_COMMENTS} record comments per review.", code="too_many_comments"
+        )
+    checked = []
+    for comment in comments:
+        ref = parse_record_key(comment.record, document)
+        if ref is None:
+            raise ApplicationError(
+                f"The document has no record {comment.record!r} to comment on (use <collection>:<id>, "
+                "for example visual_nodes:v001).",
+                code="unknown_record",
+                extra={"record": comment.record},
+            )
+        text = (comment.text or "").strip()
+        if not text:
+            raise ApplicationError(f"The comment on {ref.key} is empty.", code="comment_empty")
+        if len(text) > MAX_COMMENT:
+            raise ApplicationError(
+                f"The comment on {ref.key} is longer than {MAX_COMMENT} characters.", code="comment_too_long"
+            )
+        checked.append((ref, text))
+    return checked
+
+
+def source_review_record(
+    *, doc: PassDocument, actor: Any, decision: str, note: str, comments: list[tuple[RecordRef, str]]
+) -> SourceReview:
+    review = SourceReview.objects.create(
+        pass_document=doc,
+        reviewer=actor if getattr(actor, "pk", None) else None,
+        decision=decision,
+        note=note,
+        document=doc.document,
+        document_sha256=doc.document_sha256,
+        version=doc.version,
+    )
+    RecordComment.objects.bulk_create(
+        RecordComment(review=review, collection=ref.collection, record_id=ref.record_id, text=text)
+        for ref, text in comments
+    )
+    return review
+
+
+def last_source_review(doc: PassDocument) -> SourceReview | None:
+    return (
+        SourceReview.objects.filter(pass_document=doc)
+        .select_related("reviewer")
+        .prefetch_related("comments")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class SinceLastReview:
+    """The last review of a pass and what changed after it (shown beside its note on the next review)."""
+
+    review: SourceReview
+    changes: ReviewChanges
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes.lines)
+
+
+def since_last_review(doc: PassDocument) -> SinceLastReview | None:
+    review = last_source_review(doc)
+    if review is None:
+        return None
+    current = doc.document if review.document_sha256 != doc.document_sha256 else review.document
+    return SinceLastReview(review, changes_since(review.document, current))
+
+
+def record_comments_for_annotator(doc: PassDocument | None) -> dict[str, list[dict[str, str]]]:
+    """The comments of the pass's last review, by record id, as the workspace shows them on each record (with
+    the reviewer and the decision); none when there is no review."""
+    review = last_source_review(doc) if doc is not None else None
+    out: dict[str, list[dict[str, str]]] = {}
+    if review is None:
+        return out
+    by = review.reviewer.get_username() if review.reviewer is not None else ""
+    for comment in review.comments.all():
+        out.setdefault(comment.record_id, []).append(
+            {"collection": comment.collection, "text": comment.text, "by": by, "decision": review.decision}
+        )
+    return out

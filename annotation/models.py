@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
+from django.utils import timezone
 
 from run_engine.rows import LeasedRow
 
@@ -185,7 +186,11 @@ class PassDocument(models.Model):
     document = models.JSONField()
     document_sha256 = models.CharField(max_length=64)  # digest(document), Kit §2.0
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
-    version = models.PositiveIntegerField(default=1)  # optimistic concurrency (If-Match)
+    # The save counter for optimistic concurrency (If-Match, the ETag): it grows on every save, coalesced or not.
+    # History numbers its versions on its own (``PassDocumentVersion.version``): autosaves coalesce there.
+    version = models.PositiveIntegerField(default=1)
+    # The number of its newest history version (0: none kept yet), kept by ``annotation.history``.
+    history_version = models.PositiveIntegerField(default=0, db_default=0)
     # Approval is bound to what it was given for (annotation.binding): the document's hash and the parent's content
     # hash (statement, question, options, image bytes); it is fresh only while both still agree.
     approved_sha256 = models.CharField(max_length=64, blank=True)
@@ -330,16 +335,26 @@ STALE_APPROVAL = Q(status=PassDocument.Status.APPROVED) & (
 
 
 class PassDocumentVersion(models.Model):
-    """Every saved state of a pass document, kept for history, diffs and revert."""
+    """A state of a pass document kept for history, diffs and revert, numbered 1, 2, 3… per pass document.
+
+    Autosaves coalesce (``annotation.coalescing``): a plain save by the author of the newest version, within the
+    window of its last save while the document is a draft, replaces that version's document (the last one is
+    always kept) and counts in ``save_count``; anything else starts a new version. ``document_version`` is the
+    pass document's save counter (If-Match) at this version's last save."""
 
     pass_document = models.ForeignKey(PassDocument, on_delete=models.CASCADE, related_name="versions")
-    version = models.PositiveIntegerField()
+    version = models.PositiveIntegerField()  # the history number (not the If-Match save counter)
     document = models.JSONField()
     document_sha256 = models.CharField(max_length=64)
+    document_version = models.PositiveIntegerField()
     saved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    saved_at = models.DateTimeField(auto_now_add=True)
+    saved_at = models.DateTimeField(default=timezone.now)  # the first save this version holds
+    last_saved_at = models.DateTimeField(default=timezone.now)  # the last one (its document is this one's)
+    save_count = models.PositiveIntegerField(default=1)
+    # Only a plain save's version takes later saves: a revert, an accepted draft or an import stays as it was.
+    absorbs_saves = models.BooleanField(default=False)
     source_draft = models.ForeignKey(
         "LLMDraft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )  # set when this version came from accepting an LLM draft
@@ -349,6 +364,13 @@ class PassDocumentVersion(models.Model):
         ordering = ["pass_document", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["pass_document", "version"], name="one_row_per_pass_version"),
+            models.UniqueConstraint(
+                fields=["pass_document", "document_version"], name="one_row_per_pass_save_counter"
+            ),
+            models.CheckConstraint(condition=Q(save_count__gte=1), name="pass_version_holds_a_save"),
+            models.CheckConstraint(
+                condition=Q(last_saved_at__gte=F("saved_at")), name="pass_version_last_save_after_first"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -86,6 +86,7 @@ def _state(doc: PassDocument | None) -> dict[str, Any]:
         return {
             "exists": False,
             "version": 0,
+            "history_version": 0,
             "status": "new",
             "document_sha256": "",
             "approval_is_fresh": False,
@@ -96,7 +97,8 @@ def _state(doc: PassDocument | None) -> dict[str, Any]:
         }
     return {
         "exists": True,
-        "version": doc.version,
+        "version": doc.version,  # the If-Match save counter
+        "history_version": doc.history_version,  # the history page's number (autosaves coalesce)
         "status": doc.status,
         "document_sha256": doc.document_sha256,
         "approval_is_fresh": doc.approval_is_fresh,

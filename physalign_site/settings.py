@@ -184,6 +184,8 @@ PHYSALIGN_IMPORT_MAX_UNCOMPRESSED_BYTES = env.int(
 PHYSALIGN_IMPORT_MAX_ZIP_RATIO = env.int("PHYSALIGN_IMPORT_MAX_ZIP_RATIO", default=100)
 # The longest text an import may store in one field or one string of a document (statement, option, label).
 PHYSALIGN_TEXT_MAX_CHARS = env.int("PHYSALIGN_TEXT_MAX_CHARS", default=50_000)
+# Autosaves by one user within this many minutes of each other make one history version (0: one per save).
+PHYSALIGN_VERSION_COALESCE_MINUTES = env.int("PHYSALIGN_VERSION_COALESCE_MINUTES", default=5)
 
 # Security headers. HTTPS-only cookies and redirects are on unless DEBUG or explicitly disabled
 # (a plain-HTTP local demo sets DJANGO_SECURE_SSL=false).

@@ -53,10 +53,18 @@ from .views import (
 
 
 class PassVersionOutput(serializers.Serializer):
-    version = serializers.IntegerField()
+    """One history version. Autosaves by one user close together are one version (``save_count`` saves, from
+    ``saved_at`` to ``last_saved_at``, holding the last one's document)."""
+
+    version = serializers.IntegerField(help_text="the history number (1, 2, 3… per pass document)")
+    document_version = serializers.IntegerField(
+        help_text="the pass document's save counter (its If-Match / ETag) at this version's last save"
+    )
     document_sha256 = serializers.CharField()
     saved_by = serializers.SerializerMethodField()
-    saved_at = serializers.DateTimeField()
+    saved_at = serializers.DateTimeField(help_text="the first save this version holds")
+    last_saved_at = serializers.DateTimeField(help_text="the last save this version holds (its document)")
+    save_count = serializers.IntegerField(help_text="how many saves this version holds (1 or more)")
     note = serializers.CharField()
 
     @extend_schema_field(OpenApiTypes.STR)
@@ -185,7 +193,8 @@ class PassDiffApi(APIView):
 
 
 class PassRevertApi(APIView):
-    """Save an earlier version's content as the new current version (If-Match: the current version)."""
+    """Save an earlier version's content as a new version (path: its history number; If-Match: the document's
+    current save counter, its ETag)."""
 
     permission_classes = [PassWritePermission]
 

@@ -218,7 +218,13 @@ class PassStateOutput(serializers.Serializer):
 
     pass_no = serializers.IntegerField()
     status = choice_string(PassDocument.Status.choices)
-    version = serializers.IntegerField()
+    version = serializers.IntegerField(
+        help_text="the save counter: send it as If-Match (it is the ETag); it grows on every save"
+    )
+    history_version = serializers.IntegerField(
+        help_text="the number of the newest history version (…/versions/<n>/): one user's autosaves close "
+        "together are one version, so it grows more slowly than version (0: none kept yet)"
+    )
     document = json_object("The Kit pass document of this pass (Kit §2.4: pass 1–5).")
     document_sha256 = serializers.CharField()
     approval_is_fresh = serializers.BooleanField(

@@ -40,8 +40,7 @@ from run_engine.engine import (
 )
 from run_engine.rows import retries_left
 
-from ..history import pass_version_record
-from ..models import DraftRun, LLMDraft, ParentProblem, PassDocument, PassDocumentVersion
+from ..models import DraftRun, LLMDraft, ParentProblem, PassDocument
 from ..selectors import parent_passes_approved, pass_validation_issues
 from ..services import pass_document_save
 from .prompts import PROMPT_VERSIONS, PromptImage, build_draft_prompt, skeleton
@@ -495,18 +494,16 @@ def draft_accept(
         )
     else:
         mode, final = "whole", draft.parsed_document
+    # an accepted draft is a version of its own, never joined with the annotator's autosaves
     doc = pass_document_save(
         parent=draft.parent,
         pass_no=draft.pass_no,
         document=final,
         actor=actor,
         expected_version=expected_version,
+        note=f"accepted LLM draft #{draft.pk} ({mode})",
+        source_draft=draft,
     )
-    note = f"accepted LLM draft #{draft.pk} ({mode})"
-    pass_version_record(doc=doc, actor=actor, source_draft=draft, note=note)
-    PassDocumentVersion.objects.filter(
-        pass_document=doc, version=doc.version, source_draft__isnull=True
-    ).update(source_draft=draft, note=note)
     stats = acceptance_stats(draft_document=draft.parsed_document, accepted_document=doc.document)
     draft.status = LLMDraft.Status.ACCEPTED
     draft.accepted_into = doc

@@ -106,7 +106,8 @@ def test_pass5_shows_the_solution_only_when_unlocked(annotator, generated):
     assert "SECRET-SOLUTION" not in locked.content.decode()
 
 
-def test_history_diff_and_revert_through_the_api(annotator):
+def test_history_diff_and_revert_through_the_api(annotator, settings):
+    settings.PHYSALIGN_VERSION_COALESCE_MINUTES = 0  # one version per save (see test_version_coalescing.py)
     parent = ParentProblemFactory()
     doc = {"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []}
     saved = pass_document_save(parent=parent, pass_no=1, document=doc, actor=annotator, expected_version=None)
@@ -161,7 +162,8 @@ def test_revert_is_refused_for_a_source_reviewer(source_reviewer, annotator):
     assert response.status_code == 403
 
 
-def test_history_page_shows_the_diff_and_reverts(annotator):
+def test_history_page_shows_the_diff_and_reverts(annotator, settings):
+    settings.PHYSALIGN_VERSION_COALESCE_MINUTES = 0  # one version per save
     parent = ParentProblemFactory()
     doc = {"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []}
     pass_document_save(parent=parent, pass_no=1, document=doc, actor=annotator, expected_version=None)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
+
+from django.db.models import F
 
 from annotation.models import ImportJob, PassDocument
 from annotation.services import pass_document_save
@@ -416,6 +419,8 @@ def populate(world: World, users: dict[str, Any]) -> None:
     first = pass_document_save(
         parent=hist, pass_no=1, document=_pass1(hist.problem_id), actor=annotator, expected_version=None
     )
+    hour = timedelta(hours=1)  # v1 saved an hour ago: the next save is a version of its own, not coalesced
+    first.versions.update(saved_at=F("saved_at") - hour, last_saved_at=F("last_saved_at") - hour)
     pass_document_save(
         parent=hist,
         pass_no=1,

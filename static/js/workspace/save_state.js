@@ -1,12 +1,19 @@
 // The save indicator in the header and this pass's tab (the server renders the tabs).
 import { $ } from "./dom.js";
 
+// "v3" is the history's version (…/history/ lists it): autosaves by one user close together are one version,
+// while the save counter sent as If-Match (state.version) grows on every save.
+function shownVersion(ctx) {
+  const { state, payload } = ctx;
+  const n = state.historyVersion !== undefined ? state.historyVersion : payload.state.history_version;
+  return n || state.version;
+}
 export function setSaveState(ctx) {
   const { state } = ctx;
   const el = $("ws-save");
-  let text = `Saved · v${state.version}`;
+  let text = `Saved · v${shownVersion(ctx)}`;
   let cls = "ws-save--ok";
-  if (!ctx.editable) { text = state.version ? `Read only · v${state.version}` : "Read only"; cls = ""; }
+  if (!ctx.editable) { text = state.version ? `Read only · v${shownVersion(ctx)}` : "Read only"; cls = ""; }
   else if (state.saving) { text = "Saving…"; cls = "ws-save--busy"; }
   else if (state.retryIn) { text = "Offline — kept on this device"; cls = "ws-save--error"; }
   else if (state.dirty) { text = "Unsaved changes"; cls = "ws-save--busy"; }

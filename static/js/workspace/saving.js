@@ -30,7 +30,8 @@ export async function save(ctx) {
   }
   state.saving = false;
   if (res.status === 200) {
-    state.version = res.data.version;
+    state.version = res.data.version;  // the If-Match save counter, every save
+    state.historyVersion = res.data.history_version;  // the history's number: one user's autosaves share one
     state.status = res.data.status;
     state.issues = res.data.validation_errors || [];
     if (JSON.stringify(state.doc) === sent) { state.dirty = false; dropLocal(ctx); } else keepLocal(ctx);

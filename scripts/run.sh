@@ -10,6 +10,12 @@ export DJANGO_DEBUG="${DJANGO_DEBUG:-0}"
 HOST="${HOST:-127.0.0.1}"
 PORT="${PORT:-8000}"
 
+# What the demo calls as programs, checked or installed as `make test` does (scripts/system_packages.sh). Without
+# tesseract the demo still runs, and a run with the OCR baseline is refused at launch with that reason.
+source scripts/system_packages.sh
+ensure_debian_package tesseract tesseract-ocr "the OCR baseline model (baseline-ocr-nearest) and the debate's local OCR" ||
+  echo "  → the demo runs without it; a run with baseline-ocr-nearest is refused at launch until it is installed." >&2
+
 .venv/bin/python manage.py migrate --noinput
 .venv/bin/python manage.py collectstatic --noinput >/dev/null
 .venv/bin/python manage.py load_demo

@@ -11,17 +11,11 @@ export DJANGO_SECRET_KEY="${DJANGO_SECRET_KEY:-test-only-secret-key-not-for-prod
 export DJANGO_SECURE_SSL=false
 export CELERY_TASK_ALWAYS_EAGER=true
 export PHYSALIGN_REQUIRE_SERVICES=1   # a test that lacks PostgreSQL, Redis or Chromium fails, never skips
-# Debian's Chromium drives the browser tests; tesseract-ocr arrives with the model-provider issue.
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "Installing Debian chromium for the browser tests…"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
-
-# The baseline-ocr-nearest provider reads anchors with Debian's tesseract.
-if ! command -v tesseract >/dev/null 2>&1; then
-  echo "Installing Debian tesseract-ocr for the OCR baseline…"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null
-fi
+# Debian's Chromium drives the browser tests; the baseline-ocr-nearest provider reads anchors with Debian's
+# tesseract (scripts/system_packages.sh, shared with `make run`). A test lacking either fails, so both must be here.
+source scripts/system_packages.sh
+ensure_debian_package chromium chromium "the browser tests"
+ensure_debian_package tesseract tesseract-ocr "the OCR baseline model and the debate's local OCR"
 
 .venv/bin/python manage.py makemigrations --check --dry-run >/dev/null
 

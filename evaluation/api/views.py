@@ -183,7 +183,11 @@ class EvalRunListApi(APIView):
         operation_id="eval_runs_create",
         request=InputSerializer,
         responses={201: EvalRunOutput, 400: ERROR, 403: ERROR, 404: ERROR},
-        description="400: an invalid body, unknown or inactive models, or no probe to plan. 404: no such release.",
+        description=(
+            "400: an invalid body, unknown or inactive models, a model this machine cannot call "
+            "(`model_unavailable`: `extra.missing` names each model and the tool, key variable or base URL it "
+            "lacks; nothing is created), or no probe to plan. 404: no such release."
+        ),
     )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from audit.services import event_record
 from kit.canonical import digest
 from models_registry.models import ModelConfig
+from models_registry.preflight import models_missing, models_preflight
 from models_registry.providers import provider_config_for
 from physalign_site.db import analyze_after_commit
 from physalign_site.errors import ApplicationError
@@ -164,6 +165,7 @@ class RunPreview:
     estimates: list[ModelEstimate] = field(default_factory=list)  # per model (``llm.estimate``'s rule)
     cost_usd: Decimal = Decimal(0)  # the estimates' total
     batch: bool = False  # priced at the batch discount (a batch-mode launch)
+    unavailable: list[str] = field(default_factory=list)  # the preflight's refusals: the launch would fail
 
 
 def eval_run_preview(
@@ -203,6 +205,7 @@ def eval_run_preview(
         estimates=estimates,
         cost_usd=sum((e.cost_usd for e in estimates), Decimal(0)),
         batch=batch,
+        unavailable=[m.message for m in models_missing(configs)],
     )
 
 
@@ -235,7 +238,9 @@ def eval_run_create(
     options: dict[str, Any] | None = None,
     start: bool = True,
 ) -> EvalRun:
-    """Create the run and every request row (the fixed denominator), then queue the work."""
+    """Create the run and every request row (the fixed denominator), then queue the work. Refused before
+    anything is written when a model is unknown or inactive, or needs what this machine lacks (the
+    preflight: a tool such as tesseract, an API key variable, a base URL; ``model_unavailable``)."""
     ordered = _ordered_conditions(conditions)
     configs = _active_configs(model_names)
     missing = sorted(set(model_names) - {c.name for c in configs})
@@ -243,6 +248,7 @@ def eval_run_create(
         raise ApplicationError(
             f"Unknown or inactive models: {missing or model_names}.", code="models_invalid"
         )
+    models_preflight(configs)
     planned = _planned_probes(release, probe_filter or {})
     if not planned:
         raise ApplicationError("No probes match this run.", code="no_probes")

@@ -139,6 +139,8 @@ class Command(BaseCommand):
             )
         priced = " (at the batch price where the provider has a batch API)" if batch else ""
         self.stdout.write(f"estimate: {preview.total} requests, ~${preview.cost_usd:.6f} in all{priced}")
+        for reason in preview.unavailable:
+            self.stderr.write(f"refused at launch: {reason}")
 
     def _follow(self, run):
         with progress(self, run.total, "Evaluating") as bar:

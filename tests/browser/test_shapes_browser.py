@@ -11,10 +11,11 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import PassDocument
+from annotation.services import pass_document_save, pass_document_submit
 from kit.passes.shapes import derived_bbox, shape_of
 from tests.factories import ParentProblemFactory, ProblemImageFactory
 
-from .conftest import assert_no_csp_violations, incline_diagram, screenshot
+from .conftest import PASSWORD, assert_no_csp_violations, incline_diagram, screenshot
 from .test_workspace_browser import wait_saved
 from .test_workspace_journey_browser import login_and_open_pass
 
@@ -122,6 +123,12 @@ def test_every_shape_tool_by_its_key_draws_the_kit_fields(page, live_server, par
     page.keyboard.press("u")
     click(page, 0.10, 0.85)  # centre
     click(page, 0.20, 0.85)  # start: on the incline's base, to the right of the centre
+    page.mouse.move(*at(page, 0.18, 0.78), steps=4)
+    expect(page.get_by_test_id("draw-status")).to_have_text(
+        "Arc: Move along the arc and click where it ends. Esc cancels."
+    )
+    expect(page.get_by_test_id("shape-draft").locator("path")).to_have_count(1)  # the arc so far
+    screenshot(page, "h1-shapes-drawing-arc")
     click(page, 0.15, 0.7114)  # end: 60° up (counter-clockwise on screen) round the centre
     page.keyboard.press("g")
     click(page, 0.40, 0.60)
@@ -301,4 +308,45 @@ def test_later_passes_draw_the_shapes_and_select_them(page, live_server, parent,
     bindings = PassDocument.objects.get(parent=parent, pass_no=2).document["bindings"]
     assert [(b["from_id"], b["to_id"]) for b in bindings] == [("v001", "p001")]
     screenshot(page, "h1-shapes-pass2")
+    assert_no_csp_violations(page)
+
+
+def test_the_source_reviewer_sees_the_shapes_on_the_review_page(page, live_server, parent, make_browser_user):
+    annotator = make_browser_user("ann2", "annotator")
+    make_browser_user("rev", "source_reviewer")
+    node = {
+        "id": "v001",
+        "type": "arrow",
+        "subtype": "force",
+        "text": "",
+        "image_id": "img_0",
+        "bbox_1000": [0, 0, 0, 0],
+        "keypoints_1000": [[520, 550], [520, 800]],
+        "center_1000": [-1, -1],
+        "radius_1000": -1,
+        "confidence": "high",
+    }
+    circle = {**node, "id": "v002", "type": "circle", "subtype": "pulley", "keypoints_1000": []}
+    circle.update(center_1000=[750, 650], radius_1000=80)
+    for n in (node, circle):
+        n["bbox_1000"] = derived_bbox(n, W, H)
+    document = {"problem_id": parent.problem_id, "visual_nodes": [node, circle], "ambiguities": []}
+    doc = pass_document_save(
+        parent=parent, pass_no=1, document=document, actor=annotator, expected_version=None
+    )
+    pass_document_submit(doc=doc, actor=annotator)
+
+    page.goto(f"{live_server.url}/accounts/login/?next=/source-review/")
+    page.get_by_label("Username").fill("rev")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("link", name="Review", exact=True).first.click()
+    page.wait_for_selector("html[data-ws-ready]")
+    expect(page.locator("[data-shape-id=v001][data-shape=arrow]")).to_be_visible()
+    expect(page.locator("[data-shape-id=v002][data-shape=circle]")).to_be_visible()
+    click(page, 0.52, 0.70)  # selecting the arrow shows its record; nothing to drag on a review page
+    expect(page.locator("[data-shape-id=v001]")).to_have_class(re.compile(r"\bis-selected\b"))
+    expect(page.locator(".ws-handle")).to_have_count(0)
+    screenshot(page, "h1-shapes-source-review")
+    assert PassDocument.objects.get(parent=parent, pass_no=1).document == document
     assert_no_csp_violations(page)

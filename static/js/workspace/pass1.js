@@ -84,7 +84,7 @@ function shapeFields(ctx, n) {
       shapeNumber(ctx, n, "radius", "radius", n.radius_1000, (r, v) => { r.radius_1000 = v; })));
   }
   return h("div", { class: "ws-shape-fields", "data-testid": "shape-fields" },
-    h("p", { class: "ws-shape-note" }, `Drawn as ${SHAPE_NOTES[shape]}. Drag a handle on the diagram to move one point, the shape to move it all.`),
+    h("p", { class: "ws-shape-note" }, `Drawn as ${SHAPE_NOTES[shape]}.${ctx.editable ? " Drag a handle on the diagram to move one point, the shape to move it all." : ""}`),
     ...rows,
     h("p", { class: "ws-shape-box", "data-testid": "shape-bbox" }, `Box (from the points): ${n.bbox_1000.join(", ")}`));
 }

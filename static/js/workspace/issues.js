@@ -2,23 +2,53 @@
 import { $, h } from "./dom.js";
 import { select } from "./selection.js";
 
-function issueTarget(ctx, path) {
-  const m = /^([a-z_]+)\[(\d+)\]/.exec(path || "");
-  if (!m) return path && path.startsWith("query_target") ? { col: "query_target", id: "" } : null;
+// The editor that fixes an issue whose path names only its record.
+const FIELD_FOR_CODE = { PHYSICAL_NODE_UNBOUND: "bind-region" };
+// An issue's path names its record by position (visual_nodes[2].text) and, after it, the field at fault.
+function issueTarget(ctx, issue) {
+  const path = issue.path || "";
+  const m = /^([a-z_]+)\[(\d+)\](?:\.([a-z_0-9]+))?/.exec(path);
+  if (!m) return path.startsWith("query_target") ? { col: "query_target", id: "", field: path.split(".")[1] || "mention_id" } : null;
   const rec = (ctx.state.doc[m[1]] || [])[parseInt(m[2], 10)];
-  return rec ? { col: m[1], id: rec.id || rec.step_id } : null;
+  return rec ? { col: m[1], id: rec.id || rec.step_id, field: m[3] || FIELD_FOR_CODE[issue.code] || "" } : null;
 }
+// The record's editor: the field the issue names (a box's four numbers for bbox_1000), else its first field.
+function editorOf(card, field) {
+  const usable = (el) => el && !el.disabled;
+  const named = field && card.querySelector(`[data-field="${field}"]`);
+  if (usable(named)) return named;
+  const prefix = field && field.endsWith("_1000") && card.querySelector(`[data-field^="${field.slice(0, -4)}"]`);
+  if (usable(prefix)) return prefix;
+  return [...card.querySelectorAll(".rec__body input, .rec__body select, .rec__body textarea")].find(usable) || null;
+}
+// Clicking an issue selects its record (its card opens, is scrolled into view and its editor takes the caret;
+// a region is also selected on the diagram), as a click on the record would.
 function jumpTo(ctx, t) {
   select(ctx, t.col, t.id);
-  const el = document.querySelector(`[data-rec="${t.col}:${t.id}"]`);
-  if (el) { el.classList.add("flash"); setTimeout(() => el.classList.remove("flash"), 1200); }
+  const card = document.querySelector(`[data-rec="${t.col}:${t.id}"]`);
+  if (!card) return;
+  card.scrollIntoView({ block: "nearest" });
+  card.classList.add("flash"); setTimeout(() => card.classList.remove("flash"), 1200);
+  // after the canvas has handled the selection (it may move focus to the diagram), as focusField does
+  const token = ctx.state.keyToken;
+  const focus = () => {
+    if (ctx.state.keyToken !== token) return;  // a key pressed meanwhile wins
+    const el = editorOf(document.querySelector(`[data-rec="${t.col}:${t.id}"]`) || card, t.field);
+    const active = document.activeElement;
+    if (!el || active === el) return;
+    if (active && active.matches && active.matches("#ws-panel input, #ws-panel textarea, #ws-panel select")) return;  // the user moved on
+    el.focus();
+    if (el.select && el.tagName === "INPUT") el.select();
+  };
+  setTimeout(focus, 0);
+  setTimeout(focus, 120);
 }
 export function renderIssues(ctx) {
   const { issues } = ctx.state;
   const box = $("ws-issues");
   const n = issues.length;
   const items = issues.map((i) => {
-    const t = issueTarget(ctx, i.path);
+    const t = issueTarget(ctx, i);
     return h("li", {}, h("button", { type: "button", class: "ws-issue", disabled: !t, onclick: () => { if (t) jumpTo(ctx, t); } },
       h("code", { text: i.code }), h("span", { class: "ws-issue__path", text: i.path || "document" }), h("span", { text: i.message })));
   });

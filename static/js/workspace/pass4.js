@@ -6,17 +6,21 @@ import { commit } from "./history.js";
 import { nextId } from "./ids.js";
 import { entities, entityColour, label, mentions, visualNodes } from "./model.js";
 import { render } from "./render.js";
+import { save } from "./saving.js";
 import { focusField, select } from "./selection.js";
 
 // The parts of Pass 4 rebuilt from Passes 1–3 (relations, ambiguities and the domain are kept).
 const CONSOLIDATED_KEYS = ["visual_nodes", "physical_nodes", "text_mentions", "quantities", "bindings", "constraints", "query_target"];
 
+// Saved at once, not after the autosave's pause: the issue list comes back from that save, so it shows the
+// rebuilt document's issues as soon as the rebuild is stored.
 function consolidate(ctx) {
   commit(ctx, (d) => {
     const c = structuredClone(ctx.payload.consolidated);
     for (const k of CONSOLIDATED_KEYS) d[k] = c[k];
     if (!d.domain) d.domain = c.domain;
   });
+  if (ctx.state.dirty) save(ctx);
 }
 // Pass 4's domain is the Kit's field (mechanics, electromagnetism, mixed); the problem keeps its own domain
 // (e.g. optics), shown here with the Kit domain it is exported as. See KIT_DOMAIN_FOR in annotation/workspace.py.

@@ -84,6 +84,7 @@ def test_every_shape_tool_by_its_key_draws_the_kit_fields(page, live_server, par
         "Angle mark",
     ):
         expect(help_dialog).to_contain_text(row)
+    screenshot(page, "h1-shapes-help")
     page.get_by_role("button", name="Close").click()
 
     page.keyboard.press("p")
@@ -349,4 +350,83 @@ def test_the_source_reviewer_sees_the_shapes_on_the_review_page(page, live_serve
     expect(page.locator(".ws-handle")).to_have_count(0)
     screenshot(page, "h1-shapes-source-review")
     assert PassDocument.objects.get(parent=parent, pass_no=1).document == document
+    assert_no_csp_violations(page)
+
+
+def handle_centre(page, node_id: str, key: str) -> tuple[float, float]:
+    box = page.locator(f"[data-handles-of={node_id}] [data-handle={key}]").bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_every_tool_button_and_point_edits_of_polyline_arc_and_angle(page, live_server, parent):
+    login_and_open_pass(page, live_server, parent, 1, username="annotator")
+    first_steps = {
+        "Point P": "Point: Click the point.",
+        "Line L": "Line: Click one end.",
+        "Arrow A": "Arrow: Click the tail.",
+        "Polyline Y": "Polyline: Click the first point.",
+        "Curve C": "Curve: Click the first point.",
+        "Circle O": "Circle: Click the centre.",
+        "Arc U": "Arc: Click the centre.",
+        "Angle G": "Angle: Click the vertex.",
+    }
+    for name, step in first_steps.items():
+        page.get_by_role("button", name=name, exact=True).click()
+        expect(page.get_by_role("button", name=name, exact=True)).to_have_attribute("aria-pressed", "true")
+        expect(page.get_by_test_id("draw-status")).to_have_text(f"{step} Esc cancels.")
+    page.get_by_role("button", name="Select V", exact=True).click()
+    expect(page.get_by_test_id("draw-status")).to_be_hidden()
+
+    page.get_by_role("button", name="Polyline Y", exact=True).click()
+    for fx, fy in ((0.10, 0.20), (0.20, 0.30), (0.30, 0.20)):
+        click(page, fx, fy)
+    page.keyboard.press("Enter")
+    page.get_by_role("button", name="Arc U", exact=True).click()
+    click(page, 0.60, 0.50)  # centre
+    click(page, 0.70, 0.50)  # start, 48 px to the right
+    click(page, 0.60, 0.66)  # end, 48 px below: a quarter clockwise on screen
+    page.get_by_role("button", name="Angle G", exact=True).click()
+    click(page, 0.30, 0.80)
+    click(page, 0.45, 0.80)
+    click(page, 0.40, 0.65)
+    wait_saved(page)
+    polyline, arc, angle = nodes(parent)
+    assert_kit_fields(arc, "arc", "arc")
+    assert near(arc["keypoints_1000"][0], 0.70, 0.50) and near(arc["keypoints_1000"][1], 0.60, 0.66)
+
+    # the polyline's middle point moves alone
+    click(page, 0.15, 0.25)
+    drag(page, handle_centre(page, "v001", "point-1"), at(page, 0.20, 0.45))
+    wait_saved(page)
+    moved = nodes(parent)[0]
+    assert moved["keypoints_1000"][0] == polyline["keypoints_1000"][0]
+    assert moved["keypoints_1000"][2] == polyline["keypoints_1000"][2]
+    assert near(moved["keypoints_1000"][1], 0.20, 0.45)
+    assert_kit_fields(moved, "polyline", "polyline")
+
+    # the arc's end sets a new radius; the other end keeps its angle on the new circle
+    click(page, 0.60 + 0.10 * 0.7071, 0.50 + 0.16 * 0.7071)  # on the arc, half way round
+    drag(page, handle_centre(page, "v002", "point-1"), at(page, 0.60, 0.82))  # 96 px below the centre
+    wait_saved(page)
+    wider = nodes(parent)[1]
+    assert wider["center_1000"] == arc["center_1000"]
+    assert abs(radius_px(wider) - 96) <= 2
+    assert near(wider["keypoints_1000"][0], 0.80, 0.50) and near(wider["keypoints_1000"][1], 0.60, 0.82)
+    assert_kit_fields(wider, "arc", "arc")
+
+    # the angle's vertex moves, its arms' ends stay
+    click(page, 0.375, 0.80)  # on the first arm
+    drag(page, handle_centre(page, "v003", "point-0"), at(page, 0.32, 0.90))
+    wait_saved(page)
+    bent = nodes(parent)[2]
+    assert near(bent["keypoints_1000"][0], 0.32, 0.90)
+    assert bent["keypoints_1000"][1:] == angle["keypoints_1000"][1:]
+    assert_kit_fields(bent, "angle_mark", "angle")
+    expect(page.get_by_test_id("save-state")).to_contain_text("Saved")
+    expect(page.locator("#ws-issues")).to_contain_text("No validation issues")
+    screenshot(page, "h1-shapes-point-edits")
+
+    page.keyboard.press("Control+z")
+    wait_saved(page)
+    assert nodes(parent)[2] == angle
     assert_no_csp_violations(page)

@@ -85,7 +85,8 @@ ANNOTATION_PASSES = (1, 2, 3, 4)  # the answer-blind passes whose approval admit
 # --- where annotation work stands (home pages, the problem list's "Work" filter, the pipeline board) ---
 
 
-# A problem is in a work state when one of its passes 1–4 is (``to_start``: none of them exists yet).
+# A problem is in a work state when one of its passes 1–4 is (``to_start``: none of them exists yet, and it has a
+# diagram: a text-only problem, such as the debate demo's, is solving work, never annotation work).
 WORK_STATES: dict[str, tuple[str, Q | None]] = {
     "to_start": ("To start", None),
     "in_progress": ("In progress (draft)", Q(status=PassDocument.Status.DRAFT)),
@@ -101,7 +102,8 @@ def work_filter(work: str) -> Q:
     condition = WORK_STATES[work][1]
     passes = PassDocument.objects.filter(parent=OuterRef("pk"), pass_no__in=ANNOTATION_PASSES)
     if condition is None:
-        return ~Exists(passes) & ~Q(status=ParentProblem.Status.EXCLUDED)
+        diagram = ProblemImage.objects.filter(parent=OuterRef("pk"))
+        return ~Exists(passes) & Exists(diagram) & ~Q(status=ParentProblem.Status.EXCLUDED)
     if work == "approved":  # every one of passes 1–4, freshly approved (what admits a parent to compilation)
         fresh = passes.filter(condition).values("parent").annotate(n=Count("pk")).values("n")
         return Q(Exact(Subquery(fresh), len(ANNOTATION_PASSES)))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run PhysAlign Studio with demo data on embedded defaults: SQLite, Celery on kombu's
-# filesystem:// broker (a real worker, no server), the offline model. Ctrl-C stops everything.
+# Run PhysAlign Studio with the staged demo on embedded defaults: SQLite, Celery on kombu's
+# filesystem:// broker (a real worker, no server), the offline models. Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +18,9 @@ ensure_debian_package tesseract tesseract-ocr "the OCR baseline model (baseline-
 
 .venv/bin/python manage.py migrate --noinput
 .venv/bin/python manage.py collectstatic --noinput >/dev/null
-.venv/bin/python manage.py load_demo
+# The staged demo: compiled probes, a signed release, finished evaluation and debate runs, and work waiting for
+# every role on its first login (home/demo_stage.py). Each step is skipped when its result is there.
+.venv/bin/python manage.py load_demo --stage
 
 .venv/bin/celery -A physalign_site.celery worker --loglevel=INFO --concurrency=2 \
   >var/log/worker.log 2>&1 &
@@ -37,6 +39,11 @@ cat <<MSG
     probe_reviewer2   / probe_reviewer2-demo
     adjudicator       / adjudicator-demo
     admin             / admin-demo
+
+  Waiting on first login: the annotator's problems to start (diagrams) and a rejected pass; the source
+  reviewer's submitted passes; a claimed review slot each for probe_reviewer, probe_reviewer2 and the
+  adjudicator (a dispute); the admin's pipeline board with a signed release, a finished evaluation run
+  (Evaluation → Runs) and a finished debate run (Evaluation → Debate runs).
 
 MSG
 .venv/bin/gunicorn physalign_site.wsgi:application --bind "$HOST:$PORT" --workers 2 --threads 4 \

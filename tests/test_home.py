@@ -17,7 +17,7 @@ from physalign_site.roles import ALL_ROLES
 from probes.models import Probe
 from review.models import ReviewSlot
 from tests.conftest import make_user
-from tests.factories import ParentProblemFactory, PassDocumentFactory
+from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory
 from tests.probes.conftest import make_demo_parent
 from tests.review.conftest import compile_all
 
@@ -42,6 +42,7 @@ def work(db, django_user_model):
     }
     problems["excluded"].status = ParentProblem.Status.EXCLUDED
     problems["excluded"].save(update_fields=["status"])
+    ProblemImageFactory(parent=problems["new"])  # to start: no pass yet, and a diagram to annotate
     _doc(problems["draft"], 1, PassDocument.Status.DRAFT)
     _doc(
         problems["rejected"],

@@ -54,8 +54,9 @@ def parent() -> ParentProblem:
 
 
 @pytest.fixture
-def saved(parent, annotator) -> PassDocument:
+def saved(parent, annotator, settings) -> PassDocument:
     """Pass 1 saved twice: versions 1 (empty) and 2 (one node)."""
+    settings.PHYSALIGN_VERSION_COALESCE_MINUTES = 0  # one history version per save
     first = pass_document_save(
         parent=parent, pass_no=1, document=pass1(parent.problem_id), actor=annotator, expected_version=None
     )

@@ -107,5 +107,6 @@ def test_admin_grades_with_rubric_and_moves_on(page, live_server, make_browser_u
     page.keyboard.press("Control+Enter")
     page.wait_for_url(f"{live_server.url}/solve-runs/{run.pk}/")
     assert SolveRun.objects.get(pk=run.pk).status == "completed"
-    assert page.get_by_test_id("solve-acc").inner_text() == "0.300"  # (0.6 + 0) / 2
+    # (0.6 + 0) / 2, with its parent bootstrap CI
+    assert page.get_by_test_id("solve-acc").inner_text() == "0.300 95% CI [0.000, 0.600], 2 parents"
     assert_no_csp_violations(page)

@@ -214,3 +214,37 @@ def test_the_pass_api_takes_and_returns_comments_for_each_role_that_may(submitte
     assert ok.json()["record_comments"] == expected
     state = annotator.get(url)
     assert state.status_code == 200 and state.json()["record_comments"] == expected
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["source_reviewer", "admin"])
+def test_an_approval_through_the_api_carries_comments_for_each_role_that_may_approve(
+    submitted_pass4, role_users, role
+):
+    client = APIClient()
+    client.force_authenticate(role_users[role])
+    answer = client.post(
+        f"/api/parents/{PID}/passes/4/approve/",
+        {
+            "document_sha256": submitted_pass4.document_sha256,
+            "note": "Fine; one remark.",
+            "comments": [{"record": "physical_nodes:p001", "text": "Block 1 could be named Block A."}],
+        },
+        format="json",
+    )
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["status"] == "approved"
+    assert answer.json()["record_comments"] == [
+        {
+            "record": "physical_nodes:p001",
+            "text": "Block 1 could be named Block A.",
+            "by": f"user_{role}",
+            "decision": "approved",
+        }
+    ]
+    review = SourceReview.objects.get()
+    assert (review.decision, review.reviewer, review.document_sha256) == (
+        "approved",
+        role_users[role],
+        submitted_pass4.document_sha256,
+    )

@@ -7,7 +7,13 @@ from typing import Any
 
 from ..models import ImportJob
 from .authority import ImportAuthority
-from .kit_files import KitInputs, read_answers_sidecar, read_review_state, resolve_dataset_root
+from .kit_files import (
+    KitInputs,
+    read_answers_sidecar,
+    read_review_state,
+    read_sources_sidecar,
+    resolve_dataset_root,
+)
 from .kit_rows import prepare_kit_row
 from .prepared import PreparedParent
 from .progress import job_progress, job_start
@@ -29,7 +35,8 @@ def import_kit_workspace(
     - Parent from each ``blind/manifest.jsonl`` row: ``segments.stem/query/options`` (option ``label``
       → ``id``), ``source_dataset`` → Source, ``source_split``, ``source_sample_id`` (all three
       required: SOURCE_IDENTITY_MISSING), ``language`` en|zh (else LANGUAGE_UNRESOLVED),
-      ``segmentation`` kept, other keys kept in ``meta``; a review-state ``segmentation_override``
+      ``segmentation`` kept, other keys kept in ``meta``; ``sources.json`` (optional, the app's export sidecar)
+      gives each source's licence; a review-state ``segmentation_override``
       with both ``segments`` and ``segmentation`` replaces the manifest's.
     - Images from ``dataset_root`` (default: ``workspace_config.json``'s ``dataset_dir``, relative to
       the workspace), with their kit image ids; declared sha256/width/height must match.
@@ -60,7 +67,11 @@ def import_kit_workspace(
     review_problems = read_review_state(workspace, report)
     answers = read_answers_sidecar(workspace, report)
     inputs = KitInputs(
-        workspace=workspace, dataset_root=resolved_dataset, review_problems=review_problems, answers=answers
+        workspace=workspace,
+        dataset_root=resolved_dataset,
+        review_problems=review_problems,
+        answers=answers,
+        source_licenses=read_sources_sidecar(workspace, report),
     )
     authority = ImportAuthority.of(actor)
     lines = read_jsonl(workspace / "blind" / "manifest.jsonl", report, missing_code="MANIFEST_MISSING")

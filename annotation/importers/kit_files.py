@@ -16,6 +16,7 @@ class KitInputs:
     dataset_root: Path | None
     review_problems: dict[str, Any]
     answers: dict[str, dict[str, Any]]
+    source_licenses: dict[str, str] | None = None  # ``sources.json`` (the app's export sidecar), if any
 
 
 def read_json_file(path: Path, report: ImportReport | RowReport, *, code: str) -> tuple[bool, Any]:
@@ -120,3 +121,27 @@ def read_answers_sidecar(workspace: Path, report: ImportReport) -> dict[str, dic
         answers[pid] = data
     report.errors.extend(scratch.errors)
     return answers
+
+
+SOURCES_SCHEMA = "physalign_studio_sources_v1"
+
+
+def read_sources_sidecar(workspace: Path, report: ImportReport) -> dict[str, str]:
+    """``sources.json`` (written by ``export_kit_workspace``; the Kit ignores it): each source's licence, so a
+    workspace exported here and imported elsewhere keeps it. Missing: {}; malformed: an error."""
+    found, value = read_json_file(workspace / "sources.json", report, code="SOURCES_INVALID")
+    if not found or value is None:
+        return {}
+    sources = value.get("sources") if isinstance(value, dict) else None
+    if (
+        not isinstance(value, dict)
+        or value.get("schema_version") != SOURCES_SCHEMA
+        or not isinstance(sources, dict)
+        or not all(isinstance(v, dict) and isinstance(v.get("license", ""), str) for v in sources.values())
+    ):
+        report.error(
+            "SOURCES_INVALID",
+            f'sources.json must be {{"schema_version": "{SOURCES_SCHEMA}", "sources": {{name: {{"license": "..."}}}}}}.',
+        )
+        return {}
+    return {name: entry.get("license", "") for name, entry in sources.items()}

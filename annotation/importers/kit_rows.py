@@ -95,7 +95,7 @@ def prepare_kit_row(
         report=row,
         problem_id=problem_id,
         source_name=identity["source_dataset"],
-        source_license=None,
+        source_license=(inputs.source_licenses or {}).get(identity["source_dataset"]),
         fields=fields,
         images=images,
         keep_private_on_update=answers is None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -100,3 +101,28 @@ class ImportUploadForm(forms.Form):
                 code="not_zip",
             )
         return upload
+
+
+class WorkspaceExportForm(forms.Form):
+    """What a Kit workspace export holds: every problem, one source's, or the problems listed."""
+
+    source = forms.ChoiceField(label="Source", required=False)
+    problem_ids = forms.CharField(
+        label="Only these problems",
+        required=False,
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "problem ids, separated by spaces or new lines"}
+        ),
+        help_text="Leave empty for every problem (of the source).",
+    )
+    approved_only = forms.BooleanField(
+        label="Only problems whose Passes 1–4 are all approved (what the Kit's converter compiles)",
+        required=False,
+    )
+
+    def __init__(self, *args: Any, sources: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["source"].choices = [("", "Every source"), *((name, name) for name in sources)]
+
+    def clean_problem_ids(self) -> list[str]:
+        return sorted(set(self.cleaned_data["problem_ids"].split()))

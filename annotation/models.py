@@ -517,6 +517,46 @@ class ImportJob(models.Model):
         return f"import #{self.pk} ({self.kind}, {self.status})"
 
 
+class WorkspaceExport(models.Model):
+    """One Kit source workspace export built by a worker as a zip (``annotation.exporters.jobs``): the selection
+    it was asked for, its progress, and the stored zip. The zip holds private answers: admins only."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Building"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    source = models.CharField(max_length=200, blank=True)  # "" = every source
+    problem_ids = models.JSONField(default=list, blank=True)  # [] = every problem (of the source)
+    approved_only = models.BooleanField(default=False)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    file = models.FileField(upload_to="exports/kit_workspace/", max_length=300, blank=True)
+    byte_size = models.PositiveBigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "ready", "failed"]),
+                name="workspace_export_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"workspace export #{self.pk} ({self.status})"
+
+
 class SourceReview(models.Model):
     """One source-review decision on a pass document, with the exact document it was given for (what the
     next review's "changes since the last review" compare against) and its per-record comments."""

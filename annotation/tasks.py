@@ -9,8 +9,9 @@ from celery import shared_task
 from run_engine.engine import CHUNK_TASK_OPTIONS, busy_requeue
 
 from .drafting.services import draft_chunk_process
+from .exporters.jobs import workspace_export_fail, workspace_export_run
 from .importers import import_job_fail, import_job_run
-from .models import ImportJob
+from .models import ImportJob, WorkspaceExport
 
 logger = logging.getLogger(__name__)
 
@@ -38,3 +39,17 @@ def draft_chunk_task(self, run_id: int, draft_ids: list[int]) -> None:
     worker crash writes nothing twice, an error retries with Celery's backoff, and a draft another live claim
     holds is looked at again as a new task. Provider retries happen inside (``llm.client``)."""
     busy_requeue(self, run_id, busy=draft_chunk_process(run_id=run_id, draft_ids=draft_ids))
+
+
+@shared_task(acks_late=True)
+def workspace_export_task(job_id: int) -> None:
+    """Build one queued Kit workspace export; whatever goes wrong, the job ends ``failed`` with the message."""
+    try:
+        workspace_export_run(job_id=job_id)
+    except WorkspaceExport.DoesNotExist:
+        logger.warning("workspace export %s no longer exists", job_id)
+    except Exception as exc:
+        logger.exception("workspace export %s failed", job_id)
+        job = WorkspaceExport.objects.filter(pk=job_id).first()
+        if job is not None:
+            workspace_export_fail(job=job, message=f"The export stopped unexpectedly: {exc}")

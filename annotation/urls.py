@@ -22,4 +22,7 @@ urlpatterns = [
     ),
     path("imports/", views.import_list, name="import_list"),
     path("imports/<int:job_id>/", views.import_detail, name="import_detail"),
+    path("exports/kit-workspace/", views.export_list, name="export_list"),
+    path("exports/kit-workspace/<int:job_id>/", views.export_detail, name="export_detail"),
+    path("exports/kit-workspace/<int:job_id>/download", views.export_download, name="export_download"),
 ]

@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from physalign_site.api import JSON_VALUE_REF, choice_string, json_list, json_object, json_value
 
-from ..models import ImportJob, ParentProblem, PassDocument, ProblemImage, Source
+from ..models import ImportJob, ParentProblem, PassDocument, ProblemImage, Source, WorkspaceExport
 
 STRINGS = {"type": "string"}
 STRING_LIST = {"type": "array", "items": STRINGS}
@@ -301,3 +301,38 @@ class ImportJobOutput(serializers.ModelSerializer):
             "finished_at",
         ]
         read_only_fields = fields
+
+
+class WorkspaceExportOutput(serializers.ModelSerializer):
+    status = choice_string(WorkspaceExport.Status.choices)
+    summary = json_value(
+        {"type": "object", "description": "What the export wrote (counts); {} until it is built."},
+        read_only=True,
+    )
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = WorkspaceExport
+        fields = [
+            "id",
+            "status",
+            "source",
+            "problem_ids",
+            "approved_only",
+            "total",
+            "done",
+            "summary",
+            "byte_size",
+            "sha256",
+            "error",
+            "download_url",
+            "created_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field({"type": "string", "nullable": True, "description": "Where the zip is, once ready."})
+    def get_download_url(self, job: WorkspaceExport) -> str | None:
+        if job.status != WorkspaceExport.Status.READY:
+            return None
+        return reverse("annotation-api:kit-workspace-export-download", kwargs={"job_id": job.pk})

@@ -53,4 +53,17 @@ urlpatterns = [
     ),
     path("imports/", views.ImportCreateApi.as_view(), name="import-create"),
     path("imports/<int:job_id>/", views.ImportDetailApi.as_view(), name="import-detail"),
+    path(
+        "kit-workspace-exports/", views.WorkspaceExportCreateApi.as_view(), name="kit-workspace-export-create"
+    ),
+    path(
+        "kit-workspace-exports/<int:job_id>/",
+        views.WorkspaceExportDetailApi.as_view(),
+        name="kit-workspace-export-detail",
+    ),
+    path(
+        "kit-workspace-exports/<int:job_id>/download",
+        views.WorkspaceExportDownloadApi.as_view(),
+        name="kit-workspace-export-download",
+    ),
 ]

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
 from django.utils.http import parse_etags, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
+    OpenApiResponse,
     extend_schema,
     extend_schema_serializer,
     extend_schema_view,
@@ -26,13 +28,21 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit.disclosure import may_show_targets
-from physalign_site.api import ApiCursorPagination, cursor_page, errors, json_object, role_permission
+from physalign_site.api import (
+    ApiCursorPagination,
+    ApiErrorOutput,
+    cursor_page,
+    errors,
+    json_object,
+    role_permission,
+)
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
 from .. import permissions as perms
+from ..exporters.jobs import can_export_workspace, workspace_export_create, workspace_export_download
 from ..importers import import_job_create
-from ..models import ImportJob, ParentProblem, PassDocument
+from ..models import ImportJob, ParentProblem, PassDocument, WorkspaceExport
 from ..selectors import (
     import_job_get,
     parent_get,
@@ -61,6 +71,7 @@ from .serializers import (
     PassSummaryOutput,
     RecordCommentInput,
     SourceOutput,
+    WorkspaceExportOutput,
 )
 
 # --- permissions --------------------------------------------------------------------------------------
@@ -82,6 +93,7 @@ CanViewSources = role_permission(
     perms.can_view_problems, unsafe=perms.can_manage_sources, name="CanViewSources"
 )
 CanImport = role_permission(perms.can_view_import_jobs, unsafe=perms.can_import, name="CanImport")
+CanExportWorkspace = role_permission(can_export_workspace, name="CanExportWorkspace")
 CanReadPassSummary = role_permission(lambda user: perms.can_read_pass(user, 1), name="CanReadPassSummary")
 
 
@@ -418,3 +430,62 @@ class ImportDetailApi(APIView):
         if job is None:
             raise Http404("No such import job.")
         return Response(ImportJobOutput(job).data)
+
+
+# --- Kit workspace exports ----------------------------------------------------------------------------
+
+
+class WorkspaceExportCreateApi(APIView):
+    permission_classes = [CanExportWorkspace]
+
+    @extend_schema_serializer(component_name="WorkspaceExportInput")
+    class InputSerializer(serializers.Serializer):
+        source = serializers.CharField(
+            required=False, allow_blank=True, default="", help_text='"" = every source'
+        )
+        problem_ids = serializers.ListField(
+            child=serializers.CharField(max_length=180), required=False, default=list, max_length=100_000
+        )
+        approved_only = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(
+        operation_id="kit_workspace_exports_create",
+        request=InputSerializer,
+        responses={202: WorkspaceExportOutput, **errors(400, 401, 403)},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = workspace_export_create(actor=request.user, **data.validated_data)
+        return Response(WorkspaceExportOutput(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class WorkspaceExportDetailApi(APIView):
+    permission_classes = [CanExportWorkspace]
+
+    @extend_schema(
+        operation_id="kit_workspace_exports_retrieve",
+        responses={200: WorkspaceExportOutput, **errors(401, 403, 404)},
+    )
+    def get(self, request: Request, job_id: int) -> Response:
+        return Response(WorkspaceExportOutput(get_object_or_404(WorkspaceExport, pk=job_id)).data)
+
+
+class WorkspaceExportDownloadApi(APIView):
+    permission_classes = [CanExportWorkspace]
+
+    @extend_schema(
+        operation_id="kit_workspace_exports_download",
+        responses={
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="The workspace zip."),
+            **errors(401, 403, 404),
+            409: OpenApiResponse(ApiErrorOutput, description="The export is not built (yet)."),
+            410: OpenApiResponse(ApiErrorOutput, description="The zip is no longer in the media storage."),
+        },
+    )
+    def get(self, request: Request, job_id: int) -> FileResponse:
+        job = get_object_or_404(WorkspaceExport, pk=job_id)
+        handle = workspace_export_download(job=job, actor=request.user)
+        return FileResponse(
+            handle, as_attachment=True, filename=f"kit_workspace_{job.pk}.zip", content_type="application/zip"
+        )

@@ -121,7 +121,7 @@ def workspace_parents(
     return parents
 
 
-def _check_selection(source: str | None, problem_ids: list[str] | None) -> None:
+def check_selection(source: str | None, problem_ids: list[str] | None) -> None:
     if source and not Source.objects.filter(name=source).exists():
         raise ApplicationError(f"There is no source named {source!r}.", code="SOURCE_UNKNOWN", status=400)
     if problem_ids:
@@ -161,7 +161,7 @@ def export_kit_workspace(
             code="OUTPUT_NOT_EMPTY",
             status=400,
         )
-    _check_selection(source, problem_ids)
+    check_selection(source, problem_ids)
     output.mkdir(parents=True, exist_ok=True)
     try:
         return _write_workspace(

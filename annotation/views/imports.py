@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 
+from ..exporters.jobs import can_export_workspace
 from ..forms import ImportUploadForm
 from ..importers import import_job_create
 from ..models import ImportJob
@@ -126,7 +127,12 @@ def import_list(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(
         request,
         "annotation/import_list.html",
-        {"form": form, "jobs": jobs, "nav_section": "imports"},
+        {
+            "form": form,
+            "jobs": jobs,
+            "nav_section": "imports",
+            "can_export": can_export_workspace(request.user),
+        },
         status=status,
     )
 

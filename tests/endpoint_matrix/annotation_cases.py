@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.core.files.base import ContentFile
 from django.db.models import F
 
-from annotation.models import ImportJob, PassDocument
+from annotation.models import ImportJob, PassDocument, WorkspaceExport
 from annotation.services import pass_document_save
 from kit.canonical import digest
 from tests.endpoint_matrix import ADJ, ADM, ANN, ANON, NOROLE, PRB, SRC, Case, World, only, statuses
@@ -90,6 +91,41 @@ CASES: list[Case] = [
         "get",
         lambda w: f"/imports/{w.import_job_id}/",
         expected=only({ANN: 200, ADM: 200, ANON: 302}),
+    ),
+    # --- Kit workspace exports (the zip holds private answers: admins only) ---
+    Case(
+        "kit workspace exports page", "get", "/exports/kit-workspace/", expected=only({ADM: 200, ANON: 302})
+    ),
+    Case(
+        "kit workspace export page",
+        "get",
+        lambda w: f"/exports/kit-workspace/{w.workspace_export_id}/",
+        expected=only({ADM: 200, ANON: 302}),
+    ),
+    Case(
+        "kit workspace export download",
+        "get",
+        lambda w: f"/exports/kit-workspace/{w.workspace_export_id}/download",
+        expected=only({ADM: 200, ANON: 302}),
+    ),
+    Case(
+        "kit workspace export create (unknown problem)",
+        "post",
+        "/api/kit-workspace-exports/",
+        {"problem_ids": ["no_such_problem"]},
+        expected=only({ADM: 400}),
+    ),
+    Case(
+        "kit workspace export status",
+        "get",
+        lambda w: f"/api/kit-workspace-exports/{w.workspace_export_id}/",
+        expected=only({ADM: 200}),
+    ),
+    Case(
+        "kit workspace export zip",
+        "get",
+        lambda w: f"/api/kit-workspace-exports/{w.workspace_export_id}/download",
+        expected=only({ADM: 200}),
     ),
     # --- sources ---
     Case("sources list", "get", "/api/sources/", expected=API_READERS),
@@ -429,6 +465,10 @@ def populate(world: World, users: dict[str, Any]) -> None:
         expected_version=first.version,
     )
     job = ImportJob.objects.create(kind=ImportJob.Kind.PROBLEMS, created_by=annotator)
+    export = WorkspaceExport(status=WorkspaceExport.Status.READY, sha256="0" * 64, byte_size=22)
+    export.file.save("matrix.zip", ContentFile(b"PK\x05\x06" + bytes(18)), save=False)
+    export.save()
+    world.workspace_export_id = export.pk
     world.source_id = source.pk
     world.pid = parent.problem_id  # one image; pass 1 submitted by the annotator
     world.pid_plain = plain.problem_id  # no images; pass 1 is a valid draft

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from celery import current_app
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
@@ -45,6 +44,7 @@ from evaluation.runs import eval_run_create, eval_run_dispatch
 from models_registry.demo import DEMO_SOLVERS
 from physalign_site.errors import ApplicationError
 from probes.models import CompileRun, Probe, Release
+from probes.release_store import releases_root
 from probes.services import compile_run_create, compile_run_execute
 from review import services as review
 from review.models import CONFIRMATION_KEYS, SIGNOFF_KEYS, BlindAnswer, ReviewSlot, Role, Signoff
@@ -235,7 +235,7 @@ def _stage_release(users: dict[str, Any]) -> tuple[Release | None, str]:
             confirmations={key: True for key in SIGNOFF_KEYS},
             evidence_ref=SIGNOFF_EVIDENCE,
         )
-        output = Path(settings.MEDIA_ROOT) / "releases" / f"signoff-{signoff.pk}-demo"
+        output = releases_root() / f"signoff-{signoff.pk}-demo"
         shutil.rmtree(output, ignore_errors=True)  # a leftover of an interrupted staging, never a release
         release = review.signoff_export(signoff=signoff, output=output, actor=users["admin"])
     return release, (

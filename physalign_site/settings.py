@@ -5,6 +5,7 @@ transport under ``var/broker``. Production sets ``DATABASE_URL`` (PostgreSQL) an
 ``CELERY_BROKER_URL`` (Redis). See ``.env.example`` for every variable.
 """
 
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -152,23 +153,44 @@ STORAGES: dict[str, dict[str, Any]] = {
         )
     },
 }
-# Media (imported originals, rendered views under views/<sha256[:2]>/<sha256>.png): files under MEDIA_ROOT, or an
-# S3-compatible bucket (django-storages) when PHYSALIGN_MEDIA_S3_BUCKET is set. Credentials never appear here:
-# boto3 reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or a profile, or the instance role) from the environment.
-MEDIA_S3_BUCKET = env.str("PHYSALIGN_MEDIA_S3_BUCKET", default="")
-if MEDIA_S3_BUCKET:
-    STORAGES["default"] = {
+# Media (imported originals, rendered views under views/<sha256[:2]>/<sha256>.png, run item files, import uploads):
+# files under MEDIA_ROOT, or an S3-compatible bucket (django-storages) when PHYSALIGN_MEDIA_S3_BUCKET is set.
+# Credentials never appear here: boto3 reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or a profile, or the
+# instance role) from the environment.
+
+
+def s3_media_storage(values: Any) -> dict[str, Any] | None:
+    """The ``STORAGES["default"]`` entry of the bucket that ``values`` (the environment, or a mapping of the
+    same names) configure, or None when PHYSALIGN_MEDIA_S3_BUCKET is unset. tests/s3/ builds its storage
+    with this function, so the suite's S3 runs use exactly the production configuration."""
+    bucket = values.get("PHYSALIGN_MEDIA_S3_BUCKET", "")
+    if not bucket:
+        return None
+    return {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
-            "bucket_name": MEDIA_S3_BUCKET,
-            "endpoint_url": env.str("PHYSALIGN_MEDIA_S3_ENDPOINT_URL", default="") or None,  # MinIO, R2, …
-            "region_name": env.str("PHYSALIGN_MEDIA_S3_REGION", default="") or None,
-            "location": env.str("PHYSALIGN_MEDIA_S3_PREFIX", default=""),  # a folder inside the bucket
+            "bucket_name": bucket,
+            "endpoint_url": values.get("PHYSALIGN_MEDIA_S3_ENDPOINT_URL", "") or None,  # MinIO, R2, …
+            "region_name": values.get("PHYSALIGN_MEDIA_S3_REGION", "") or None,
+            "location": values.get("PHYSALIGN_MEDIA_S3_PREFIX", ""),  # a folder inside the bucket
             "default_acl": None,  # the bucket's policy decides; objects are never public by our doing
-            "querystring_auth": True,  # never served by URL anyway: images go through permission-checked views
+            "querystring_auth": True,  # never served by URL anyway: every file goes through a role-checked view
             "file_overwrite": True,  # content-addressed names: the same name always holds the same bytes
+            # an object read (a download streamed by the app) spills to a temporary file past this size instead of
+            # being held whole in memory (django-storages' default, 0, never spills: a 500 MB zip in RAM)
+            "max_memory_size": 16 * 1024 * 1024,
         },
     }
+
+
+if (_s3 := s3_media_storage(os.environ)) is not None:
+    STORAGES["default"] = _s3
+# Release folders (the Kit layout that validate_release, inspect_ai and the exports read) are written under
+# PHYSALIGN_RELEASES_ROOT, by default MEDIA_ROOT/releases without a bucket. With a bucket, web and worker share no
+# disk: the bucket holds each release (releases/<release_id>/ and its built zips) and this folder (by default
+# var/releases) is only a local working copy, filled from the bucket when a process needs a release's folder
+# (probes.release_store).
+RELEASES_ROOT = env.str("PHYSALIGN_RELEASES_ROOT", default="")
 WHITENOISE_USE_FINDERS = DEBUG
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -4,7 +4,6 @@ part as a Hugging Face dataset (built on the POST, then downloaded as a zip)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -16,29 +15,25 @@ from django.views.decorators.http import require_GET, require_POST
 
 from physalign_site.access import require
 
-from .exports.hf import release_hf_queue, release_hf_zip_file
+from .exports.hf import release_hf_queue, release_hf_zip_open, release_hf_zip_ready
 from .models import Release
 from .permissions import can_manage_probes
+from .release_store import release_listing
 from .release_words import INTERFACE_TASKS, pool_rows
-from .services import release_zip_file, release_zip_queue
+from .services import release_zip_open, release_zip_queue, release_zip_ready
 
 SHOWN_ONE_BY_ONE = 2  # files this deep (e.g. public/manifest.json) are listed; deeper ones by folder
 
 
 def release_files(release: Release) -> list[dict[str, object]]:
-    """The release folder as rows: top files one by one, deeper files summed per folder (thousands of views)."""
-    root = Path(release.path)
-    if not root.is_dir():
-        return []
+    """The release folder as rows: top files one by one, deeper files summed per folder (thousands of views).
+    Read from the folder, or from the media bucket's index of it (``release_store.release_listing``)."""
     folders: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     rows: list[dict[str, object]] = []
-    for path in sorted(root.rglob("*")):
-        if not path.is_file():
-            continue
-        parts = path.relative_to(root).parts
-        size = path.stat().st_size
+    for name, size in release_listing(release):
+        parts = name.split("/")
         if len(parts) <= SHOWN_ONE_BY_ONE:
-            rows.append({"name": "/".join(parts), "files": 1, "bytes": size, "folder": False})
+            rows.append({"name": name, "files": 1, "bytes": size, "folder": False})
         else:
             folder = folders["/".join(parts[:SHOWN_ONE_BY_ONE]) + "/"]
             folder[0] += 1
@@ -82,8 +77,8 @@ def release_detail(request: HttpRequest, release_id: str) -> HttpResponse:
     release = _release(release_id)
     context = {
         "release": release,
-        "zip_ready": release_zip_file(release) is not None,
-        "hf_ready": release_hf_zip_file(release) is not None,
+        "zip_ready": release_zip_ready(release),
+        "hf_ready": release_hf_zip_ready(release),
         "nav_section": "releases",
     }
     if request.headers.get("HX-Request"):  # a panel's progress poll: no walk of the release folder
@@ -116,10 +111,15 @@ def release_zip(request: HttpRequest, release_id: str) -> HttpResponse:
 @require(can_manage_probes)
 def release_download(request: HttpRequest, release_id: str) -> FileResponse:
     release = _release(release_id)
-    path = release_zip_file(release)
-    if path is None:
+    handle = release_zip_open(release)
+    if handle is None:
         raise Http404("The zip is not built yet: prepare the download on the release page first.")
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{release.release_id}.public.zip")
+    return FileResponse(
+        handle,
+        as_attachment=True,
+        filename=f"{release.release_id}.public.zip",
+        content_type="application/zip",
+    )
 
 
 @login_required
@@ -137,7 +137,9 @@ def release_hf(request: HttpRequest, release_id: str) -> HttpResponse:
 @require(can_manage_probes)
 def release_hf_download(request: HttpRequest, release_id: str) -> FileResponse:
     release = _release(release_id)
-    path = release_hf_zip_file(release)
-    if path is None:
+    handle = release_hf_zip_open(release)
+    if handle is None:
         raise Http404("The dataset is not built yet: build it on the release page first.")
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{release.release_id}.hf.zip")
+    return FileResponse(
+        handle, as_attachment=True, filename=f"{release.release_id}.hf.zip", content_type="application/zip"
+    )

@@ -18,6 +18,7 @@ same layout but carries no signoff, and validation refuses it with ``EXPLICIT_SI
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 import zipfile
@@ -39,6 +40,7 @@ from .compiler.probe import prospective_plan
 from .compiler.scorability import check_response_contract
 from .models import Membership, Probe, Release, ReleaseItem
 from .release_layout import ReleaseAuthorization, ValidationReport
+from .release_store import artifact_keep, build_dir, public_zip_name, release_folder, release_store_put
 
 __all__ = [
     "ReleaseAuthorization",
@@ -55,6 +57,7 @@ RELEASE_SPLITS = {"development": Probe.Split.DEVELOPMENT, "test": Probe.Split.UN
 # What an unsigned export may fail on and still be written (it says so in its README and never validates).
 UNSIGNED_TOLERATED = {"EXPLICIT_SIGNOFF_REQUIRED", "SYNTHETIC_DATA_CANNOT_BE_BENCHMARK_RELEASE"}
 COMPILER_DIR = Path(__file__).resolve().parent / "compiler"
+logger = logging.getLogger(__name__)
 
 
 # Export ---------------------------------------------------------------------------------------------
@@ -117,6 +120,8 @@ def release_export(
         shutil.rmtree(staging, ignore_errors=True)
         raise ApplicationError("This exact release already exists.", code="RELEASE_EXISTS", status=409)
     staging.rename(output)
+    # into the media bucket, when there is one (web and worker share no disk then)
+    release_store_put(release_id=manifest["release_id"], root=output)
     raw = parse_json(tree["public/qa_raw.json"])
     gold = parse_json(tree["public/qa_gold.json"])
     with transaction.atomic():
@@ -415,6 +420,7 @@ def release_import(*, path: Path, actor: Any) -> Release:
         created_by=actor if getattr(actor, "pk", None) else None,
     )
     _store_items(release, raw, gold, mappings, members)
+    release_store_put(release_id=release_id, root=root)  # into the media bucket, when there is one
     return release
 
 
@@ -465,17 +471,26 @@ def _store_items(
 
 # Zip download ----------------------------------------------------------------------------------------
 def release_zip_build(*, release_pk: int) -> Release:
-    """Zip the release's public part (progress in ``zip_progress``)."""
+    """Zip the release's public part (progress in ``zip_progress``), kept beside the folder or in the bucket
+    (:mod:`probes.release_store`)."""
     release = Release.objects.get(pk=release_pk)
     Release.objects.filter(pk=release.pk).update(zip_status="running", zip_progress=0)
-    root = Path(release.path)
+    try:
+        root = release_folder(release)
+    except ApplicationError as error:  # its files are gone: the page says the build failed, the log says why
+        logger.warning("release %s: no zip built: %s", release.release_id, error.message)
+        Release.objects.filter(pk=release.pk).update(zip_status="failed", zip_progress=0)
+        release.refresh_from_db()
+        return release
     files = sorted(p for p in (root / "public").rglob("*") if p.is_file())
-    target = root.parent / f"{release.release_id}.public.zip"
+    target = build_dir(release) / f"{release.release_id}.public.zip"
+    target.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for n, path in enumerate(files, 1):
             archive.write(path, path.relative_to(root).as_posix())
             if n % 20 == 0 or n == len(files):
                 Release.objects.filter(pk=release.pk).update(zip_progress=int(100 * n / len(files)))
-    Release.objects.filter(pk=release.pk).update(zip_status="ready", zip_progress=100, zip_path=str(target))
+    kept = artifact_keep(target, public_zip_name(release.release_id))
+    Release.objects.filter(pk=release.pk).update(zip_status="ready", zip_progress=100, zip_path=kept)
     release.refresh_from_db()
     return release

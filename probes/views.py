@@ -120,7 +120,11 @@ def probe_attachment(request: HttpRequest, logical_probe_id: str, asset_id: str)
     attachment = attachment_of(get_object_or_404(Probe, logical_probe_id=logical_probe_id), asset_id)
     if attachment is None:
         raise Http404
-    return HttpResponse(attachment.read(), content_type=attachment.media_type)
+    try:
+        data = attachment.read()
+    except FileNotFoundError as exc:
+        raise Http404("The attachment's file is missing from the media storage.") from exc
+    return HttpResponse(data, content_type=attachment.media_type)
 
 
 @login_required

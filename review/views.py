@@ -4,10 +4,8 @@ agreement, audit campaigns and assessments, signoff + export, accounting (paper 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -22,6 +20,7 @@ from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from probes.attachments import attachment_of
 from probes.models import Probe
+from probes.release_store import releases_root
 from probes.release_words import release_export_message
 
 from . import services
@@ -311,7 +310,11 @@ def attachment(request: HttpRequest, slot_id: int, logical_probe_id: str, asset_
     attachment = attachment_of(probe, asset_id)
     if attachment is None:
         raise Http404
-    return HttpResponse(attachment.read(), content_type=attachment.media_type)
+    try:
+        data = attachment.read()
+    except FileNotFoundError as exc:
+        raise Http404("The attachment's file is missing from the media storage.") from exc
+    return HttpResponse(data, content_type=attachment.media_type)
 
 
 @login_required
@@ -405,7 +408,7 @@ def signoff(request: HttpRequest) -> HttpResponse:
             if data["action"] == "export":
                 item = get_object_or_404(Signoff, pk=data["signoff"])
                 stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-                output = Path(settings.MEDIA_ROOT) / "releases" / f"signoff-{item.pk}-{stamp}"
+                output = releases_root() / f"signoff-{item.pk}-{stamp}"
                 release = services.signoff_export(signoff=item, output=output, actor=request.user)
                 messages.success(request, release_export_message(release))
             else:

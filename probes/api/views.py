@@ -26,7 +26,7 @@ from physalign_site.api import (
 )
 from probes.models import CompileRun, Probe, Release
 from probes.permissions import can_manage_probes, can_read_public_release, can_view_private_mapping
-from probes.services import compile_run_create, release_zip_file, release_zip_queue
+from probes.services import compile_run_create, release_zip_open, release_zip_queue
 
 from ..selectors import probe_list, probe_parent_pairs
 
@@ -467,7 +467,12 @@ class ReleaseZipApi(APIView):
     )
     def get(self, request, release_id: str):
         release = get_object_or_404(Release, release_id=release_id)
-        path = release_zip_file(release)
-        if path is None:
+        handle = release_zip_open(release)
+        if handle is None:
             raise Http404("The zip is not built yet.")
-        return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{release.release_id}.public.zip")
+        return FileResponse(
+            handle,
+            as_attachment=True,
+            filename=f"{release.release_id}.public.zip",
+            content_type="application/zip",
+        )

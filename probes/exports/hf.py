@@ -18,7 +18,7 @@ import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.db import transaction
 from django.db.models import Count
@@ -26,6 +26,16 @@ from django.db.models import Count
 from annotation.models import Source
 from audit.services import event_record
 
+from ..release_store import (
+    artifact_delete,
+    artifact_exists,
+    artifact_keep,
+    artifact_open,
+    build_dir,
+    hf_zip_name,
+    release_folder,
+    storage_is_local,
+)
 from .leakage import export_leaks
 from .public import PublicPart, read_public
 
@@ -317,7 +327,7 @@ def release_sources(release: Any) -> list[dict[str, Any]]:
 
 def export_hf(*, release: Any, output: Path, actor: Any = None) -> HFExport:
     """The release's public part as a Hugging Face dataset folder at ``output`` (audited)."""
-    result = write_hf(read_public(Path(release.path)), output, release_sources(release))
+    result = write_hf(read_public(release_folder(release)), output, release_sources(release))
     event_record(
         actor=actor,
         verb="release.export_hf",
@@ -328,16 +338,26 @@ def export_hf(*, release: Any, output: Path, actor: Any = None) -> HFExport:
 
 
 def hf_zip_path(release: Any) -> Path:
-    return Path(release.path).parent / f"{release.release_id}.hf.zip"
+    """Where the dataset zip is built: beside the release folder (where it stays on the local storage)."""
+    return build_dir(release) / f"{release.release_id}.hf.zip"
 
 
-def release_hf_zip_build(*, release: Any, actor: Any) -> Path:
-    """Build the dataset next to the release folder and zip it for the release page's download."""
-    folder = Path(release.path).parent / f"{release.release_id}.hf"
+def hf_zip_ref(release: Any) -> str:
+    """Where the built dataset zip is kept: its path beside the folder, or its name in the media bucket."""
+    return str(hf_zip_path(release)) if storage_is_local() else hf_zip_name(release.release_id)
+
+
+def release_hf_zip_build(*, release: Any, actor: Any) -> str:
+    """Build the dataset next to the release folder (a scratch folder with a bucket), zip it for the release
+    page's download and keep the zip (:func:`probes.release_store.artifact_keep`); returns where it is kept."""
+    folder = build_dir(release) / f"{release.release_id}.hf"
     if folder.exists():  # a rebuild starts from nothing: no shard of an earlier build survives
         shutil.rmtree(folder)
     export_hf(release=release, output=folder, actor=actor)
-    return zip_folder(folder, hf_zip_path(release))
+    kept = artifact_keep(zip_folder(folder, hf_zip_path(release)), hf_zip_name(release.release_id))
+    if not storage_is_local():  # the bucket has the zip; the scratch dataset folder is not kept
+        shutil.rmtree(folder)
+    return kept
 
 
 def release_hf_queue(*, release: Any, actor: Any) -> Any:
@@ -368,7 +388,7 @@ def release_hf_build(*, release_pk: int, actor_pk: int | None = None) -> Any:
     release = Release.objects.get(pk=release_pk)
     Release.objects.filter(pk=release.pk).update(hf_status="running", hf_error="")
     actor = get_user_model().objects.filter(pk=actor_pk).first() if actor_pk else None
-    hf_zip_path(release).unlink(missing_ok=True)
+    artifact_delete(hf_zip_ref(release))
     try:
         release_hf_zip_build(release=release, actor=actor)
     except ExportLeak as exc:
@@ -387,10 +407,15 @@ def release_hf_build(*, release_pk: int, actor_pk: int | None = None) -> Any:
     return release
 
 
-def release_hf_zip_file(release: Any) -> Path | None:
-    """The built dataset zip, or None while it is not built (or being rebuilt, or its file went missing)."""
-    path = hf_zip_path(release)
-    return path if release.hf_status == "ready" and path.is_file() else None
+def release_hf_zip_ready(release: Any) -> bool:
+    """Whether the dataset zip is built and still there (not while it is being rebuilt)."""
+    return release.hf_status == "ready" and artifact_exists(hf_zip_ref(release))
+
+
+def release_hf_zip_open(release: Any) -> IO[bytes] | None:
+    """The built dataset zip open for reading, or None while it is not built (or being rebuilt, or its file went
+    missing)."""
+    return artifact_open(hf_zip_ref(release)) if release.hf_status == "ready" else None
 
 
 def push_to_hub(folder: Path, repo_id: str, *, private: bool = True) -> str:

@@ -25,7 +25,7 @@ from .compile_runs import (
 from .membership import membership_refresh
 from .probe_writes import probes_persist
 from .prompt_sets import prompt_set_active, prompt_set_import
-from .release_zips import release_zip_file, release_zip_queue
+from .release_zips import release_zip_open, release_zip_queue, release_zip_ready
 from .reviews import probe_record_review
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "probes_persist",
     "prompt_set_active",
     "prompt_set_import",
-    "release_zip_file",
+    "release_zip_open",
     "release_zip_queue",
+    "release_zip_ready",
 ]

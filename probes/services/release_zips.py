@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.db import transaction
 
 from audit.services import event_record
 
 from ..models import Release
+from ..release_store import artifact_exists, artifact_open
 
 
 def release_zip_queue(*, release: Release, actor: Any) -> Release:
@@ -32,7 +32,12 @@ def release_zip_queue(*, release: Release, actor: Any) -> Release:
     return release
 
 
-def release_zip_file(release: Release) -> Path | None:
-    """The built public zip of a release, or None while it is not built (or its file went missing)."""
-    path = Path(release.zip_path) if release.zip_path else None
-    return path if release.zip_status == "ready" and path is not None and path.is_file() else None
+def release_zip_ready(release: Release) -> bool:
+    """Whether the release's public zip is built and still there (beside the folder or in the bucket)."""
+    return release.zip_status == "ready" and artifact_exists(release.zip_path)
+
+
+def release_zip_open(release: Release) -> IO[bytes] | None:
+    """The built public zip of a release open for reading, or None while it is not built (or its file went
+    missing)."""
+    return artifact_open(release.zip_path) if release.zip_status == "ready" else None

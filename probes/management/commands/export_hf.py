@@ -9,11 +9,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from physalign_site.errors import ApplicationError
 from probes.exports.hf import ExportLeak, export_hf, push_to_hub, release_sources
 from probes.exports.lmms_eval import write_lmms_eval
 from probes.exports.public import read_public
 from probes.exports.vlmevalkit import write_vlmevalkit
 from probes.models import Release
+from probes.release_store import release_folder
 
 
 class Command(BaseCommand):
@@ -36,6 +38,10 @@ class Command(BaseCommand):
         if release is None:
             raise CommandError(f"no release {options['release']}")
         try:
+            root = release_folder(release)  # the folder, or its working copy from the media bucket
+        except ApplicationError as error:
+            raise CommandError(error.message) from error
+        try:
             result = export_hf(release=release, output=Path(options["output"]), actor=None)
         except ExportLeak as error:
             raise CommandError(f"export refused, private strings found: {error}") from error
@@ -46,16 +52,16 @@ class Command(BaseCommand):
         )
         try:
             if options["vlmevalkit"]:
-                tsv = write_vlmevalkit(read_public(Path(release.path)), Path(options["vlmevalkit"]))
+                tsv = write_vlmevalkit(read_public(root), Path(options["vlmevalkit"]))
                 self.stdout.write(
                     f"VLMEvalKit: {tsv['files']}, {tsv['bytes']} bytes in {tsv['seconds']:.2f} s"
                 )
             if options["lmms_eval"]:
                 folder = Path(options["lmms_eval"])
-                lmms = write_lmms_eval(read_public(Path(release.path)), folder, release_sources(release))
+                lmms = write_lmms_eval(read_public(root), folder, release_sources(release))
                 self.stdout.write(
                     f"lmms-eval: tasks {', '.join(lmms['tasks'])}; {lmms['files']} files, {lmms['bytes']} bytes "
-                    f"in {lmms['seconds']:.2f} s (score with PHYSALIGN_PRIVATE_KEY={release.path}/private/mappings.json)"
+                    f"in {lmms['seconds']:.2f} s (score with PHYSALIGN_PRIVATE_KEY={root}/private/mappings.json)"
                 )
         except ExportLeak as error:
             raise CommandError(f"export refused, private strings found: {error}") from error

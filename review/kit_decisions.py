@@ -304,3 +304,74 @@ def normalize_decisions(
             require(_text(d["note"]), "REJECTION_NOTE_REQUIRED", qid)
         found[qid] = d
     return found
+
+
+# Writing a decision file: our decisions leaving for the Kit ------------------------------------------------------
+NO_CONFIRMATIONS = dict.fromkeys(CONFIRMATIONS, False)
+# The fields by which a decision in a file is the one recorded here (``reviewer`` is our username as text).
+MADE_HERE_FIELDS = ("status", "reviewer", "blind_answer", "confirmations", "note")
+
+
+@dataclass(frozen=True)
+class LegacyDecision:
+    """One decision of a ``physalign_decisions_v1`` file (Kit §6.2), on the Kit's ``review_target_root``.
+    The defaults are a probe nobody decided yet, as the Kit's review page exports a partly filled form:
+    ``pending``, empty texts, every confirmation false."""
+
+    logical_probe_id: str
+    review_target_root: str
+    status: str = "pending"
+    reviewer: str = ""
+    blind_answer: str = ""
+    confirmations: dict[str, bool] = field(default_factory=lambda: dict(NO_CONFIRMATIONS))
+    note: str = ""
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "logical_probe_id": self.logical_probe_id,
+            "review_target_root": self.review_target_root,
+            "status": self.status,
+            "reviewer": self.reviewer,
+            "blind_answer": self.blind_answer,
+            "confirmations": {k: self.confirmations.get(k) is True for k in CONFIRMATIONS},
+            "note": self.note,
+        }
+
+
+def legacy_document(catalog_root: str, decisions: list[LegacyDecision]) -> dict[str, Any]:
+    """The ``physalign_decisions_v1`` document of one Kit draft, its decisions in probe id order."""
+    return {
+        "schema_version": LEGACY,
+        "catalog_root": catalog_root,
+        "decisions": [d.record() for d in sorted(decisions, key=lambda d: d.logical_probe_id)],
+    }
+
+
+def stored_draft(
+    *, catalog: dict[str, Any], catalog_root: str, development_problem_ids: list[str], project_id: str
+) -> KitDraft:
+    """A draft as an import stored it (its catalog and development parents), enough for
+    :func:`normalize_decisions`: the previews are not kept."""
+    return KitDraft(
+        root=Path("."),
+        catalog=catalog,
+        catalog_root=catalog_root,
+        previews={},
+        development_problem_ids=set(development_problem_ids),
+        project_id=project_id,
+        items={p["logical_probe_id"]: p for p in catalog["probes"]},
+    )
+
+
+def development_probe_ids(draft: KitDraft) -> set[str]:
+    """The draft's probes a decision file may decide (those of its development parents: check_review's rule)."""
+    return {q for q, item in draft.items.items() if item.get("problem_id") in draft.development_problem_ids}
+
+
+def is_decision_made_here(d: dict[str, Any], ours: dict[str, Any], *, legacy: bool) -> bool:
+    """Whether a checked decision of a file (:func:`normalize_decisions`) is the decision recorded here
+    (``ours``: :meth:`LegacyDecision.record` plus ``severity`` and ``sequence``), e.g. our own export read
+    back: the same status, reviewer, blind answer, confirmations and note; in a native file also the same
+    severity and sequence (a legacy file has neither, its severity is derived from the status)."""
+    fields = MADE_HERE_FIELDS if legacy else (*MADE_HERE_FIELDS, "severity", "sequence")
+    return all(d.get(k) == ours.get(k) for k in fields)

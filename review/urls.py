@@ -30,4 +30,5 @@ urlpatterns = [
     path("review/signoff/", views.signoff, name="signoff"),
     path("review/accounting/", views.accounting, name="accounting"),
     path("review/kit-decisions/", views.kit_decisions, name="kit_decisions"),
+    path("review/kit-decisions/export/", views.kit_decisions_download, name="kit_decisions_download"),
 ]

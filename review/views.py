@@ -70,6 +70,7 @@ from .selectors import (
     slot_work,
     unclaimed_counts,
 )
+from .services.kit_decisions_export import kit_decisions_export, kit_draft_find
 
 # The keyboard shortcuts of the blind and target pages (static/js/review_keys.js), listed on the page.
 BLIND_SHORTCUTS = (("1–9", "choose candidate 1–9 of the list"), ("n", "next probe"))
@@ -475,6 +476,24 @@ def kit_decisions(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(
         request, "review/kit_decisions.html", {**kit_decision_overview(), "nav_section": "kit_decisions"}
     )
+
+
+@login_required
+@require_GET
+@require(can_manage_kit_decisions)
+def kit_decisions_download(request: HttpRequest) -> HttpResponse:
+    """Our decisions on the probes an imported Kit draft binds (``?draft=<catalog root>``), as the
+    ``physalign_decisions_v1`` file the Kit's review page and check_review read."""
+    try:
+        result = kit_decisions_export(
+            draft=kit_draft_find(catalog_root=request.GET.get("draft", "")), actor=request.user
+        )
+    except ApplicationError as error:
+        messages.error(request, f"{error.message} ({error.code})")
+        return redirect("review:kit_decisions")
+    response = HttpResponse(result.data, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{result.filename}"'
+    return response
 
 
 @login_required

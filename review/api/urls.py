@@ -35,4 +35,9 @@ urlpatterns = [
     path("review/plans/<int:plan_pk>/", views.PlanApi.as_view(), name="plan"),
     path("review/plans/<int:plan_pk>/assess/", views.AssessApi.as_view(), name="assess"),
     path("review/signoffs/", views.SignoffApi.as_view(), name="signoffs"),
+    path(
+        "review/kit-drafts/<str:catalog_root>/decisions/",
+        views.KitDecisionsExportApi.as_view(),
+        name="kit_decisions_export",
+    ),
 ]

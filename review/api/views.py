@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -15,7 +16,9 @@ from rest_framework.views import APIView
 
 from physalign_site.api import (
     ApiCursorPagination,
+    ApiErrorOutput,
     choice_input,
+    choice_string,
     cursor_page,
     errors,
     role_permission,
@@ -31,7 +34,13 @@ from review.models import (
     ReviewSlot,
     Role,
 )
-from review.permissions import can_manage_audit, can_review, can_view_agreement, can_work_slot
+from review.permissions import (
+    can_manage_audit,
+    can_manage_kit_decisions,
+    can_review,
+    can_view_agreement,
+    can_work_slot,
+)
 from review.reports import agreement_json, agreement_report
 from review.selectors import (
     Gate,
@@ -43,6 +52,7 @@ from review.selectors import (
     slot_work,
     slot_work_counts,
 )
+from review.services.kit_decisions_export import kit_decisions_export, kit_draft_find
 
 from .serializers import (
     AgreementOutput,
@@ -380,3 +390,73 @@ class SignoffApi(APIView):
             evidence_ref=values["evidence_ref"],
         )
         return Response(SignoffOutput(signoff).data, status=201)
+
+
+# --- Kit review decisions -----------------------------------------------------------------------------
+
+CanManageKitDecisions = role_permission(
+    can_manage_kit_decisions, message=REFUSED, name="CanManageKitDecisions"
+)
+
+
+@extend_schema_serializer(component_name="KitDecisionConfirmations")
+class KitConfirmationsOutput(serializers.Serializer):
+    """The six confirmations of a Kit decision (Kit §6.2), each a boolean."""
+
+    source_semantics = serializers.BooleanField()
+    complete_targets = serializers.BooleanField()
+    distinct_candidates = serializers.BooleanField()
+    rendered_locations = serializers.BooleanField()
+    packet_no_binding_leakage = serializers.BooleanField()
+    diagram_asset_scope = serializers.BooleanField()
+
+
+@extend_schema_serializer(component_name="KitDecisionRecord")
+class KitDecisionOutput(serializers.Serializer):
+    logical_probe_id = serializers.CharField()
+    review_target_root = serializers.CharField(help_text="The Kit's review target root of the bound probe")
+    status = choice_string([(s, s) for s in ("approved", "rejected", "pending")])
+    reviewer = serializers.CharField(help_text="Our reviewer's username, as text; empty while pending")
+    blind_answer = serializers.CharField(help_text="The reviewer's blind answer as the Kit's free text")
+    confirmations = KitConfirmationsOutput()
+    note = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="KitDecisionsFile")
+class KitDecisionsFileOutput(serializers.Serializer):
+    """A ``physalign_decisions_v1`` file (Kit §6.2)."""
+
+    schema_version = serializers.ChoiceField(["physalign_decisions_v1"])
+    catalog_root = serializers.CharField()
+    decisions = KitDecisionOutput(many=True)
+
+
+class KitDecisionsExportApi(APIView):
+    """Our decisions on the probes an imported Kit draft binds, as a ``physalign_decisions_v1`` file (Kit §6.2)
+    on the Kit's roots: key holders only (blind answers next to decisions on private targets)."""
+
+    permission_classes = [CanManageKitDecisions]
+
+    @extend_schema(
+        operation_id="review_kit_decisions_export",
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                KitDecisionsFileOutput,
+                description="The decision file: canonical JSON and a newline, as a download. Decided probes "
+                "carry their decision of record here, the others are pending; bindings stale since the "
+                "draft was checked and probes settled only by a Kit file are left out.",
+            ),
+            **errors(400, 401, 403),
+            404: OpenApiResponse(ApiErrorOutput, description="No imported Kit draft has this catalog root."),
+            409: OpenApiResponse(
+                ApiErrorOutput, description="The file would break the Kit's rules (never written)."
+            ),
+        },
+        description="`catalog_root`: the draft's catalog root, or a prefix of it (4 to 64 hex digits; "
+        "400 `KIT_DRAFT_AMBIGUOUS` when several drafts start with it).",
+    )
+    def get(self, request, catalog_root: str):
+        result = kit_decisions_export(draft=kit_draft_find(catalog_root=catalog_root), actor=request.user)
+        response = HttpResponse(result.data, content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="{result.filename}"'
+        return response

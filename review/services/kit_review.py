@@ -22,10 +22,12 @@ from probes.models import Probe
 from probes.services import probe_record_review
 
 from ..kit_decisions import (
+    LEGACY,
     KitDraft,
     KitFileError,
     OurProbe,
     differences,
+    is_decision_made_here,
     load_draft,
     normalize_decisions,
     same_bytes,
@@ -41,6 +43,7 @@ from ..permissions import can_manage_kit_decisions
 from ..selectors import (
     live_probes,
 )
+from .kit_decisions_export import app_decision_records
 
 
 # Kit review decisions (design and rules in review/kit_decisions.py) ---------------------------------------------
@@ -166,7 +169,8 @@ def kit_decisions_import(
     stale roots, strict booleans, approval and rejection rules); then every decided probe must be bound to
     that exact Kit root by an imported draft and be unchanged here since (else ``REVIEW_TARGET_STALE``).
     Each decision becomes an immutable :class:`KitDecision` (the Kit reviewer's name is text); an approval
-    or rejection of a probe still pending review settles it, as our own development review does.
+    or rejection of a probe still pending review settles it, as our own development review does. A decision
+    that is the one recorded here (our own exported file read back) is ``unchanged``: nothing is written.
     """
     _require_importer(actor)
     if draft_root is not None:
@@ -184,7 +188,9 @@ def kit_decisions_import(
             continue
         probe = _decided_probe(qid, d, bindings.get(qid), record)
         values = _decision_values(d)
-        if _decision_imported_before(qid, probe, context, values):
+        if _decision_made_here(d, probe, legacy=schema == LEGACY) or _decision_imported_before(
+            qid, probe, context, values
+        ):
             unchanged.append(qid)
             continue
         KitDecision.objects.create(
@@ -286,6 +292,13 @@ def _decision_values(d: dict[str, Any]) -> dict[str, Any]:
         "sequence": d["sequence"],
         "kit_review_target_root": d["review_target_root"],
     }
+
+
+def _decision_made_here(d: dict[str, Any], probe: Probe, *, legacy: bool) -> bool:
+    """Whether the file's decision is the one recorded here on the probe's current root (our own decision
+    file, review/services/kit_decisions_export.py, read back): nothing new, not a Kit team's evidence."""
+    ours = app_decision_records({probe.pk: probe.review_target_root}).get(probe.pk)
+    return ours is not None and is_decision_made_here(d, ours, legacy=legacy)
 
 
 def _decision_imported_before(qid: str, probe: Probe, context: str, values: dict[str, Any]) -> bool:

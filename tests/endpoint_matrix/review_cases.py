@@ -280,4 +280,18 @@ CASES += [
         expected={**only({KEY: 302}), ANON: 302},
         fmt=None,
     ),
+    # our decisions as a Kit decision file: key holders only (no draft here: the key holder is told so)
+    Case(
+        "review kit decisions download of no such draft",
+        "get",
+        "/review/kit-decisions/export/?draft=" + "f" * 64,
+        expected={**only({KEY: 302}), ANON: 302},
+        fmt=None,
+    ),
+    Case(
+        "review kit decisions export api of no such draft",
+        "get",
+        "/api/review/kit-drafts/" + "f" * 64 + "/decisions/",
+        expected=only({KEY: 404}),
+    ),
 ]

@@ -11,6 +11,7 @@ one kept elsewhere goes to ``<media root>/releases/restored/<release_id>/``; its
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -179,7 +180,7 @@ def _write_files(folder: Path, manifest: Manifest, places: dict[str, ReleasePlac
         if entry.kind == "release":
             target = _release_target(entry, places[entry.release_id])
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes((folder / safe_relative(entry.path)).read_bytes())
+            shutil.copyfile(folder / safe_relative(entry.path), target)
 
 
 def _point_releases_to(places: dict[str, ReleasePlace]) -> dict[str, str]:

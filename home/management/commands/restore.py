@@ -33,7 +33,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Restored the backup of {manifest.created_at}: {sum(manifest.counts.values()):,} rows in "
             f"{len(manifest.counts)} tables, {result.files:,} files ({result.bytes / 1e6:,.1f} MB) in "
-            f"{sum(result.seconds.values()):.1f} s."
+            f"{sum(result.seconds.values()):.1f} s ("
+            + ", ".join(f"{part.removesuffix('_s')} {s:.1f} s" for part, s in result.seconds.items())
+            + ")."
         )
         for release_id, path in result.moved_releases.items():
             self.stdout.write(f"Release {release_id} is now at {path}.")

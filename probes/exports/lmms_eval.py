@@ -10,6 +10,12 @@ given separately in ``PHYSALIGN_PRIVATE_KEY`` (never part of the folder). The ta
 ``docs/task_guide.md`` (``dataset_path``/``dataset_kwargs`` passed to ``datasets.load_dataset``, ``test_split``,
 ``output_type: generate_until``, ``!function utils.…`` hooks, ``metric_list`` with aggregation and
 ``higher_is_better``, ``metadata``).
+
+``generation_kwargs`` names ``until: []``: lmms-eval's ``TaskConfig`` adds its few-shot delimiter (``until: ["\n\n"]``)
+to a task whose generation kwargs have no ``until`` key, and its models cut the output at the first stop string, so
+an answer after a blank line ("Here is the answer:\n\n{…}") would never reach the parser. The key is present and
+empty, so lmms-eval keeps it (it tests ``"until" not in generation_kwargs``) and the models stop only at their
+end-of-sequence token or ``max_new_tokens``, as the app's own runs do.
 """
 
 from __future__ import annotations
@@ -112,6 +118,7 @@ doc_to_text: !function utils.doc_to_text
 doc_to_messages: !function utils.doc_to_messages
 doc_to_target: logical_probe_id
 generation_kwargs:
+  until: []
   max_new_tokens: {MAX_NEW_TOKENS}
   temperature: 0
   do_sample: false

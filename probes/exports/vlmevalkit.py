@@ -4,10 +4,20 @@ VLMEvalKit keeps a benchmark as one TSV (its ``docs/en/Development.md``): ``inde
 ``image`` (the base64 of the image; several images as a list of base64 strings, which VLMEvalKit reads back with
 ``toliststr``), ``image_path``, ``question``, ``hint``, the choice columns, ``answer``, ``category``,
 ``l2-category``, ``split``. Here: the views in order as base64 (one image → the string, several → a JSON list),
-``image_path`` their public file names (same shape), ``question`` the user message exactly as released,
-``category`` the interface, ``l2-category`` the condition, ``split`` the release split, then our own columns
-(``system_prompt``, ids, language). No ``answer`` and no choice columns: the TSV is public only, and scoring needs
-the release's private key (see the lmms-eval export for a scorer hook).
+``image_path`` their public file names (same shape), ``question`` the prompt (below), ``category`` the interface,
+``l2-category`` the condition, ``split`` the release split, then our own columns (``system_prompt`` and
+``user_prompt``, the two messages exactly as released, the ids, the language). No ``answer`` and no choice
+columns: the TSV is public only, and scoring needs the release's private key (see the lmms-eval export for a
+scorer hook).
+
+``question`` is ``prompt_text``: the system message, a blank line, the user message (the user message alone when
+the system message is empty), the same text the lmms-eval export's ``doc_to_text`` gives a model without chat
+messages. VLMEvalKit builds a model's input from the images and ``question`` only (``ImageBaseDataset.build_prompt``:
+the images, then one text part; a TSV it does not know is read as ``CustomVQADataset``), and a dataset has no way
+to hand it a system message, so a ``system_prompt`` column alone would never reach the model: it would answer
+without the instructions that define the labels and the JSON reply. Put into ``question``, every word of both
+released messages reaches the model once, in order; the separate columns keep each message exact for a reader.
+VLMEvalKit's own order puts the images before the text (the app sends the text first).
 """
 
 from __future__ import annotations
@@ -32,11 +42,21 @@ TSV_COLUMNS = (
     "l2-category",
     "split",
     "system_prompt",
+    "user_prompt",
     "instance_id",
     "logical_probe_id",
     "task_id",
     "language",
 )
+
+
+PROMPT_SEPARATOR = "\n\n"
+
+
+def prompt_text(system: str, user: str) -> str:
+    """The one text a model gets when the harness has no system message: the system message, a blank line, the
+    user message (the lmms-eval export's ``doc_to_text``)."""
+    return system + PROMPT_SEPARATOR + user if system else user
 
 
 def _one_or_list(values: list[str]) -> str:
@@ -48,16 +68,18 @@ def tsv_rows(records: list[dict[str, Any]], read_image: ImageReader) -> list[dic
     rows = []
     for index, record in enumerate(records):
         attachments = record["input"]["attachments"]
+        messages = record["input"]["messages"]
         rows.append(
             {
                 "index": index,
                 "image": _one_or_list([base64.b64encode(read_image(a)).decode("ascii") for a in attachments]),
                 "image_path": _one_or_list([Path(a["path"]).name for a in attachments]),
-                "question": record["input"]["messages"]["user"],
+                "question": prompt_text(messages["system"], messages["user"]),
                 "category": record["interface"],
                 "l2-category": record["condition"],
                 "split": record["split"],
-                "system_prompt": record["input"]["messages"]["system"],
+                "system_prompt": messages["system"],
+                "user_prompt": messages["user"],
                 "instance_id": record["instance_id"],
                 "logical_probe_id": record["logical_probe_id"],
                 "task_id": record["task_id"],
@@ -73,7 +95,10 @@ def record_of_line(line: dict[str, Any]) -> dict[str, Any]:
         "instance_id": line["instance_id"],
         "logical_probe_id": line["logical_probe_id"],
         "condition": line["l2-category"],
-        "input": {"messages": {"system": line["system_prompt"], "user": line["question"]}, "attachments": []},
+        "input": {
+            "messages": {"system": line["system_prompt"], "user": line["user_prompt"]},
+            "attachments": [],
+        },
     }
 
 

@@ -21,7 +21,7 @@ from probes.exports.hf import ExportLeak, release_sources
 from probes.exports.leakage import release_secrets
 from probes.exports.lmms_eval import METRICS, write_lmms_eval
 from probes.exports.public import read_public
-from probes.exports.vlmevalkit import write_vlmevalkit
+from probes.exports.vlmevalkit import prompt_text, write_vlmevalkit
 
 VLMEVALKIT_FIELDS = {
     "index",
@@ -86,8 +86,13 @@ def test_the_vlmevalkit_tsv_reads_back_as_the_public_probes_without_answers(rele
         assert {"category", "l2-category", "split"} <= header & VLMEVALKIT_FIELDS
         for row in rows:
             record = expected[(row["l2-category"], row["logical_probe_id"])]
-            assert row["question"] == record["input"]["messages"]["user"]
-            assert row["system_prompt"] == record["input"]["messages"]["system"]
+            system, user = record["input"]["messages"]["system"], record["input"]["messages"]["user"]
+            # the released messages exactly, each in its own column
+            assert (row["system_prompt"], row["user_prompt"]) == (system, user)
+            # VLMEvalKit sends the images and ``question`` only: the system message is in it, once, then the user
+            # message, as the lmms-eval export's doc_to_text gives them
+            assert system and row["question"] == system + "\n\n" + user == prompt_text(system, user)
+            assert row["question"].count(system) == 1 and row["question"].endswith(user)
             assert (row["category"], row["split"], row["instance_id"]) == (
                 record["interface"],
                 record["split"],
@@ -148,6 +153,12 @@ def test_the_lmms_eval_folder_loads_as_tasks_whose_results_are_the_app_scores(
         config = _load_task(folder / f"{task}.yaml", utils)
         assert config["task"] == task and config["output_type"] == "generate_until"
         assert config["test_split"] == release.split and config["dataset_path"] == "parquet"
+        # an empty ``until``: lmms-eval adds ["\n\n"] only when the key is missing, and a model would stop at the
+        # first blank line of its answer
+        assert (
+            config["generation_kwargs"]["until"] == []
+            and "  until: []\n" in (folder / f"{task}.yaml").read_text()
+        )
         for hook in ("doc_to_visual", "doc_to_text", "doc_to_messages", "process_results"):
             assert callable(config[hook])
         assert [m["metric"] for m in config["metric_list"]] == list(METRICS)
@@ -163,6 +174,8 @@ def test_the_lmms_eval_folder_loads_as_tasks_whose_results_are_the_app_scores(
         condition = config["metadata"]["condition"]
         for doc in docs:
             record = expected[(condition, doc["logical_probe_id"])]
+            messages = record["input"]["messages"]
+            assert config["doc_to_text"](doc) == prompt_text(messages["system"], messages["user"])
             system, user = config["doc_to_messages"](doc)
             assert system["content"] == [{"type": "text", "text": record["input"]["messages"]["system"]}]
             assert user["content"][0] == {"type": "text", "text": record["input"]["messages"]["user"]}

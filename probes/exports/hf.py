@@ -2,7 +2,8 @@
 
 ``hf_configs`` (pure, row by row ``hf_row``) turns public QA records into dataset rows per config: the system and user messages exactly as released,
 the views in order as ``Image`` features with the bytes of ``public/``, and the public attachment facts.
-``dataset_card`` (pure) writes the README.md with its YAML header from the release manifest. ``export_hf`` writes
+``dataset_card`` (pure) writes the README.md with its YAML header from the release manifest, ``license_file`` (pure)
+the LICENSE.md the header's ``license_link`` names when the licence is ``other``. ``export_hf`` writes
 one parquet shard per config (condition × interface) of the release's split, the card, and refuses the export
 when the release leakage scan finds a private string in any exported file (the shards read back as rows). Nothing of ``private/`` is read
 except by the scan.
@@ -42,6 +43,7 @@ from .public import PublicPart, read_public
 ROW_FIELDS = ("instance_id", "logical_probe_id", "task_id", "interface", "language", "split", "condition")
 HF_LICENSES = {"cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "cc-by-nc-sa-4.0", "cc0-1.0", "mit", "apache-2.0"}
 ImageReader = Callable[[dict[str, Any]], bytes]
+LICENSE_FILE = "LICENSE.md"
 
 
 class ExportLeak(ValueError):
@@ -133,8 +135,11 @@ def dataset_card(
         ],
     }
     if header["license"] == "other":
+        # the Hub links ``license: other`` to ``license_link`` (a URL or a file of the repo): the licence file below
         header["license_name"] = "per-source"
+        header["license_link"] = LICENSE_FILE
         header["license_details"] = "; ".join(f"{s['name']}: {s['license'] or 'not stated'}" for s in sources)
+    first_config = next(iter(configs), "CONFIG")
     counts = manifest.get("counts", {})
     rows = "\n".join(f"| `{name}` | {n} |" for name, n in configs.items())
     pools = "\n".join(
@@ -179,6 +184,19 @@ attached in their order, in a fresh context, and answers in the JSON the user me
 |---|---|---|---|
 {source_rows}
 
+The licence of each source is in [`{LICENSE_FILE}`]({LICENSE_FILE}).
+
+## Loading
+
+```python
+from datasets import load_dataset
+
+rows = load_dataset("THIS_FOLDER_OR_REPO", "{first_config}", split="{split}")
+```
+
+The `images` column decodes to PIL images, which needs Pillow: `pip install "datasets[vision]"`. Without it,
+read the bytes as stored: `rows.cast_column("images", datasets.List(datasets.Image(decode=False)))`.
+
 ## How to score
 
 This dataset is the public part only: it holds no answers, candidate mappings or targets. Scoring needs the
@@ -197,6 +215,26 @@ that cannot be parsed scores 0 and stays in the denominator. Aggregate with `man
 ```
 """
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body
+
+
+def license_file(manifest: dict[str, Any], sources: list[dict[str, Any]]) -> str:
+    """LICENSE.md of the dataset (pure): the licence of every source its parent problems come from."""
+    source_rows = "\n".join(
+        f"| {s['name']} | {s['license'] or 'not stated'} | {s['url'] or ''} | {s['problems']} |"
+        for s in sources
+    )
+    return f"""# Licences of PhysAlign release `{manifest["release_id"]}`
+
+Every probe of this dataset is built from one parent problem (its text and its diagram) of one of the sources
+below, and each source's problems come under that source's licence.
+
+| Source | Licence | URL | Parent problems |
+|---|---|---|---|
+{source_rows}
+
+A licence shown as *not stated* was not recorded with the source in PhysAlign Studio: ask the source's owner
+before you redistribute its problems.
+"""
 
 
 def _size_category(n: int) -> str:
@@ -287,6 +325,7 @@ def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]]) -> H
     languages = {r["language"] for rows in part.records.values() for r in rows}
     card = dataset_card(part.manifest, {n: len(r) for n, r in configs.items()}, sources, languages)
     (output / "README.md").write_text(card, encoding="utf-8")
+    (output / LICENSE_FILE).write_text(license_file(part.manifest, sources), encoding="utf-8")
     records = [
         record_of_row(row) for shard in sorted(output.glob("data/*/*.parquet")) for row in _text_rows(shard)
     ]

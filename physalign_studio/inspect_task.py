@@ -17,10 +17,17 @@ metrics are the means over the items where the score applies (inspect leaves NaN
 G's mean is GAcc over pool B and C's and J's are CAcc and JAcc over pool L, as plain item means. The paper's
 parent-clustered metrics come from the app: ``manage.py import_inspect_log LOG.eval``.
 
-    PYTHONPATH=. inspect eval physalign_studio/inspect_task.py@physalign -T source=RELEASE_DIR \
-        -T condition=raw -T private=RELEASE_DIR/private/mappings.json --model openai/gpt-4o
+    PYTHONPATH=. inspect eval physalign_studio/inspect_task.py@physalign -T source="$PWD/RELEASE_DIR" \
+        -T condition=raw -T private="$PWD/RELEASE_DIR/private/mappings.json" --model openai/gpt-4o
 
-(from the checkout: the task imports the app's scorer, so the checkout must be on ``PYTHONPATH``).
+(from the checkout: the task imports the app's scorer, so the checkout must be on ``PYTHONPATH``). The paths
+must be absolute when inspect loads this file: ``inspect eval FILE`` (and ``inspect_ai.eval("FILE@physalign")``,
+``inspect score --scorer FILE@…``) changes the working directory to the file's folder while it builds the task
+(``inspect_ai._eval.loader.create_file_tasks``: ``chdir_python(file.parent)``) and keeps no record of the folder it
+was started in, so a relative ``-T source=var/releases/…`` would be read from ``physalign_studio/``. ``caller_path``
+refuses a relative path there with that explanation and the absolute form to pass, instead of guessing (``$PWD``
+is the shell's, stale in a process that changed its folder). Where no one changed the folder (the task built by
+calling ``physalign(...)`` in Python), a relative path is the caller's and is resolved against it.
 """
 
 # No ``from __future__ import annotations``: ``inspect eval FILE`` executes this file as a module it does not
@@ -77,6 +84,27 @@ _CARD_TITLE = re.compile(r"^# PhysAlign release `([^`]+)`", re.M)
 
 class ReleaseSourceError(ValueError):
     """The source is not an exported release this task reads, or it does not match its private key."""
+
+
+# Paths given to the task ----------------------------------------------------------------------------------------
+TASK_DIR = Path(__file__).resolve().parent
+
+
+def caller_path(value: str, option: str) -> Path:
+    """A path the caller gave (``option`` names it in the message): absolute as given; relative, against the
+    working directory when it is the caller's, refused when it is this file's folder, where inspect builds a task
+    loaded from its file (the folder the caller ran inspect in is not known there)."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path
+    cwd = Path.cwd()
+    if cwd.resolve() != TASK_DIR:
+        return cwd / path
+    raise ReleaseSourceError(
+        f"{option}={value} is a relative path, and inspect builds this task from the task file's own folder "
+        f"({TASK_DIR}), not from the folder you ran it in, so the path cannot be resolved against your working "
+        f'directory; give it as an absolute path, e.g. {option}="$PWD/{value}"'
+    )
 
 
 @dataclass(frozen=True)
@@ -245,7 +273,7 @@ def score_value(c: int | None, g: int | None, j: int | None) -> dict[str, int | 
 @scorer(metrics={name: [mean()] for name in SCORE_KEYS})
 def physalign_scorer(private: str) -> Scorer:
     """C, G and J of each output by the app's scorer, against the release's private key at ``private``."""
-    keys = read_private_keys(private)
+    keys = read_private_keys(str(caller_path(private, "-S private")))
 
     async def score_output(state: TaskState, target: Target) -> Score:
         probe_id = str(state.sample_id)
@@ -280,8 +308,13 @@ def physalign(
     """A PhysAlign release (``source``: the release folder or its Hugging Face export), one condition (``raw``
     or ``gold``), optionally one interface; scored when the private key is given (``private`` or
     ``PHYSALIGN_PRIVATE_KEY``)."""
-    loaded = load_release(Path(source), condition, interface or None)
-    key_path = private or os.environ.get(PRIVATE_KEY_ENV) or None
+    loaded = load_release(caller_path(source, "-T source"), condition, interface or None)
+    if private:
+        key_path: str | None = str(caller_path(private, "-T private"))
+    elif os.environ.get(PRIVATE_KEY_ENV):
+        key_path = str(caller_path(os.environ[PRIVATE_KEY_ENV], PRIVATE_KEY_ENV))
+    else:
+        key_path = None
     if key_path:
         check_keys(read_private_keys(key_path), (p.metadata["logical_probe_id"] for p in loaded.probes))
     else:

@@ -25,6 +25,11 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from physalign_site.settings import s3_media_storage
+from probes.models import Probe
+from probes.releases import release_export
+from probes.services import compile_run_create, compile_run_execute
+from tests.backup.conftest import pg_target  # noqa: F401  (the restore tests' fresh PostgreSQL database)
+from tests.probes.conftest import approve_as_planned, make_demo_parent
 
 REGION = "eu-west-1"
 PREFIX = "studio"  # PHYSALIGN_MEDIA_S3_PREFIX: every object lives under this folder of the bucket
@@ -106,9 +111,25 @@ def s3_media(s3_endpoint, settings, tmp_path, monkeypatch) -> Any:
     no_media = tmp_path / "no-media-folder"
     settings.MEDIA_ROOT = no_media
     settings.STORAGES = {**settings.STORAGES, "default": storage}  # resets Django's cached storages
-    settings.RELEASES_ROOT = str(
-        tmp_path / "release-copies"
-    )  # a working copy only: the bucket holds releases
+    settings.RELEASES_ROOT = str(tmp_path / "release-copies")  # a working copy only: the bucket has releases
     settings.VAR_DIR = tmp_path / "var"
     yield Bucket(client=client, name=bucket, prefix=PREFIX)
     assert not Path(no_media).exists(), "a media file was written to the local disk"
+
+
+@pytest.fixture
+def compiled(s3_media, django_user_model):
+    """The kit demo parent (its original stored through the app's storage) compiled and approved."""
+    make_demo_parent(django_user_model, problem_id="SYNTHETIC_TEST_ONLY")
+    compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
+    approve_as_planned(Probe.objects.all())
+    return Probe.objects.all()
+
+
+@pytest.fixture
+def released(compiled, tmp_path):
+    """Its development release, exported by the CLI's service to a folder the operator named."""
+    from annotation.models import Source
+
+    Source.objects.update(license="CC BY 4.0", url="https://example.org/source")
+    return release_export(split="development", output=tmp_path / "exported" / "release", actor=None)

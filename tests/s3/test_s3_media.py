@@ -32,13 +32,11 @@ from annotation.models import ImportJob, ProblemImage
 from evaluation.models import EvalRun
 from evaluation.runs import eval_run_create, eval_run_dispatch
 from kit.canonical import parse_json
-from probes.models import Probe, RenderedView
+from probes.models import RenderedView
 from probes.release_store import index_name, public_zip_name, releases_root
-from probes.releases import release_export
 from probes.services import compile_run_create, compile_run_execute
 from tests.conftest import make_user
 from tests.factories import png_bytes, scripted
-from tests.probes.conftest import approve_as_planned, make_demo_parent
 
 BUCKET_URL_MARKERS = ("X-Amz-", "127.0.0.1:", "amazonaws")  # what a handed-out bucket URL would carry
 
@@ -79,24 +77,6 @@ def _problem_row(problem_id: str, images: list[str]) -> dict:
         "domain": "mechanics",
         "meta": {},
     }
-
-
-@pytest.fixture
-def compiled(s3_media, django_user_model):
-    """The kit demo parent (its original stored through the app's storage) compiled and approved."""
-    make_demo_parent(django_user_model, problem_id="SYNTHETIC_TEST_ONLY")
-    compile_run_execute(run_id=compile_run_create(actor=None, enqueue=False).pk)
-    approve_as_planned(Probe.objects.all())
-    return Probe.objects.all()
-
-
-@pytest.fixture
-def released(compiled, tmp_path):
-    """Its development release, exported by the CLI's service to a folder the operator named."""
-    from annotation.models import Source
-
-    Source.objects.update(license="CC BY 4.0", url="https://example.org/source")
-    return release_export(split="development", output=tmp_path / "exported" / "release", actor=None)
 
 
 @pytest.fixture

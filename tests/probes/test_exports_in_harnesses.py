@@ -1,6 +1,6 @@
 """The exports read by the real harnesses (issue 29, item 4), in the harness environment that
 ``scripts/harness_env.sh`` builds (lmms-eval 0.7.3, VLMEvalKit, torch: never the app's dependencies). Runs when
-``PHYSALIGN_HARNESS_PYTHON`` names that environment's python, and is skipped otherwise (the suite's own side of
+``PHYSALIGN_HARNESS_PYTHON`` names that environment's python, and is deselected otherwise (the suite's own side of
 the same facts is in test_exports_harnesses.py: the YAML's ``until: []``, the TSV's prompt).
 
 - lmms-eval builds every request of every task (as a simple-model and as a chat-model task) with ``until == []``,
@@ -34,13 +34,7 @@ HARNESS = os.environ.get("PHYSALIGN_HARNESS_PYTHON", "")
 PROBE = Path(__file__).with_name("harness_probe.py")
 CHECKOUT = Path(__file__).parents[2]
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(
-        not HARNESS,
-        reason="set PHYSALIGN_HARNESS_PYTHON to the python of the venv scripts/harness_env.sh builds",
-    ),
-]
+pytestmark = pytest.mark.django_db  # deselected (tests/conftest.py) unless PHYSALIGN_HARNESS_PYTHON is set
 
 
 def _records(root: Path) -> dict[tuple[str, str], dict]:

@@ -39,7 +39,8 @@ def test_compose_file_defines_services_healthchecks_volumes_and_env():
     for name, service in services.items():
         assert "healthcheck" in service and service["healthcheck"]["test"], name
     assert services["postgres"]["volumes"] == ["pgdata:/var/lib/postgresql/data"]
-    assert set(compose["volumes"]) == {"pgdata", "redisdata", "media"}
+    assert set(compose["volumes"]) == {"pgdata", "redisdata", "media", "backups"}
+    assert "backups:/app/var/backups" in services["web"]["volumes"]  # manage.py backup --output /app/var/backups/…
     for app in ("web", "worker"):
         svc = services[app]
         assert svc["env_file"] == ".env"

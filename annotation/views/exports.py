@@ -19,6 +19,17 @@ from ..models import Source, WorkspaceExport
 from .rendering import page_render
 
 RECENT_EXPORTS = 20
+SUMMARY_LABELS = {
+    "problems": "Problems",
+    "images": "Images",
+    "pass_files": "Pass files",
+    "approved_stages": "Approved stages",
+    "rejected_stages": "Rejected stages",
+    "excluded": "Excluded",
+    "skipped_not_approved": "Left out (not approved)",
+    "files": "Files",
+    "bytes": "Bytes",
+}
 
 
 @login_required
@@ -50,7 +61,15 @@ def export_list(request: HttpRequest) -> HttpResponse:
 def _job_context(job: WorkspaceExport) -> dict[str, Any]:
     running = job.status in (WorkspaceExport.Status.QUEUED, WorkspaceExport.Status.RUNNING)
     percent = round(100 * job.done / job.total) if job.total else 0
-    return {"job": job, "running": running, "percent": min(percent, 100), "nav_section": "imports"}
+    summary = job.summary if isinstance(job.summary, dict) else {}
+    counts = [(label, summary[key]) for key, label in SUMMARY_LABELS.items() if key in summary]
+    return {
+        "job": job,
+        "running": running,
+        "percent": min(percent, 100),
+        "counts": counts,
+        "nav_section": "imports",
+    }
 
 
 @login_required

@@ -40,7 +40,8 @@ def test_compose_file_defines_services_healthchecks_volumes_and_env():
         assert "healthcheck" in service and service["healthcheck"]["test"], name
     assert services["postgres"]["volumes"] == ["pgdata:/var/lib/postgresql/data"]
     assert set(compose["volumes"]) == {"pgdata", "redisdata", "media", "backups"}
-    assert "backups:/app/var/backups" in services["web"]["volumes"]  # manage.py backup --output /app/var/backups/…
+    # manage.py backup --output /app/var/backups/DATE
+    assert "backups:/app/var/backups" in services["web"]["volumes"]
     for app in ("web", "worker"):
         svc = services[app]
         assert svc["env_file"] == ".env"

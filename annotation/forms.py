@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zipfile
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -122,7 +122,10 @@ class WorkspaceExportForm(forms.Form):
 
     def __init__(self, *args: Any, sources: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["source"].choices = [("", "Every source"), *((name, name) for name in sources)]
+        cast(forms.ChoiceField, self.fields["source"]).choices = [
+            ("", "Every source"),
+            *((name, name) for name in sources),
+        ]
 
     def clean_problem_ids(self) -> list[str]:
         return sorted(set(self.cleaned_data["problem_ids"].split()))

@@ -440,7 +440,7 @@ class WorkspaceExportCreateApi(APIView):
 
     @extend_schema_serializer(component_name="WorkspaceExportInput")
     class InputSerializer(serializers.Serializer):
-        source = serializers.CharField(
+        source = serializers.CharField(  # type: ignore[assignment]  # a declared field, not Field.source
             required=False, allow_blank=True, default="", help_text='"" = every source'
         )
         problem_ids = serializers.ListField(

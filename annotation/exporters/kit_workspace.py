@@ -88,7 +88,8 @@ class _Folder:
     """Writes files under ``root`` and remembers each one's SHA-256 for FILE_MANIFEST.json."""
 
     def __init__(self, root: Path, summary: WorkspaceExportSummary) -> None:
-        self.root, self.summary, self.hashes = root, summary, {}
+        self.root, self.summary = root, summary
+        self.hashes: dict[str, str] = {}
 
     def write(self, relative: str, data: bytes) -> None:
         path = self.root.joinpath(*PurePosixPath(relative).parts)
@@ -276,7 +277,7 @@ def _image_path(parent: ParentProblem, image: ProblemImage, used: set[str]) -> s
     path no earlier image of this export took, else ``images/<pid>/<image_id>.<ext>``."""
     name = image.original_name
     if not (_safe_path(name) and name not in used):
-        suffix = PurePosixPath(image.file.name).suffix or ".png"
+        suffix = PurePosixPath(image.file.name or "").suffix or ".png"
         name = f"images/{parent.problem_id}/{image.image_id}{suffix}"
     used.add(name)
     return name

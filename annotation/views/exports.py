@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -83,7 +83,7 @@ def export_detail(request: HttpRequest, job_id: int) -> TemplateResponse:
 @login_required
 @require_GET
 @require(can_export_workspace)
-def export_download(request: HttpRequest, job_id: int) -> HttpResponse:
+def export_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
     job = get_object_or_404(WorkspaceExport, pk=job_id)
     try:
         handle = workspace_export_download(job=job, actor=request.user)
@@ -92,7 +92,7 @@ def export_download(request: HttpRequest, job_id: int) -> HttpResponse:
             request,
             "annotation/export_detail.html",
             {**_job_context(job), "error": exc.message},
-            status=exc.status,
+            status=exc.status_code,
         )
     return FileResponse(
         handle, as_attachment=True, filename=f"kit_workspace_{job.pk}.zip", content_type="application/zip"

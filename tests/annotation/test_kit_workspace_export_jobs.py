@@ -133,3 +133,17 @@ def test_the_page_journey(workspace, admin_user_role, eager, django_capture_on_c
     download = client.get(f"/exports/kit-workspace/{job.pk}/download")
     assert download.status_code == 200
     assert len(b"".join(download.streaming_content)) == job.byte_size
+
+
+def test_a_zip_gone_from_the_storage_is_a_clear_410(admin_user_role):
+    from django.core.files.base import ContentFile
+
+    job = WorkspaceExport(status=WorkspaceExport.Status.READY, sha256="0" * 64, byte_size=4)
+    job.file.save("gone.zip", ContentFile(b"PK\x05\x06"), save=False)
+    job.save()
+    default_storage.delete(job.file.name)
+    client = _client(admin_user_role)
+    page = client.get(f"/exports/kit-workspace/{job.pk}/download")
+    assert page.status_code == 410 and "no longer in the media storage" in page.content.decode()
+    api = client.get(f"/api/kit-workspace-exports/{job.pk}/download")
+    assert api.status_code == 410 and api.json()["code"] == "WORKSPACE_EXPORT_FILE_MISSING"

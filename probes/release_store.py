@@ -124,7 +124,7 @@ def release_folder(release: Any) -> Path:
     """The release's folder on this machine: where it was written, else (remote storage) a working copy fetched
     from the bucket and checked file by file. A release whose files are gone is a 410 error, never a 500."""
     written = Path(release.path) if release.path else None
-    if written is not None and (written / "FILE_MANIFEST.json").is_file():
+    if written is not None and written.is_dir():
         return written
     if storage_is_local():
         raise ApplicationError(

@@ -358,3 +358,28 @@ def test_an_item_file_is_written_to_the_bucket_and_served_to_key_holders_only(
     again = client.get(f"/runs/{run.pk}/download/items/")
     assert again.status_code == 200 and _body(again) == stored
     assert s3_media.get(name) == stored
+
+
+# --- the Kit workspace export -------------------------------------------------------------------------------------
+@pytest.mark.django_db
+def test_a_kit_workspace_export_zip_is_kept_in_the_bucket_and_downloaded_by_admins_only(
+    s3_media, compiled, admin, django_user_model, eager, django_capture_on_commit_callbacks
+):
+    from annotation.models import WorkspaceExport
+
+    client = _client(admin)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/exports/kit-workspace/", {"source": "", "problem_ids": ""})
+    assert response.status_code == 302
+    job = WorkspaceExport.objects.get()
+    assert job.status == WorkspaceExport.Status.READY, job.error
+    stored = s3_media.get(job.file.name)
+    assert job.file.name.startswith("exports/kit_workspace/") and _sha(stored) == job.sha256
+    served = client.get(f"/exports/kit-workspace/{job.pk}/download")
+    assert served.status_code == 200 and _body(served) == stored
+    assert served["Content-Type"] == "application/zip"
+    _no_bucket_url(served)
+    annotator = _client(make_user(django_user_model, "ann", "annotator"))
+    assert annotator.get(f"/exports/kit-workspace/{job.pk}/download").status_code == 403
+    s3_media.delete(job.file.name)
+    assert client.get(f"/exports/kit-workspace/{job.pk}/download").status_code == 410

@@ -23,7 +23,7 @@ def demo_users_ensure() -> list[tuple[str, str]]:
         user.is_staff = user.is_superuser = role == "admin"
         user.is_active = True
         user.save()
-        user.groups.set([Group.objects.get(name=role)])
+        user.groups.set([Group.objects.get_or_create(name=role)[0]])
         logins.append((role, password))
     # a second probe reviewer, so two independent reviewers can take the demo probes (Kit §6.5)
     second, _ = User.objects.get_or_create(

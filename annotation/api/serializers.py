@@ -303,12 +303,30 @@ class ImportJobOutput(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+WORKSPACE_EXPORT_SUMMARY = {
+    "type": "object",
+    "description": "What the export wrote; {} until it is built.",
+    "properties": {
+        name: {"type": "integer"}
+        for name in (
+            "problems",
+            "images",
+            "pass_files",
+            "approved_stages",
+            "rejected_stages",
+            "excluded",
+            "files",
+            "bytes",
+            "skipped_not_approved",
+        )
+    },
+}
+
+
 class WorkspaceExportOutput(serializers.ModelSerializer):
     status = choice_string(WorkspaceExport.Status.choices)
-    summary = json_value(
-        {"type": "object", "description": "What the export wrote (counts); {} until it is built."},
-        read_only=True,
-    )
+    summary = json_value(WORKSPACE_EXPORT_SUMMARY, read_only=True)
+    problem_ids = json_list(STRINGS, description="The problems asked for ([] = every problem of the source).")
     download_url = serializers.SerializerMethodField()
 
     class Meta:

@@ -3,7 +3,7 @@
 Run from the project root::
 
     .venv/bin/python bench/backup_restore.py --keep-db bench_paper   # reuse (or build once) the 986-parent campaign
-    .venv/bin/python bench/backup_restore.py --smoke                 # 40 parents: checks it runs
+    .venv/bin/python bench/backup_restore.py --smoke                 # 10 parents: checks it runs
 
 The database is ``bench/paper_scale.py``'s campaign (986 generated parents imported and compiled, every
 development parent reviewed blind-first, a 76,000-request simulated evaluation run), built with the app's own
@@ -90,7 +90,7 @@ def main() -> None:
     if args.database != "postgres":
         raise SystemExit("this benchmark measures pg_dump and pg_restore: --database postgres")
     if args.smoke:
-        args.count = 40
+        args.count = 30  # the smallest size that still has a development release
     box = open_sandbox("backup", args)
     box.start_django()
     from bench.paper_scale import build

@@ -36,22 +36,13 @@ from django.db.models import Prefetch, QuerySet
 from kit.canonical import bytes_digest, canonical_bytes, write_json_bytes
 from physalign_site.errors import ApplicationError
 
+from ..importers.kit_rows import KNOWN_KIT_ROW_KEYS
 from ..models import ParentProblem, PassDocument, ProblemImage, Source
 
 CONFIG = {"dataset_dir": "dataset", "path_base": "workspace"}
 DATASET_DIR = "dataset"
 SOURCES_SCHEMA = "physalign_studio_sources_v1"
-MANIFEST_KEYS = {
-    "problem_id",
-    "images",
-    "language",
-    "raw_question",
-    "segmentation",
-    "segments",
-    "source_dataset",
-    "source_split",
-    "source_sample_id",
-}
+MANIFEST_KEYS = KNOWN_KIT_ROW_KEYS  # the row keys the importer reads; any other key round-trips through meta
 PASSES = (1, 2, 3, 4, 5)
 REVIEWED_PASSES = (1, 2, 3, 4)
 Progress = Callable[[int, int], None]

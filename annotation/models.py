@@ -209,6 +209,9 @@ class PassDocument(models.Model):
     approval_origin = models.CharField(max_length=10, choices=ApprovalOrigin.choices, blank=True)
     approval_provenance = models.CharField(max_length=200, blank=True)
     review_note = models.TextField(blank=True)
+    # The physics checks' result at the last save (``annotation.physics``): {"rules_version": "...",
+    # "findings": [{code, record_id, path, message, rule, severity}]}; {} until a check has run.
+    physics_check = models.JSONField(default=dict, blank=True, db_default={})
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -601,3 +604,98 @@ class RecordComment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.collection}:{self.record_id}"
+
+
+class PhysicsRuleSetting(models.Model):
+    """An admin's choice for one physics rule (``annotation.physics``, by its ``PHYS_…`` code): a blocking
+    rule refuses submit; a rule without a row is a warning."""
+
+    code = models.CharField(max_length=64, unique=True)
+    blocking = models.BooleanField(default=False)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["code"]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({'blocking' if self.blocking else 'warning'})"
+
+
+class OcrRun(models.Model):
+    """One worker job proposing Pass 1 text regions with Tesseract (``annotation.ocr``): for one problem or for
+    every problem of a source, with its progress and the preprocessing it ran with."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    parent = models.ForeignKey(
+        ParentProblem, null=True, blank=True, on_delete=models.CASCADE, related_name="ocr_runs"
+    )
+    options = models.JSONField(default=dict, blank=True)  # preprocessing (scale, binarize, psm) and versions
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]), name="ocr_run_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"ocr run #{self.pk} ({self.status})"
+
+
+class OcrProposal(models.Model):
+    """One text region Tesseract proposed on one image, and what the annotator did with it: accepted as
+    proposed, accepted after an edit (box or text), or dropped. ``visual_id`` is the Pass 1 record it became."""
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        ACCEPTED = "accepted", "Accepted"
+        EDITED = "edited", "Accepted with edits"
+        DROPPED = "dropped", "Dropped"
+
+    run = models.ForeignKey(OcrRun, on_delete=models.CASCADE, related_name="proposals")
+    parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="ocr_proposals")
+    image = models.ForeignKey(ProblemImage, on_delete=models.CASCADE, related_name="+")
+    bbox_1000 = models.JSONField()  # [x_min, y_min, x_max, y_max], Kit §2.6
+    text = models.CharField(max_length=500)
+    confidence = models.FloatField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PROPOSED)
+    visual_id = models.CharField(max_length=40, blank=True)
+    final_bbox_1000 = models.JSONField(null=True, blank=True)
+    final_text = models.CharField(max_length=500, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["parent", "image", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["proposed", "accepted", "edited", "dropped"]),
+                name="ocr_proposal_status_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["parent", "status"])]
+
+    def __str__(self) -> str:
+        return f"ocr {self.text!r} ({self.status})"

@@ -3,9 +3,12 @@
 from django.urls import include, path
 
 from annotation import urls as annotation_urls
+from annotation.analytics import urls as annotation_analytics_urls
 from annotation.api import draft_urls as annotation_api_draft_urls
 from annotation.api import urls as annotation_api_urls
 from annotation.drafting import urls as annotation_drafting_urls
+from annotation.ocr import urls as annotation_ocr_urls
+from annotation.physics import urls as annotation_physics_urls
 from audit.api import urls as audit_api_urls
 from evaluation import urls as evaluation_urls
 from evaluation.api import urls as evaluation_api_urls
@@ -36,6 +39,9 @@ urlpatterns = [
     path("", include(solving_urls)),
     path("", include(annotation_drafting_urls)),
     path("", include(annotation_urls)),
+    path("", include(annotation_physics_urls)),
+    path("", include(annotation_ocr_urls)),
+    path("", include(annotation_analytics_urls)),
     path("", include(probes_urls)),
     path("", include(review_urls)),
 ]

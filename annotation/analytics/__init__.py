@@ -1,0 +1,1 @@
+"""Annotation analytics for admins: time, submissions, rejections, draft and OCR acceptance, physics findings."""

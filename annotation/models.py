@@ -321,6 +321,16 @@ class PassDocument(models.Model):
         return self.approval_provenance
 
 
+# The fields ``PassDocument.approval_fresh_for`` reads: a query that loads documents with ``only()`` and then
+# shows their freshness must load all of them, or each deferred one costs a query per document.
+APPROVAL_FRESHNESS_FIELDS = (
+    "status",
+    "document_sha256",
+    "approved_sha256",
+    "approved_parent_sha256",
+    "approved_upstream_sha256",
+    "upstream_sha256",
+)
 # The freshness rule of ``PassDocument.approval_is_fresh`` as query conditions on PassDocument.
 FRESH_APPROVAL = (
     Q(status=PassDocument.Status.APPROVED)

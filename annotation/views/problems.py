@@ -19,7 +19,7 @@ from audit.disclosure import may_show_targets
 from physalign_site.access import require
 
 from ..forms import ProblemFilterForm
-from ..models import ParentProblem, PassDocument, ProblemImage
+from ..models import APPROVAL_FRESHNESS_FIELDS, ParentProblem, PassDocument, ProblemImage
 from ..permissions import (
     can_edit_pass,
     can_open_pass_review,
@@ -110,13 +110,7 @@ def problem_list(request: HttpRequest) -> TemplateResponse:
             Prefetch(
                 "passes",
                 queryset=PassDocument.objects.filter(pass_no__in=ANNOTATION_PASSES).only(
-                    "id",
-                    "parent_id",
-                    "pass_no",
-                    "status",
-                    "document_sha256",
-                    "approved_sha256",
-                    "approved_parent_sha256",
+                    "id", "parent_id", "pass_no", *APPROVAL_FRESHNESS_FIELDS
                 ),
             )
         )

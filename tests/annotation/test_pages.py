@@ -306,9 +306,17 @@ def test_problem_list_query_count_does_not_grow_with_rows(client, annotator, dja
         ProblemImageFactory(parent=parent, image_id="img_1", ordinal=1)
         PassDocumentFactory(parent=parent, pass_no=1)
         PassDocumentFactory(parent=parent, pass_no=2)
+        # an approved pass: its freshness reads every binding field, none of which may be loaded per row
+        approved = PassDocumentFactory(parent=parent, pass_no=3)
+        approved.status = PassDocument.Status.APPROVED
+        approved.approved_sha256 = approved.document_sha256
+        approved.approved_parent_sha256 = parent.content_sha256
+        approved.approved_upstream_sha256 = approved.upstream_sha256
+        approved.save()
     with django_assert_max_num_queries(8):
         response = client.get(url)
     assert response.content.decode().count('class="cell-id"') == 30
+    assert response.content.decode().count("pass pass--approved pass--link") == 30  # fresh, not stale
     with django_assert_max_num_queries(8):
         client.get(url, headers={"HX-Request": "true"})
 

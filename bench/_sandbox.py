@@ -9,6 +9,11 @@ picks the database itself, whatever ``DATABASE_URL`` (or a ``.env`` file) says:
   must start with ``bench_``) keeps a database for later runs; a later run reuses it only if it carries
   the benchmark mark, so a benchmark refuses to start on a database that holds rows it did not create.
 
+A new PostgreSQL sandbox starts from a migrated template (``physalign_bench_schema_<key>``, marked like the
+sandboxes, ``<key>`` a digest of every migration file and installed package version) instead of running
+every migration again: the first benchmark after a schema change migrates and saves the template (and drops
+the older ones); the others clone it in a fraction of a second.
+
 Redis, when a benchmark needs it, is a database number the sandbox chooses: the highest one below the
 test suite's (14, 15) that holds no keys. It is flushed at exit only if the sandbox's own marker key is
 still there. Media, the Celery filesystem broker and every other file go under the temporary folder — or,
@@ -19,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import hashlib
+import importlib.metadata
 import os
 import shutil
 import tempfile
@@ -88,8 +95,15 @@ class Sandbox:
                 f"benchmark {self.name}: Django would use database {configured!r}, not the "
                 f"sandbox {self.database_name!r}; refusing to start."
             )
-        if migrate:
-            call_command("migrate", verbosity=0)
+        if not migrate:
+            return
+        template = _schema_template_name() if self.postgres_server and not self.reused else None
+        if template and _postgres_clone_template(self.postgres_server, self.database_name, template):
+            return
+        call_command("migrate", verbosity=0)
+        if template:
+            connection.close()
+            _postgres_save_template(self.postgres_server, self.database_name, template)
 
     def close(self) -> None:
         try:
@@ -212,3 +226,61 @@ def _redis_release(url: str) -> None:
     client = redis_lib.Redis.from_url(url)
     if client.get(REDIS_MARKER_KEY) == str(os.getpid()).encode():
         client.flushdb()
+
+
+SCHEMA_TEMPLATE_PREFIX = "physalign_bench_schema_"
+
+
+def _schema_template_name() -> str:
+    """The migrated template's name for this checkout's migrations and the installed packages' versions."""
+    digest = hashlib.sha256()
+    for path in sorted(ROOT.glob("*/migrations/*.py")):
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()):
+        digest.update(dist.encode() + b"\n")
+    return SCHEMA_TEMPLATE_PREFIX + digest.hexdigest()[:16]
+
+
+def _postgres_clone_template(server: str, db_name: str, template: str) -> bool:
+    """Replace the new, empty sandbox database by a copy of the migrated ``template``; False when there is no
+    such template (or it is busy), and the sandbox is then migrated as before."""
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (template,)
+        ).fetchone()
+        if row is None or row[0] != BENCH_MARK:
+            return False
+        from django.db import connections
+
+        connections.close_all()
+        conn.execute(f'DROP DATABASE "{db_name}" WITH (FORCE)')
+        try:
+            conn.execute(f'CREATE DATABASE "{db_name}" TEMPLATE "{template}"')
+        except psycopg.errors.ObjectInUse:  # another benchmark is copying it right now: migrate instead
+            conn.execute(f'CREATE DATABASE "{db_name}"')
+            conn.execute(f"COMMENT ON DATABASE \"{db_name}\" IS '{BENCH_MARK}'")
+            return False
+        conn.execute(f"COMMENT ON DATABASE \"{db_name}\" IS '{BENCH_MARK}'")
+    return True
+
+
+def _postgres_save_template(server: str, db_name: str, template: str) -> None:
+    """Keep the just-migrated sandbox as the template for later benchmarks; drop the templates of older
+    schemas. Best effort: a failure only means the next benchmark migrates too."""
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        try:
+            conn.execute(f'CREATE DATABASE "{template}" TEMPLATE "{db_name}"')
+            conn.execute(f"COMMENT ON DATABASE \"{template}\" IS '{BENCH_MARK}'")
+        except psycopg.Error:
+            return
+        stale = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s AND datname <> %s "
+            "AND shobj_description(oid, 'pg_database') = %s",
+            (SCHEMA_TEMPLATE_PREFIX.replace("_", "\\_") + "%", template, BENCH_MARK),
+        ).fetchall()
+        for (name,) in stale:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

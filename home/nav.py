@@ -70,7 +70,10 @@ MENUS: tuple[tuple[str, tuple[Item, ...]], ...] = (
     ),
     (
         "Admin",
-        (Item("Django admin", "admin:index", "django_admin", lambda user: is_admin(user) and user.is_staff),),
+        (
+            Item("Annotation analytics", "analytics:overview", "analytics", is_admin),
+            Item("Django admin", "admin:index", "django_admin", lambda user: is_admin(user) and user.is_staff),
+        ),
     ),
 )
 

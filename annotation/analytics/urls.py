@@ -1,7 +1,12 @@
-"""Pages and API routes of annotation.analytics (filled in by its feature)."""
+"""Pages of annotation.analytics: the admins' analytics page and its tables as CSV."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from . import views
 
 app_name = "analytics"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("analytics/annotation/", views.overview, name="overview"),
+    path("analytics/annotation/<slug:table>.csv", views.table_csv, name="csv"),
+]

@@ -1,0 +1,1 @@
+"""Tests of annotation analytics (issue 30 §3)."""

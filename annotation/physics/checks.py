@@ -194,32 +194,29 @@ def _strip_all(rules: RuleSet, name: str) -> str:
     return name
 
 
-def _phrase_pattern(phrases: list[str], *, words: bool) -> re.Pattern[str]:
+def _phrase_pattern(phrases: list[str], *, words: bool, plural: bool = False) -> re.Pattern[str]:
+    """One pattern for the phrases, longest first; the phrase itself is the group ``term`` (English words may
+    take a plural s: "tensions")."""
     ordered = sorted(set(phrases), key=lambda phrase: (-len(phrase), phrase))
     alternation = "|".join(re.escape(phrase).replace("\\ ", r"\s+") for phrase in ordered) or r"(?!x)x"
-    return re.compile(
-        rf"(?<![\w-])(?:{alternation})(?![\w-])" if words else f"(?:{alternation})", re.IGNORECASE
-    )
+    if not words:
+        return re.compile(f"(?P<term>{alternation})", re.IGNORECASE)
+    suffix = "(?:e?s)?" if plural else ""
+    return re.compile(rf"(?<![\w-])(?P<term>{alternation}){suffix}(?![\w-])", re.IGNORECASE)
 
 
 def _question_language(
     data: Mapping[str, Any], kinds: Mapping[str, KindRule], synonyms: Mapping[str, str], *, english: bool
 ) -> QuestionLanguage:
+    """A language's question phrases. English terms are every kind and synonym of the table written with spaces
+    (but ``ignore_terms``: abbreviations and words too common to mean the kind) plus its own ``terms``."""
     terms: dict[str, str] = {}
+    ignored = set(data.get("ignore_terms", ()))
     if english:
         for name in kinds:
             terms[name.replace("_", " ")] = name
         for synonym, target in synonyms.items():
-            if len(synonym) >= 3 and synonym not in {
-                "pd",
-                "vel",
-                "temp",
-                "freq",
-                "accel",
-                "turns",
-                "range",
-                "rate",
-            }:
+            if len(synonym) >= 3 and synonym not in ignored:
                 terms.setdefault(synonym.replace("_", " "), target)
     for term, target in data.get("terms", {}).items():
         terms[term.lower()] = target
@@ -230,7 +227,7 @@ def _question_language(
     return QuestionLanguage(
         cues=_phrase_pattern(list(data["cues"]), words=english),
         direct=direct,
-        terms=_phrase_pattern(list(terms), words=english),
+        terms=_phrase_pattern(list(terms), words=english, plural=english),
         term_kinds=terms,
         head_last=not english,
     )
@@ -549,8 +546,9 @@ def _label_finding(
     rules: RuleSet, reading: _Reading, path: str, glyph_id: str, glyph_text: str
 ) -> Finding | None:
     label = unit_parsing.parse_label(glyph_text)
-    if label is None:
-        return None  # a symbol ("m", "T1"): nothing printed to agree with
+    if label is None or (label.unit is None and not label.named):
+        # A symbol ("m", "T1") prints no value; a bare number ("1", "600") is as often a name or an axis tick.
+        return None
     if reading.value is None or reading.value.status == "invalid" or reading.unit is None:
         return None  # no value, or one already reported (PHYS_VALUE_PARSE / PHYS_UNIT_PARSE)
     record_id, number, unit = reading.record_id, reading.number, reading.unit
@@ -597,56 +595,85 @@ def _scale(unit: Unit) -> float:
 # The question
 
 
-def asked_dimensions(rules: RuleSet, question: str) -> tuple[set[str], list[str]]:
-    """The dimension names the question asks for and the phrases that say so (empty: it says nothing known)."""
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks for, as the rule table reads it."""
+
+    dimensions: frozenset[str]  # dimension names
+    phrases: tuple[str, ...]  # the words that say so
+    unreadable: (
+        bool  # some ask ("find …", "what is …") names nothing the table knows: the question is not judged
+    )
+
+
+# How many words after "find" / "what is" the asked term may start (a term far later is no longer the ask:
+# "Find the values of I_1 and I_2 (a) immediately after switch S is closed, (b) a long time after …").
+_ASK_WINDOW_WORDS = 8
+
+
+def asked_dimensions(rules: RuleSet, question: str) -> Asked:
+    """The dimension names the question asks for and the phrases that say so."""
     dims: set[str] = set()
     phrases: list[str] = []
+    unreadable = False
     if not isinstance(question, str):
-        return dims, phrases
+        return Asked(frozenset(), (), False)
     for sentence in re.split(r"(?<=[.?!;。？！；])\s*|\n+", question):
         if not sentence.strip():
             continue
         for language in rules.questions:
+            direct = False
             for pattern, names in language.direct:
                 for match in pattern.finditer(sentence):
                     dims.update(names)
                     phrases.append(match.group(0))
-            for kind_name, phrase in _asked_terms(language, sentence):
-                kind = rules.kinds.get(kind_name)
-                if kind is not None:
-                    dims.update(kind.dimensions)
-                    phrases.append(phrase)
-    return dims, phrases
+                    direct = True
+            for term in _asked_terms(language, sentence):
+                kind = rules.kinds.get(term[0]) if term else None
+                if kind is None:
+                    unreadable = unreadable or not direct
+                    continue
+                dims.update(kind.dimensions)
+                phrases.append(term[1])
+    return Asked(frozenset(dims), tuple(phrases), unreadable)
 
 
-def _asked_terms(language: QuestionLanguage, sentence: str) -> Iterator[tuple[str, str]]:
+def _asked_terms(language: QuestionLanguage, sentence: str) -> Iterator[tuple[str, str] | None]:
+    """Per ask cue of the sentence, the (kind, phrase) it asks for, or ``None`` when it names no known term."""
     for cue in language.cues.finditer(sentence):
         if language.head_last:
-            # 求…的电流 / …的加速度多大: the last term of the clause the cue opens or closes.
-            after = sentence[cue.end() :]
-            before = sentence[: cue.start()]
-            clause = after if language.terms.search(after) else before
-            clause = re.split(r"[，,]", clause)[0] if clause is after else re.split(r"[，,]", clause)[-1]
-            terms = list(language.terms.finditer(clause))
-            if terms:
-                yield language.term_kinds[terms[-1].group(0).lower()], terms[-1].group(0)
+            yield _asked_term_head_last(language, sentence, cue)
             continue
         after = sentence[cue.end() :]
-        # The cue's next clause ends at a new cue ("… and find …" opens its own).
+        # The cue's clause ends at the next cue ("… and find …" opens its own).
         next_cue = language.cues.search(after)
         clause = after[: next_cue.start()] if next_cue else after
         first = language.terms.search(clause)
-        if first is None:
+        words = clause.split()
+        if first is None or len(clause[: first.start()].split()) > _ASK_WINDOW_WORDS or not words:
+            yield None
             continue
-        yield language.term_kinds[_term_key(first.group(0))], first.group(0)
-        # "find the speed and the acceleration": each term right after "and (the)".
-        for joined in re.finditer(
-            r"\b(?:and|or|as well as)\s+(?:the\s+|its\s+|their\s+)?", clause[first.end() :]
-        ):
-            rest = clause[first.end() + joined.end() :]
-            term = language.terms.match(rest)
+        yield language.term_kinds[_term_key(first.group("term"))], first.group(0)
+        # "find the speed and the acceleration", "the net force and the net torque": the terms joined on.
+        tail = clause[first.end() :]
+        for joined in re.finditer(r"\b(?:and|or|as well as)\s+(?:the\s+|its\s+|their\s+)?", tail):
+            rest = tail[joined.end() :]
+            # the term itself, or after one qualifier word ("and the net torque")
+            term = language.terms.match(rest) or language.terms.match(re.sub(r"^\S+\s+", "", rest, count=1))
             if term:
-                yield language.term_kinds[_term_key(term.group(0))], term.group(0)
+                yield language.term_kinds[_term_key(term.group("term"))], term.group(0)
+
+
+def _asked_term_head_last(
+    language: QuestionLanguage, sentence: str, cue: re.Match[str]
+) -> tuple[str, str] | None:
+    """Chinese: 求通过电阻R1的电流 / 物块的加速度多大 — the last term of the clause the cue opens or closes."""
+    after = re.split(r"[，,]", sentence[cue.end() :])[0]
+    before = re.split(r"[，,]", sentence[: cue.start()])[-1]
+    terms = list(language.terms.finditer(after)) or list(language.terms.finditer(before))
+    if not terms:
+        return None
+    return language.term_kinds[_term_key(terms[-1].group("term"))], terms[-1].group(0)
 
 
 def _term_key(text: str) -> str:
@@ -660,13 +687,11 @@ def _query_findings(rules: RuleSet, target: dict, question: str) -> Iterator[Fin
     kind = rules.kind(kind_text)
     if kind is None:
         return
-    asked, phrases = asked_dimensions(rules, question)
-    if not asked or asked & set(kind.dimensions):
+    asked = asked_dimensions(rules, question)
+    if not asked.dimensions or asked.unreadable or asked.dimensions & set(kind.dimensions):
         return
-    asked_labels = _or_list(
-        sorted(rules.dimensions[name].label for name in asked if name in rules.dimensions)
-    )
-    said = ", ".join(dict.fromkeys(f'"{phrase}"' for phrase in phrases))
+    asked_labels = _or_list(sorted(rules.dimensions[name].label for name in asked.dimensions))
+    said = ", ".join(dict.fromkeys(f'"{phrase}"' for phrase in asked.phrases))
     yield _finding(
         PHYS_QUERY_KIND,
         "query_target",

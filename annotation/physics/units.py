@@ -7,8 +7,9 @@
   ``"\\frac{1}{2}"``) into a :class:`Value`: a number (with the resolution of its printed digits and any unit
   written after it), a symbol or expression (``"v_0"``, ``"2\\pi"``: not a number, not an error), empty
   (unknown), or invalid (digits and signs that make no number, e.g. ``"3.0.1"``).
-* :func:`parse_label` reads a diagram label's text (``"5 m"``, ``"30°"``, ``"m = 2.0 kg"``, ``"+2.0 nC"``)
-  into a :class:`Label`, or ``None`` when the label is not a printed value (``"m"``, ``"T1"``, ``"F"``).
+* :func:`parse_label` reads a diagram label's text (``"5 m"``, ``"30°"``, ``"m = 2.0 kg"``, ``"+2.0 nC"``,
+  ``"v = 0"``) into a :class:`Label`, or ``None`` when the label is not a printed value (``"m"``, ``"T1"``,
+  ``"F"``, ``"(170 V) sin 120 πt"``, ``"3.0 m, 4.0 m"``).
 
 Decisions: ``\\frac{a}{b}`` and ``a/b`` of two plain numbers are the number a/b with no rounding (an exact
 fraction); ``\\frac`` of anything else is an expression. A leading ``\\approx``/``≈``/``~`` is dropped. Decimal
@@ -77,8 +78,9 @@ class Value:
 @dataclass(frozen=True)
 class Label:
     number: Number
-    unit: Unit | None  # None: a bare number ("30")
+    unit: Unit | None  # None: a bare number ("30", "v = 0")
     text: str
+    named: bool = False  # written "symbol = value" ("θ = 30°", "v = 0")
 
 
 # --------------------------------------------------------------------------------------------
@@ -122,6 +124,8 @@ _UNIT_ALIASES = (
     (re.compile(r"\bNm\b"), "N*m"),
     (re.compile(r"\bG\b"), "si_gauss"),
     (re.compile(r"\brev\b"), "revolution"),
+    # a count per unit: "lines/cm", "turns/m" are 1/cm, 1/m
+    (re.compile(r"^(?:lines?|turns?|slits?)\s*/"), "1/"),
 )
 _UNIT_CHARS = re.compile(r"^[A-Za-z_/*^()\s\d.\-+]*$")
 
@@ -175,9 +179,8 @@ _NUMBER = re.compile(
     rf")"
 )
 _FRACTION = re.compile(
-    rf"(?P<sign>[-+]?)\s*(?:\\frac\s*\{{\s*(?P<a>{_DIGITS})\s*\}}\s*\{{\s*(?P<b>{_DIGITS})\s*\}}"
-    rf"|(?P<c>{_DIGITS})\s*/\s*(?P<d>{_DIGITS}))"
-)
+    rf"(?P<sign>[-+]?)\s*(?P<a>{_DIGITS})\s*/\s*(?P<b>{_DIGITS})"
+)  # \frac{a}{b} is a/b by now
 _UNKNOWN_MARKERS = frozenset({"", "?", "??", "-", "--", "—", "...", "…", "\\ldots", "\\cdots"})
 _APPROX = re.compile(r"^(?:\\approx|≈|~|\\sim(?![A-Za-z]))\s*")
 _LETTER = re.compile(r"[^\W\d_]|\\[A-Za-z]")
@@ -187,7 +190,8 @@ def _normalise_number_text(plain: str) -> str:
     plain = _APPROX.sub("", plain)
     plain = re.sub(r"(?<![\d.])(\d{1,3}(?:,\d{3})+)(?![\d,])", lambda m: m.group(1).replace(",", ""), plain)
     plain = re.sub(r"(\d),(\d)", r"\1.\2", plain)
-    plain = re.sub(r"\^\s*\{\s*([-+]?\s*\d+)\s*\}", r"^\1", plain)
+    plain = re.sub(rf"\\frac\s*\{{\s*({_DIGITS})\s*\}}\s*\{{\s*({_DIGITS})\s*\}}", r"\1/\2", plain)
+    plain = re.sub(r"\{\s*([-+]?\d+(?:\.\d+)?)\s*\}", r"\1", plain)  # {10}^{-4} → 10^-4
     return plain
 
 
@@ -195,8 +199,7 @@ def _number_at_start(plain: str) -> tuple[Number | None, str]:
     """The number at the start of ``plain`` and the rest after it (``(None, plain)`` when there is none)."""
     fraction = _FRACTION.match(plain)
     if fraction:
-        numerator = float(fraction.group("a") or fraction.group("c"))
-        denominator = float(fraction.group("b") or fraction.group("d"))
+        numerator, denominator = float(fraction.group("a")), float(fraction.group("b"))
         if denominator == 0:
             return None, plain
         sign = -1.0 if fraction.group("sign") == "-" else 1.0
@@ -257,8 +260,8 @@ def parse_label(text: str) -> Label | None:
         return None
     rest = rest.strip()
     if not rest:
-        return Label(number, None, text)
+        return Label(number, None, text, named=bool(named))
     unit = parse_unit(rest)
     if unit is None or unit.plain == "":
         return None
-    return Label(number, unit, text)
+    return Label(number, unit, text, named=bool(named))

@@ -156,7 +156,7 @@ FIGURE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("submissions", "Submissions", "submissions"),
     ("rejections", "Rejections", "rejections"),
     ("drafts_accepted", "Drafts accepted", "drafts_accepted"),
-    ("drafts_edited", "of them edited", "drafts_edited"),
+    ("drafts_edited", "Drafts edited", "drafts_edited"),
     ("drafts_discarded", "Drafts discarded", "drafts_discarded"),
     ("draft_acceptance_rate", "Draft acceptance", "draft_acceptance_rate"),
     ("draft_edit_rate", "Draft edit rate", "draft_edit_rate"),

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 
 from annotation.permissions import can_draft, can_import, can_review_pass, can_view_problems
+from annotation.physics.permissions import can_view_physics_rules
 from evaluation.permissions import can_run_evaluations
 from models_registry.permissions import can_manage_models
 from physalign_site.roles import is_admin, user_roles
@@ -37,6 +38,7 @@ MENUS: tuple[tuple[str, tuple[Item, ...]], ...] = (
             Item("Problems", "annotation:problem_list", "problems", can_view_problems),
             Item("Import", "annotation:import_list", "imports", can_import),
             Item("LLM drafts", "drafts:home", "drafts", lambda user: can_draft(user, 1)),
+            Item("Physics rules", "physics:rules", "physics_rules", can_view_physics_rules),
         ),
     ),
     (
@@ -72,7 +74,9 @@ MENUS: tuple[tuple[str, tuple[Item, ...]], ...] = (
         "Admin",
         (
             Item("Annotation analytics", "analytics:overview", "analytics", is_admin),
-            Item("Django admin", "admin:index", "django_admin", lambda user: is_admin(user) and user.is_staff),
+            Item(
+                "Django admin", "admin:index", "django_admin", lambda user: is_admin(user) and user.is_staff
+            ),
         ),
     ),
 )

@@ -560,6 +560,7 @@ def _label_finding(
             f'{record_id} anchors the label {glyph_id} "{glyph_text}", which prints a value, but its own value is '
             f'"{reading.value_text}"; copy the printed value.',
         )
+    # Agreement within half a step of the coarser of the two printed last digits: "2.0 kg" is 2.04 but not 2.1.
     if label.unit is not None and unit.plain:
         if label.unit.dimensionality != unit.dimensionality:
             return _finding(
@@ -570,10 +571,10 @@ def _label_finding(
                 f'but its unit "{reading.unit_text or unit.text}" is a unit of {_dimension_label(rules, unit)}.',
             )
         printed, own = label.unit.to_si(label.number.value), unit.to_si(number.value)
-        tolerance = (label.number.resolution * _scale(label.unit) + number.resolution * _scale(unit)) / 2
+        tolerance = max(label.number.resolution * _scale(label.unit), number.resolution * _scale(unit)) / 2
     else:  # a bare number ("30"), or a quantity with no unit (PHYS_UNIT_MISSING's business): the numbers
         printed, own = label.number.value, number.value
-        tolerance = (label.number.resolution + number.resolution) / 2
+        tolerance = max(label.number.resolution, number.resolution) / 2
     tolerance += _RELATIVE_EPSILON * max(abs(printed), abs(own))
     if math.isfinite(printed) and math.isfinite(own) and abs(printed - own) <= tolerance:
         return None

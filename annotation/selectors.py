@@ -23,6 +23,7 @@ from .models import (
     ProblemImage,
     Source,
 )
+from .physics.services import physics_issues
 
 
 def parent_list(
@@ -265,12 +266,25 @@ def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any
 
     The validator receives the parent's public context and the stored documents of earlier passes.
     """
+    return _validator_issues(
+        parent, pass_no, document, earlier_pass_documents(parent=parent, pass_no=pass_no)
+    )
+
+
+def earlier_pass_documents(*, parent: ParentProblem, pass_no: int) -> dict[int, Any]:
+    """The stored documents of the passes before ``pass_no``, by pass number (one query): the context the
+    validator and the physics checks judge a pass in."""
+    return dict(
+        PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).values_list("pass_no", "document")
+    )
+
+
+def _validator_issues(
+    parent: ParentProblem, pass_no: int, document: Any, earlier: dict[int, Any]
+) -> list[dict[str, str]]:
     images = tuple(
         ImageRef(image_id=img.image_id, width=img.width, height=img.height)
         for img in ProblemImage.objects.filter(parent=parent).order_by("ordinal")
-    )
-    earlier = dict(
-        PassDocument.objects.filter(parent=parent, pass_no__lt=pass_no).values_list("pass_no", "document")
     )
     context = context_for(
         pass_no,
@@ -281,6 +295,17 @@ def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any
         earlier=earlier,
     )
     return checked_workspace_issues(pass_no, document, context)
+
+
+def pass_issues(*, parent: ParentProblem, pass_no: int, document: Any) -> list[dict[str, Any]]:
+    """Every issue the pass API lists for ``document``: the validator's (``pass_validation_issues``; they block
+    submit), then the physics checks' findings, each with its ``severity`` ("warning" never blocks; "blocking"
+    when an admin made its rule so). The earlier passes are read once for both."""
+    earlier = earlier_pass_documents(parent=parent, pass_no=pass_no)
+    return [
+        *_validator_issues(parent, pass_no, document, earlier),
+        *physics_issues(parent=parent, pass_no=pass_no, document=document, earlier=earlier),
+    ]
 
 
 def source_list() -> QuerySet[Source]:

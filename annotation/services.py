@@ -23,7 +23,18 @@ from physalign_site.errors import ApplicationError, ConflictError
 from .history import pass_version_save
 from .models import LLMDraft, ParentProblem, PassDocument, PassDocumentVersion, Source
 from .permissions import can_manage_sources, is_self_review
-from .selectors import ANNOTATION_PASSES, parent_passes_approved, pass_validation_issues
+from .physics.services import (
+    blocking_issues,
+    blocking_reason,
+    physics_check_result,
+    physics_issues,
+)
+from .selectors import (
+    ANNOTATION_PASSES,
+    earlier_pass_documents,
+    parent_passes_approved,
+    pass_validation_issues,
+)
 from .source_reviews import RecordCommentIn, comments_checked, source_review_record
 
 SOLUTION_PASS = 5
@@ -118,7 +129,9 @@ def pass_document_save(
     ``expected_version`` is None/0 only for a pass that does not exist yet. A stale version raises
     ``ConflictError`` (409) carrying the current version and hash; nothing changes. An unchanged
     document is a no-op. Validation issues other than hard refusals are stored-with and returned by
-    ``pass_validation_issues``; they block ``pass_document_submit``, not saving.
+    ``pass_validation_issues``; they block ``pass_document_submit``, not saving. The physics checks' findings
+    are recorded on the document (``physics_check``: the rule-set version and each finding with its severity);
+    they never refuse a save.
 
     Every save moves the save counter (``version``, the If-Match); the history coalesces: a plain save by the
     author of the working version within the window joins it (``annotation.history.pass_version_save``), a save
@@ -146,10 +159,21 @@ def pass_document_save(
     if doc is not None and doc.document_sha256 == new_sha:
         return doc
 
+    physics = physics_issues(
+        parent=parent,
+        pass_no=pass_no,
+        document=document,
+        earlier=earlier_pass_documents(parent=parent, pass_no=pass_no)
+        if pass_no in ANNOTATION_PASSES
+        else {},
+    )
+    physics_check = physics_check_result(physics) if pass_no in ANNOTATION_PASSES else {}
     before = _pass_state(doc)
     version_before, was_draft = (doc.version, doc.status == PassDocument.Status.DRAFT) if doc else (0, False)
     if doc is None:
-        doc = _pass_document_create(parent, pass_no, document, new_sha, actor=actor)
+        doc = _pass_document_create(
+            parent, pass_no, document, new_sha, actor=actor, physics_check=physics_check
+        )
     else:
         doc.document = document
         doc.document_sha256 = new_sha
@@ -157,8 +181,17 @@ def pass_document_save(
         # approved_sha256 stays: the old approval remains on record but is no longer fresh.
         doc.status = PassDocument.Status.DRAFT
         doc.updated_by = _user_or_none(actor)
+        doc.physics_check = physics_check
         doc.save(
-            update_fields=["document", "document_sha256", "version", "status", "updated_by", "updated_at"]
+            update_fields=[
+                "document",
+                "document_sha256",
+                "version",
+                "status",
+                "updated_by",
+                "physics_check",
+                "updated_at",
+            ]
         )
     kept = pass_version_save(
         doc=doc,
@@ -179,6 +212,7 @@ def pass_document_save(
         after={
             **_pass_state(doc),
             "validation_issue_count": len(issues),
+            "physics_finding_count": len(physics),
             "history_version": kept.row.version,
             "coalesced": kept.coalesced,
         },
@@ -216,7 +250,13 @@ def _require_expected_version(doc: PassDocument | None, expected_version: int | 
 
 
 def _pass_document_create(
-    parent: ParentProblem, pass_no: int, document: Any, document_sha256: str, *, actor: Any
+    parent: ParentProblem,
+    pass_no: int,
+    document: Any,
+    document_sha256: str,
+    *,
+    actor: Any,
+    physics_check: dict[str, Any],
 ) -> PassDocument:
     """A pass's first version, a draft; a concurrent first save that won the race is a version conflict."""
     doc = PassDocument(
@@ -227,6 +267,7 @@ def _pass_document_create(
         status=PassDocument.Status.DRAFT,
         version=1,
         updated_by=_user_or_none(actor),
+        physics_check=physics_check,
     )
     try:
         with transaction.atomic():
@@ -274,8 +315,9 @@ def pass_document_revert(
 @transaction.atomic
 def pass_document_submit(*, doc: PassDocument, actor: Any) -> PassDocument:
     """Draft, rejected (or approved with a stale approval) → submitted, only when the validator, and the
-    workspace's own checks, report no issue at all. The workspace shows a submitted (and an approved) document read-only; only a rejection
-    reopens it for editing. Saving through the API would still store a new draft (un-submitting it)."""
+    workspace's own checks, report no issue at all, and no physics rule an admin made blocking finds anything
+    (physics warnings never refuse). The workspace shows a submitted (and an approved) document read-only; only a
+    rejection reopens it for editing. Saving through the API would still store a new draft (un-submitting it)."""
     doc = PassDocument.objects.select_for_update().select_related("parent").get(pk=doc.pk)
     _require_pass5_unlocked(doc.parent, doc.pass_no)
     if doc.status == PassDocument.Status.SUBMITTED:
@@ -290,12 +332,27 @@ def pass_document_submit(*, doc: PassDocument, actor: Any) -> PassDocument:
         pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document),
         _own_forbidden(doc.pass_no, doc.document),
     )
+    blocking = (
+        blocking_issues(
+            physics_issues(
+                parent=doc.parent,
+                pass_no=doc.pass_no,
+                document=doc.document,
+                earlier=earlier_pass_documents(parent=doc.parent, pass_no=doc.pass_no),
+            )
+        )
+        if doc.pass_no in ANNOTATION_PASSES
+        else []
+    )
     if issues:
         raise ApplicationError(
             "Fix the validation issues before submitting.",
             code="document_has_issues",
-            extra={"errors": issues},
+            extra={"errors": issues + blocking},
         )
+    if blocking:
+        # the reason names each finding: the workspace's banner and an API client show it as it is
+        raise ApplicationError(blocking_reason(blocking), code="physics_blocking", extra={"errors": blocking})
     before = _pass_state(doc)
     doc.status = PassDocument.Status.SUBMITTED
     doc.save(update_fields=["status", "updated_at"])

@@ -2,7 +2,8 @@
 
 Answer-blind by construction: the payload is built from the parent's public fields only, earlier
 passes' documents (which may not carry answer keys, Kit §2.4), and — for Pass 5 alone — the solution
-text passed in by the caller. It issues no queries of its own.
+text passed in by the caller. It issues no queries of its own but one: which physics rules block, read only
+when the document has a physics finding.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from kit.passes.validator import (
 )
 
 from .models import ParentProblem, PassDocument, ProblemImage
+from .physics.services import physics_issues
 from .workspace import (
     ANNOTATION_PASSES,
     PASS_TITLES,
@@ -79,6 +81,19 @@ def workspace_issues(
         earlier={n: doc.document for n, doc in docs.items()},
     )
     return checked_workspace_issues(pass_no, document, context)
+
+
+def workspace_physics_issues(
+    *, parent: ParentProblem, docs: dict[int, PassDocument], pass_no: int, document: Any
+) -> list[dict[str, Any]]:
+    """The physics checks' findings for ``document`` as Pass ``pass_no``, each with its severity, from the
+    documents already loaded (``annotation.physics.services.physics_issues``)."""
+    return physics_issues(
+        parent=parent,
+        pass_no=pass_no,
+        document=document,
+        earlier={n: doc.document for n, doc in docs.items()},
+    )
 
 
 def _state(doc: PassDocument | None) -> dict[str, Any]:
@@ -163,9 +178,12 @@ def workspace_payload(
         "state": _state(doc),
         "document": document,
         "earlier": earlier,
-        "issues": workspace_issues(
-            parent=parent, images=images, docs=docs, pass_no=pass_no, document=checked
-        ),
+        # the validator's issues (they block submit), then the physics findings, each with its severity (a
+        # warning never blocks; static/js/workspace/issues.js shows them as their own group)
+        "issues": [
+            *workspace_issues(parent=parent, images=images, docs=docs, pass_no=pass_no, document=checked),
+            *workspace_physics_issues(parent=parent, docs=docs, pass_no=pass_no, document=checked),
+        ],
         "vocab": vocabulary(),
         "id_prefixes": dict(ID_PREFIXES),
         "collection_id_prefixes": collection_id_prefixes(),

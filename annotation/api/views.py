@@ -49,7 +49,7 @@ from ..selectors import (
     parent_list,
     parent_passes_approved,
     pass_document_get,
-    pass_validation_issues,
+    pass_issues,
     source_list,
 )
 from ..services import (
@@ -145,7 +145,8 @@ def expected_version(request: Request) -> int | None:
 
 
 def pass_state_response(doc: PassDocument, *, status_code: int = status.HTTP_200_OK) -> Response:
-    issues = pass_validation_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document)
+    # the validator's issues, then the physics findings with their severity (only "blocking" ones refuse submit)
+    issues = pass_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document)
     comments = [
         {
             "record": f"{c['collection']}:{record_id}",

@@ -31,6 +31,7 @@ from ..permissions import (
     can_read_pass,
     can_review_pass_no,
 )
+from ..physics.services import is_physics_issue
 from ..record_comments import document_records
 from ..selectors import (
     SourceQueueFilters,
@@ -304,7 +305,10 @@ def pass_review(request: HttpRequest, problem_id: str, pass_no: int) -> HttpResp
         "passes": _pass_tabs(parent, docs),
         "doc": doc,
         "payload": payload,
-        "issues": payload["issues"],
+        # the validator's issues (they keep approval disabled); the physics findings (each with its severity) are
+        # the reviewer's to judge: a blocking rule refuses submit, never a reviewer's decision
+        "issues": [issue for issue in payload["issues"] if not is_physics_issue(issue)],
+        "physics_findings": [issue for issue in payload["issues"] if is_physics_issue(issue)],
         "can_review": can_review_pass_no(request.user, pass_no),
         "since_last_review": since_last_review(doc),
         "records": document_records(doc.document),

@@ -4,6 +4,7 @@ import { api } from "./api.js";
 import { hideBanner, showBanner } from "./banner.js";
 import { showConflict } from "./conflict.js";
 import { $ } from "./dom.js";
+import { blockingIssues } from "./issues.js";
 import { render } from "./render.js";
 import { setSaveState } from "./save_state.js";
 import { dropLocal, keepLocal } from "./storage.js";
@@ -69,7 +70,7 @@ export async function submit(ctx, { thenNext = false } = {}) {
   const { state, payload } = ctx;
   if (!state.version) state.dirty = true;  // never stored yet (e.g. a Pass 4 as consolidated): store it first
   await save(ctx);
-  if (state.dirty || state.issues.length) { render(ctx); return; }
+  if (state.dirty || blockingIssues(state.issues).length) { render(ctx); return; }  // physics warnings never block
   const res = await api(payload.urls.submit, "POST", {});
   if (res.status === 200) {
     state.status = res.data.status;

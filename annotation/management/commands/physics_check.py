@@ -60,5 +60,10 @@ class Command(BaseCommand):
             )
         counts = ", ".join(f"{code} {n}" for code, n in by_code.items()) or "none"
         self.stdout.write(
-            f"Rules {rules.version}: {len(rows)} findings in {documents} documents of {problems} problems ({counts})."
+            f"Rules {rules.version}: {_count(len(rows), 'finding')} in {_count(documents, 'document')} of "
+            f"{_count(problems, 'problem')} ({counts})."
         )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -197,6 +197,13 @@ class ValidationIssueOutput(serializers.Serializer):
     code = serializers.CharField()
     path = serializers.CharField()
     message = serializers.CharField()
+    record_id = serializers.CharField(required=False, help_text="physics findings only: the record's id")
+    rule = serializers.CharField(required=False, help_text="physics findings only: the rule's code")
+    severity = serializers.ChoiceField(
+        choices=["warning", "blocking"],
+        required=False,
+        help_text="physics findings only (a warning never blocks); validator issues have none and always block",
+    )
 
 
 class RecordCommentInput(serializers.Serializer):

@@ -6,7 +6,7 @@ export function showBanner(text, kind, onRetry = null) {
   const b = $("ws-banner");
   b.hidden = false;
   b.className = `ws-banner ws-banner--${kind}`;
-  b.replaceChildren(h("span", { text }), onRetry ? h("button", { type: "button", class: "btn btn--small btn--secondary", onclick: onRetry }, "Retry now") : null);
+  b.replaceChildren(...[h("span", { text }), onRetry ? h("button", { type: "button", class: "btn btn--small btn--secondary", onclick: onRetry }, "Retry now") : null].filter(Boolean));
 }
 export function hideBanner(ctx) {
   const b = $("ws-banner");

@@ -69,7 +69,7 @@ function recordIssues(ctx, col, idx) {
   return ctx.state.issues.filter((i) => i.path === prefix || (i.path || "").startsWith(`${prefix}.`) || (i.path || "").startsWith(`${prefix}[`));
 }
 export function issueList(list) {
-  return list.length ? h("ul", { class: "ws-rec-issues" }, list.map((i) => h("li", {}, h("code", { text: i.code }), " ", i.message))) : null;
+  return list.length ? h("ul", { class: "ws-rec-issues" }, list.map((i) => h("li", { class: i.severity === "warning" ? "is-warning" : "" }, h("code", { text: i.code }), " ", i.message))) : null;
 }
 // One record: a title button that selects it, a delete button, its fields when selected, its issues.
 export function card(ctx, col, rec, idx, title, body, opts = {}) {

@@ -3,7 +3,7 @@
 import { mountCanvas, syncCanvas } from "./canvas.js";
 import { $, h } from "./dom.js";
 import { colourDots } from "./fields.js";
-import { renderIssues } from "./issues.js";
+import { blockingIssues, renderIssues } from "./issues.js";
 import { fixBboxInputs, renderPass1 } from "./pass1.js";
 import { renderPass2 } from "./pass2.js";
 import { renderPass3 } from "./pass3.js";
@@ -47,11 +47,12 @@ function renderHeader(ctx) {
   st.textContent = state.status === "new" ? "not started" : state.status;
   st.className = `ws-status ws-status--${state.status}`;
   const submitBtn = $("ws-submit");
-  const blocked = !editable || state.issues.length > 0 || state.status === "submitted" || state.status === "approved";
+  const blocking = blockingIssues(state.issues).length;  // physics warnings never block submitting
+  const blocked = !editable || blocking > 0 || state.status === "submitted" || state.status === "approved";
   submitBtn.disabled = blocked;
   const nextBtn = $("ws-submit-next");
   if (nextBtn) nextBtn.disabled = blocked;
-  submitBtn.textContent = state.status === "submitted" ? "Submitted" : state.status === "approved" ? "Approved" : state.issues.length ? `Fix ${state.issues.length} issue${state.issues.length === 1 ? "" : "s"} to submit` : "Submit for review";
+  submitBtn.textContent = state.status === "submitted" ? "Submitted" : state.status === "approved" ? "Approved" : blocking ? `Fix ${blocking} issue${blocking === 1 ? "" : "s"} to submit` : "Submit for review";
   setSaveState(ctx);
 }
 export function renderImageTabs(ctx) {

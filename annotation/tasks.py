@@ -12,6 +12,7 @@ from .drafting.services import draft_chunk_process
 from .exporters.jobs import workspace_export_fail, workspace_export_run
 from .importers import import_job_fail, import_job_run
 from .models import ImportJob, WorkspaceExport
+from .ocr.tasks import ocr_run_task  # noqa: F401  (the worker registers the OCR task through this module)
 
 logger = logging.getLogger(__name__)
 

@@ -6,6 +6,7 @@ import { drawStatus, mountShapes, renderShapes, SHAPE_TOOLS, startDraft } from "
 import { commit } from "./history.js";
 import { nextId } from "./ids.js";
 import { currentImage, entityColour, regionOwners, visualNodes } from "./model.js";
+import { renderOcr } from "./ocr.js";
 import { render } from "./render.js";
 import { focusField, select } from "./selection.js";
 import { shapeOf } from "./shapes.js";
@@ -87,6 +88,7 @@ export function syncCanvas(ctx) {
   if (!sel && current.length) anno.cancelSelected();
   canvas.syncing = false;
   renderShapes(ctx);
+  renderOcr(ctx);
 }
 function bboxOf(ctx, annotation) {
   const img = currentImage(ctx);

@@ -5,6 +5,7 @@ import { $, isTyping } from "./dom.js";
 import { finishDraft, renderShapes, startDraft, undoDraftPoint } from "./draw.js";
 import { deleteSelected, newRegionFromKeyboard, nudge } from "./editing.js";
 import { redo, undo } from "./history.js";
+import { ocrKey } from "./ocr.js";
 import { bindRegion, newEntity } from "./pass2.js";
 import { render } from "./render.js";
 import { save } from "./saving.js";
@@ -31,6 +32,7 @@ export function onKey(ctx, e) {
   }
   if (isTyping(e) || mod || e.altKey && !k.startsWith("Arrow")) return;
   if ($("ws-help").open || $("ws-conflict").open) return;
+  if (ocrKey(ctx, e)) return; // T steps through OCR suggestions; Enter / Delete decide the active one
   if (state.draft && (k === "Enter" || k === "Backspace")) { e.preventDefault(); if (k === "Enter") finishDraft(ctx); else undoDraftPoint(ctx); return; }
   if (!e.altKey && !e.shiftKey && SHAPE_KEYS[k.toLowerCase()]) { setTool(ctx, SHAPE_KEYS[k.toLowerCase()]); return; }
   const step = e.shiftKey ? 10 : 1;

@@ -15,6 +15,7 @@ import { $, h } from "./dom.js";
 import { redo, undo } from "./history.js";
 import { onKey } from "./keyboard.js";
 import { normalize } from "./normalize.js";
+import { setupOcr } from "./ocr.js";
 import { render, renderHint, renderImageTabs } from "./render.js";
 import { save, scheduleSave, showConflict, submit } from "./saving.js";
 import { dropLocal, keepLocal, readLocal } from "./storage.js";
@@ -75,6 +76,7 @@ function start() {
   setupTools(ctx);
   setupViewport(ctx);
   setupComments(ctx);
+  setupOcr(ctx);
   renderImageTabs(ctx);
   renderHint(ctx);
   restoreLocal(ctx);

@@ -12,8 +12,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from physalign_site.api import choice_string, errors, json_list, json_object, number, role_permission
+from physalign_site.api import (
+    ApiCursorPagination,
+    choice_string,
+    cursor_page,
+    errors,
+    json_list,
+    number,
+    role_permission,
+)
+from physalign_site.errors import ApplicationError
 
+from ..api.serializers import PassStateOutput
 from ..api.views import parent_or_404, pass_state_response
 from ..models import OcrProposal, OcrRun, Source
 from . import permissions as perms
@@ -29,12 +39,51 @@ PROBLEM_ID = OpenApiParameter("problem_id", OpenApiTypes.STR, OpenApiParameter.P
 BOX = {"type": "integer", "minimum": 0, "maximum": 1000}
 
 
+class OcrOptionsInput(serializers.Serializer):
+    """Preprocessing options (``annotation.ocr.proposals.OcrOptions``); an omitted one keeps its tuned default."""
+
+    scale = serializers.IntegerField(min_value=1, max_value=6, required=False)
+    binarize = serializers.IntegerField(
+        min_value=1, max_value=254, required=False, help_text="ink below this grey"
+    )
+    psm = serializers.ChoiceField(
+        choices=[6, 7, 8, 13], required=False, help_text="Tesseract's mode per label"
+    )
+    min_confidence = serializers.FloatField(min_value=0, max_value=100, required=False)
+    max_glyph_px = serializers.IntegerField(min_value=4, max_value=400, required=False)
+    join_gap = serializers.FloatField(min_value=0, max_value=5, required=False)
+    clean = serializers.BooleanField(required=False, help_text="erase ink that cannot be a glyph")
+    antialias = serializers.BooleanField(required=False)
+    repair = serializers.BooleanField(required=False, help_text="repair Tesseract's usual label misreadings")
+
+
+class OcrPreprocessingOutput(serializers.Serializer):
+    scale = serializers.IntegerField()
+    binarize = serializers.IntegerField()
+    psm = serializers.IntegerField()
+    min_confidence = number()
+    max_glyph_px = serializers.IntegerField()
+    join_gap = number()
+    lang = serializers.CharField()
+    clean = serializers.BooleanField()
+    antialias = serializers.BooleanField()
+    repair = serializers.BooleanField()
+
+
+class OcrRunOptionsOutput(serializers.Serializer):
+    preprocessing = OcrPreprocessingOutput()
+    engine = serializers.CharField()
+    pipeline = serializers.CharField(help_text="the version of annotation.ocr.proposals' pipeline")
+
+
 class OcrRunOutput(serializers.Serializer):
     id = serializers.IntegerField()
     status = choice_string(OcrRun.Status.choices)
     problem_id = serializers.CharField(source="parent.problem_id", allow_null=True, default=None)
     source_id = serializers.IntegerField(allow_null=True)
-    options = json_object("The preprocessing the run reads with, the engine and the pipeline version.")
+    options = OcrRunOptionsOutput(
+        help_text="the preprocessing the run reads with, the engine and the pipeline"
+    )
     total = serializers.IntegerField(help_text="images to read")
     done = serializers.IntegerField(help_text="images read so far")
     error = serializers.CharField(help_text="why the run failed (empty otherwise)")
@@ -57,12 +106,7 @@ class OcrProposalOutput(serializers.Serializer):
 
 
 class OcrRunCreateInput(serializers.Serializer):
-    options = json_object(
-        "Preprocessing options (annotation.ocr.proposals.OcrOptions: scale, binarize, psm, min_confidence, "
-        "max_glyph_px, join_gap, antialias); omitted: the tuned defaults.",
-        required=False,
-        default=dict,
-    )
+    options = OcrOptionsInput(required=False, help_text="omitted: the tuned defaults")
 
 
 def _run_response(run: OcrRun, created: bool) -> Response:
@@ -88,7 +132,7 @@ class ParentOcrRunCreateApi(APIView):
         data = OcrRunCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         run, created = ocr_run_create(
-            actor=request.user, parent=parent, options=data.validated_data["options"]
+            actor=request.user, parent=parent, options=data.validated_data.get("options") or {}
         )
         return _run_response(run, created)
 
@@ -112,7 +156,7 @@ class SourceOcrRunCreateApi(APIView):
         data = OcrRunCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         run, created = ocr_run_create(
-            actor=request.user, source=source, options=data.validated_data["options"]
+            actor=request.user, source=source, options=data.validated_data.get("options") or {}
         )
         return _run_response(run, created)
 
@@ -131,10 +175,11 @@ class OcrRunDetailApi(APIView):
 
 
 class OcrProposalListApi(APIView):
-    """A problem's OCR proposals, by image then order of creation (``?status=proposed`` for the undecided):
-    at most the labels of its images, so never paginated."""
+    """A problem's OCR proposals in cursor pages, oldest first (``?status=proposed`` for the undecided)."""
 
     permission_classes = [CanViewOcr]
+    pagination_class = ApiCursorPagination
+    ordering = "pk"  # unique; proposals are created in reading order (top to bottom, left to right)
 
     @extend_schema(
         operation_id="ocr_proposals_list",
@@ -143,17 +188,18 @@ class OcrProposalListApi(APIView):
             OpenApiParameter("status", OpenApiTypes.STR, enum=[c for c, _ in OcrProposal.Status.choices]),
         ],
         responses={200: OcrProposalOutput(many=True), **errors(400, 401, 403, 404)},
+        description="Cursor pages (`?cursor=`, `?page_size=` up to 500). 400: an unknown status; 404: a bad "
+        "cursor.",
     )
     def get(self, request: Request, problem_id: str) -> Response:
         parent = parent_or_404(problem_id)
         wanted = request.query_params.get("status") or None
         if wanted is not None and wanted not in OcrProposal.Status.values:
-            from physalign_site.errors import ApplicationError
-
             raise ApplicationError(
                 f"status must be one of {', '.join(OcrProposal.Status.values)}.", code="invalid_filter"
             )
-        return Response(OcrProposalOutput(ocr_proposals_for(parent=parent, status=wanted), many=True).data)
+        rows = ocr_proposals_for(parent=parent, status=wanted).order_by()
+        return cursor_page(self, request, rows, lambda page: OcrProposalOutput(page, many=True).data)
 
 
 class OcrDecisionInput(serializers.Serializer):
@@ -197,10 +243,10 @@ class OcrProposalDecideApi(APIView):
             200: inline_serializer(
                 "OcrDecideOutput",
                 {
-                    "pass_state": json_object(
-                        "The Pass 1 state after the decisions (the pass API's shape), null when Pass 1 does "
-                        "not exist and only drops were sent.",
+                    "pass_state": PassStateOutput(
                         allow_null=True,
+                        help_text="Pass 1 after the decisions (as the pass API answers), null when Pass 1 does "
+                        "not exist and only drops were sent",
                     ),
                     "proposals": OcrProposalOutput(many=True),
                 },

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.models import OcrProposal, OcrRun
+from annotation.ocr.proposals import ENGINE, PIPELINE_VERSION, OcrOptions
 from tests.endpoint_matrix import ADM, ANN, ANON, SRC, Case, World, only
 from tests.factories import ParentProblemFactory, ProblemImageFactory, SourceFactory
 
@@ -57,8 +58,9 @@ def populate(world: World, users: dict[str, Any]) -> None:
     source = SourceFactory(name="matrix-ocr-source")
     parent = ParentProblemFactory(problem_id="prob_ocr", source=source)
     image = ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
+    options = {"preprocessing": OcrOptions().as_dict(), "engine": ENGINE, "pipeline": PIPELINE_VERSION}
     run = OcrRun.objects.create(
-        parent=parent, status=OcrRun.Status.DONE, total=1, done=1, created_by=users[ANN]
+        parent=parent, status=OcrRun.Status.DONE, options=options, total=1, done=1, created_by=users[ANN]
     )
     proposal = OcrProposal.objects.create(
         run=run, parent=parent, image=image, bbox_1000=[100, 100, 200, 160], text="5.0 kg", confidence=91.0

@@ -46,9 +46,18 @@ export function setupOcr(ctx) {
   o.loaded = loadProposals(ctx);
 }
 
+// Every undecided proposal of this problem, page by page (the list pages by cursor).
 async function loadProposals(ctx) {
-  const res = await api(urls().list, "GET");
-  if (res.status === 200) { ocrState(ctx).proposals = res.data; renderOcr(ctx); }
+  const found = [];
+  let url = `${urls().list}&page_size=500`;
+  while (url) {
+    const res = await api(url, "GET");
+    if (res.status !== 200) return;
+    found.push(...res.data.results);
+    url = res.data.next;
+  }
+  ocrState(ctx).proposals = found;
+  renderOcr(ctx);
 }
 
 function progress(ctx, text) {

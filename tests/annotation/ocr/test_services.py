@@ -203,8 +203,9 @@ def test_http_journey_start_poll_list_decide(
     run = api_client.get(reverse("ocr:run-detail", args=[started.data["id"]])).data
     assert (run["status"], run["done"], run["total"], run["problem_id"]) == ("done", 1, 1, "ocr_incline")
     listed = api_client.get(reverse("ocr:proposal-list", args=[parent.problem_id]), {"status": "proposed"})
-    assert [p["text"] for p in listed.data] == ["4.0 kg", "A", "mg", "37°"]
-    ids = [p["id"] for p in listed.data]
+    assert [p["text"] for p in listed.data["results"]] == ["4.0 kg", "A", "mg", "37°"]
+    assert listed.data["next"] is None
+    ids = [p["id"] for p in listed.data["results"]]
     decided = api_client.post(
         reverse("ocr:proposal-decide", args=[parent.problem_id]),
         {"expected_version": 0, "decisions": [{"proposal_id": ids[1], "action": "edit", "text": "B"}]},

@@ -12,7 +12,8 @@ How (every step has an option, tuned on generated scenes with ``bench/ocr_propos
    (lines, outlines, axes, hatching joined to its ground) or a flat stroke; what stays is the grey image of
    the glyphs alone, so a line crossing near a label never reaches Tesseract;
 3. glyphs on one line with a gap under ``join_gap`` × the taller one are one label ("5.0 kg", "30°"),
-   separate labels stay separate (Tesseract's own page layout drops lone letters like "A" or "k");
+   separate labels stay separate (Tesseract's own page layout drops lone letters like "A" or "k"); a label
+   lower than ``min_text_px`` (dashes of a dashed line, dots) is not read;
 4. each label's crop is scaled by ``scale``, padded and read with ``image_to_data``: one glyph as one
    character (``--psm 10``), more as one line (``psm``, 7);
 5. a label is kept when it holds a letter or digit and its mean word confidence reaches ``min_confidence``;
@@ -50,6 +51,7 @@ class OcrOptions:
     psm: int = 7  # a label crop is one line of text
     min_confidence: float = 10.0
     max_glyph_px: int = 40  # a component taller or wider than this (original pixels) is not a glyph
+    min_text_px: int = 7  # a label lower than this (original pixels) is not read
     join_gap: float = 0.6  # words closer than join_gap × line height are one label
     lang: str = "eng"
     clean: bool = True
@@ -86,6 +88,7 @@ class OcrOptions:
                 "min_confidence",
             ),
             (isinstance(self.max_glyph_px, int) and 4 <= self.max_glyph_px <= 400, "max_glyph_px"),
+            (isinstance(self.min_text_px, int) and 1 <= self.min_text_px <= 100, "min_text_px"),
             (isinstance(self.join_gap, int | float) and 0 <= self.join_gap <= 5, "join_gap"),
             (self.lang == "eng", "lang"),
             (
@@ -97,7 +100,7 @@ class OcrOptions:
         if bad:
             raise OcrInputError(
                 f"Invalid OCR option(s): {', '.join(bad)} (scale 1–6, binarize 1–254, psm 6/7/8/13, "
-                "min_confidence 0–100, max_glyph_px 4–400, join_gap 0–5, lang eng)."
+                "min_confidence 0–100, max_glyph_px 4–400, min_text_px 1–100, join_gap 0–5, lang eng)."
             )
 
     def as_dict(self) -> dict[str, Any]:
@@ -140,6 +143,8 @@ def propose(image_bytes: bytes, options: OcrOptions | None = None) -> ProposalRe
     glyph_ink = _glyph_page(pixels, mask, options.antialias)
     proposals = []
     for label in _labels(boxes, options.join_gap):
+        if label.box[3] - label.box[1] < options.min_text_px:
+            continue  # dashes of a dashed line, dots, hatching: lower than any readable letter
         read = _read_label(glyph_ink, label, options)
         if read is None:
             continue

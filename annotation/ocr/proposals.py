@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from PIL import Image
 from scipy import ndimage
 
@@ -123,6 +124,8 @@ class ProposalResult:
 
 
 Box = tuple[int, int, int, int]
+Mask = npt.NDArray[np.bool_]
+Pixels = npt.NDArray[np.uint8]
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,7 @@ def _open_gray(image_bytes: bytes) -> Image.Image:
         raise OcrInputError(f"The image cannot be read: {exc}") from exc
 
 
-def _glyph_boxes(ink: np.ndarray, max_glyph_px: int) -> tuple[list[Box], np.ndarray]:
+def _glyph_boxes(ink: Mask, max_glyph_px: int) -> tuple[list[Box], Mask]:
     """The boxes of the 8-connected ink components that can be glyphs (lines, outlines and fills cannot),
     and the mask of their pixels."""
     labels, count = ndimage.label(ink, structure=np.ones((3, 3), dtype=bool))
@@ -191,7 +194,7 @@ def _glyph_boxes(ink: np.ndarray, max_glyph_px: int) -> tuple[list[Box], np.ndar
     return boxes, keep[labels]
 
 
-def _glyph_page(gray: np.ndarray, mask: np.ndarray, antialias: bool) -> np.ndarray:
+def _glyph_page(gray: Pixels, mask: Mask, antialias: bool) -> Pixels:
     """What Tesseract reads: the glyphs black on white, or (``antialias``) the grey image with everything but
     the glyphs and a one-pixel rim painted white."""
     if not antialias:
@@ -236,7 +239,7 @@ def _joins(a: Box, b: Box, join_gap: float) -> bool:
     return overlap >= 0.25 * min(ha, hb) and gap <= join_gap * max(ha, hb)
 
 
-def _read_label(ink: np.ndarray, label: _Label, options: OcrOptions) -> tuple[str, float] | None:
+def _read_label(ink: Pixels, label: _Label, options: OcrOptions) -> tuple[str, float] | None:
     """The label's text and mean word confidence, or None when Tesseract reads nothing: a label of one glyph
     is read as one character (``--psm 10``), any other as one line (``options.psm``)."""
     if len(label.parts) == 1:
@@ -247,7 +250,7 @@ def _read_label(ink: np.ndarray, label: _Label, options: OcrOptions) -> tuple[st
     return None
 
 
-def _tesseract(ink: np.ndarray, box: Box, options: OcrOptions, *, psm: int) -> tuple[str, float] | None:
+def _tesseract(ink: Pixels, box: Box, options: OcrOptions, *, psm: int) -> tuple[str, float] | None:
     words = _tesseract_words(ink, box, options, psm)
     if not words:
         return None
@@ -257,9 +260,7 @@ def _tesseract(ink: np.ndarray, box: Box, options: OcrOptions, *, psm: int) -> t
     return text, sum(c for _, c in words) / len(words)
 
 
-def _tesseract_words(
-    page_pixels: np.ndarray, box: Box, options: OcrOptions, psm: int
-) -> list[tuple[str, float]]:
+def _tesseract_words(page_pixels: Pixels, box: Box, options: OcrOptions, psm: int) -> list[tuple[str, float]]:
     """``image_to_data`` on the glyph-only grey crop of ``box``, scaled and padded: (word, confidence) pairs."""
     import pytesseract
 

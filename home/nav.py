@@ -13,6 +13,7 @@ from typing import Any
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 
+from annotation.ocr.permissions import can_run_ocr_for_source
 from annotation.permissions import can_draft, can_import, can_review_pass, can_view_problems
 from annotation.physics.permissions import can_view_physics_rules
 from evaluation.permissions import can_run_evaluations
@@ -39,6 +40,7 @@ MENUS: tuple[tuple[str, tuple[Item, ...]], ...] = (
             Item("Import", "annotation:import_list", "imports", can_import),
             Item("LLM drafts", "drafts:home", "drafts", lambda user: can_draft(user, 1)),
             Item("Physics rules", "physics:rules", "physics_rules", can_view_physics_rules),
+            Item("OCR runs", "ocr:runs", "ocr_runs", can_run_ocr_for_source),
         ),
     ),
     (

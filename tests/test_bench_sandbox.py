@@ -122,6 +122,7 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
             "frontend_bench",
             "metrics_bench",
             "metrics_cli",
+            "ocr_proposals",
             "paper_scale",
             "run_finish",
         ):

@@ -44,7 +44,7 @@ def ocr_runs(request: HttpRequest) -> HttpResponse:
         request,
         "annotation/ocr_runs.html",
         "runs",
-        {"sources": sources, "runs": runs, "running": running, "error": error, "nav_section": "imports"},
+        {"sources": sources, "runs": runs, "running": running, "error": error, "nav_section": "ocr_runs"},
     )
     response.status_code = status
     return response

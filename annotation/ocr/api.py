@@ -233,7 +233,8 @@ class OcrProposalDecideApi(APIView):
             help_text="The Pass 1 version you last loaded (If-Match of the versioned save); 0 or null when "
             "Pass 1 does not exist yet. A stale version is a 409 and nothing changes.",
         )
-        decisions = OcrDecisionInput(many=True, min_length=1, max_length=500)
+        # many=True makes a ListSerializer, which takes min_length/max_length (the stubs know only the child)
+        decisions = OcrDecisionInput(many=True, min_length=1, max_length=500)  # type: ignore[call-arg]
 
     @extend_schema(
         operation_id="ocr_proposals_decide",

@@ -16,8 +16,10 @@ def ocr_run_active_for(*, parent: ParentProblem | None = None, source_id: int | 
     runs = OcrRun.objects.filter(status__in=[OcrRun.Status.QUEUED, OcrRun.Status.RUNNING])
     if parent is not None:
         runs = runs.filter(parent=parent)
-    else:
+    elif source_id is not None:
         runs = runs.filter(source_id=source_id, parent__isnull=True)
+    else:
+        return None
     return runs.order_by("-pk").first()
 
 

@@ -123,8 +123,10 @@ def _run_images(run: OcrRun) -> list[ProblemImage]:
     images = ProblemImage.objects.select_related("parent")
     if run.parent_id is not None:
         images = images.filter(parent_id=run.parent_id)
-    else:
+    elif run.source_id is not None:
         images = images.filter(parent__source_id=run.source_id)
+    else:
+        return []
     return list(images.order_by("parent__problem_id", "ordinal"))
 
 

@@ -332,9 +332,9 @@ def _path_key(path: str) -> tuple[tuple[int, str | int], ...]:
 
 def check_document(
     pass_no: int,
-    document: dict,
+    document: dict[str, Any],
     *,
-    earlier: dict[int, dict],
+    earlier: dict[int, dict[str, Any]],
     question: str,
     stem: str = "",
     rules: RuleSet | None = None,
@@ -376,7 +376,7 @@ def check_document(
     return sorted(findings, key=lambda finding: (_path_key(finding.path), finding.code))
 
 
-def _records(document: object, key: str) -> list[dict]:
+def _records(document: object, key: str) -> list[dict[str, Any]]:
     if not isinstance(document, dict):
         return []
     records = document.get(key)
@@ -405,7 +405,7 @@ class _Reading:
     unit_readable: bool
 
 
-def _read_quantity(rules: RuleSet, index: int, quantity: dict) -> _Reading:
+def _read_quantity(rules: RuleSet, index: int, quantity: dict[str, Any]) -> _Reading:
     kind_text = (_text(quantity.get("kind")) or "").strip()
     value_text = _text(quantity.get("value_latex"))
     unit_text = _text(quantity.get("unit_latex")) or ""
@@ -432,7 +432,11 @@ def _read_quantity(rules: RuleSet, index: int, quantity: dict) -> _Reading:
 
 
 def _quantity_findings(
-    rules: RuleSet, index: int, quantity: dict, glyphs: Mapping[str, str], owner_types: Mapping[str, str]
+    rules: RuleSet,
+    index: int,
+    quantity: dict[str, Any],
+    glyphs: Mapping[str, str],
+    owner_types: Mapping[str, str],
 ) -> Iterator[Finding]:
     reading = _read_quantity(rules, index, quantity)
     yield from _parse_findings(reading)
@@ -630,8 +634,8 @@ def asked_dimensions(rules: RuleSet, question: str) -> Asked:
                     phrases.append(match.group(0))
                     direct = True
             for term in _asked_terms(language, sentence):
-                kind = rules.kinds.get(term[0]) if term else None
-                if kind is None:
+                kind = rules.kinds.get(term[0]) if term is not None else None
+                if term is None or kind is None:
                     unreadable = unreadable or not direct
                     continue
                 dims.update(kind.dimensions)
@@ -681,7 +685,7 @@ def _term_key(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _query_findings(rules: RuleSet, target: dict, question: str) -> Iterator[Finding]:
+def _query_findings(rules: RuleSet, target: dict[str, Any], question: str) -> Iterator[Finding]:
     kind_text = _text(target.get("target_kind"))
     if not kind_text:
         return

@@ -6,82 +6,192 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0013_kit_workspace_exports'),
+        ("annotation", "0013_kit_workspace_exports"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='passdocument',
-            name='physics_check',
+            model_name="passdocument",
+            name="physics_check",
             field=models.JSONField(blank=True, db_default={}, default=dict),
         ),
         migrations.CreateModel(
-            name='OcrRun',
+            name="OcrRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('options', models.JSONField(blank=True, default=dict)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('parent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='ocr_runs', to='annotation.parentproblem')),
-                ('source', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.source')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("options", models.JSONField(blank=True, default=dict)),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ocr_runs",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="annotation.source",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='OcrProposal',
+            name="OcrProposal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('bbox_1000', models.JSONField()),
-                ('text', models.CharField(max_length=500)),
-                ('confidence', models.FloatField(default=0)),
-                ('status', models.CharField(choices=[('proposed', 'Proposed'), ('accepted', 'Accepted'), ('edited', 'Accepted with edits'), ('dropped', 'Dropped')], default='proposed', max_length=10)),
-                ('visual_id', models.CharField(blank=True, max_length=40)),
-                ('final_bbox_1000', models.JSONField(blank=True, null=True)),
-                ('final_text', models.CharField(blank=True, max_length=500)),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('image', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.problemimage')),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ocr_proposals', to='annotation.parentproblem')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='proposals', to='annotation.ocrrun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("bbox_1000", models.JSONField()),
+                ("text", models.CharField(max_length=500)),
+                ("confidence", models.FloatField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("accepted", "Accepted"),
+                            ("edited", "Accepted with edits"),
+                            ("dropped", "Dropped"),
+                        ],
+                        default="proposed",
+                        max_length=10,
+                    ),
+                ),
+                ("visual_id", models.CharField(blank=True, max_length=40)),
+                ("final_bbox_1000", models.JSONField(blank=True, null=True)),
+                ("final_text", models.CharField(blank=True, max_length=500)),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "image",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="annotation.problemimage",
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ocr_proposals",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="proposals",
+                        to="annotation.ocrrun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['parent', 'image', 'pk'],
+                "ordering": ["parent", "image", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='PhysicsRuleSetting',
+            name="PhysicsRuleSetting",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('code', models.CharField(max_length=64, unique=True)),
-                ('blocking', models.BooleanField(default=False)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('updated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("code", models.CharField(max_length=64, unique=True)),
+                ("blocking", models.BooleanField(default=False)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "updated_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['code'],
+                "ordering": ["code"],
             },
         ),
         migrations.AddConstraint(
-            model_name='ocrrun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'done', 'failed'])), name='ocr_run_status_valid'),
+            model_name="ocrrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["queued", "running", "done", "failed"])),
+                name="ocr_run_status_valid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='ocrproposal',
-            index=models.Index(fields=['parent', 'status'], name='annotation__parent__36ba0a_idx'),
+            model_name="ocrproposal",
+            index=models.Index(fields=["parent", "status"], name="annotation__parent__36ba0a_idx"),
         ),
         migrations.AddConstraint(
-            model_name='ocrproposal',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['proposed', 'accepted', 'edited', 'dropped'])), name='ocr_proposal_status_valid'),
+            model_name="ocrproposal",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["proposed", "accepted", "edited", "dropped"])),
+                name="ocr_proposal_status_valid",
+            ),
         ),
     ]

@@ -47,5 +47,5 @@ def period_form(query: Any) -> PeriodForm:
     last 30 days) filled in; ``?from=&to=`` is all time."""
     if "from" not in query and "to" not in query:
         default = Period.default()
-        return PeriodForm({"from": default.first_day.isoformat(), "to": default.last_day.isoformat()})
+        return PeriodForm({"from": str(default.first_day or ""), "to": str(default.last_day or "")})
     return PeriodForm(query)

@@ -1,4 +1,4 @@
-"""Matrix rows for annotation analytics: the page and every CSV are the admins' alone (an annotator sees neither
+"""Matrix rows for annotation analytics: the page, every CSV and the API are the admins' alone (an annotator sees neither
 their own figures nor another annotator's); anonymous visitors go to the login page."""
 
 from __future__ import annotations
@@ -27,6 +27,14 @@ CASES: list[Case] = [
         Case(f"annotation analytics {table} CSV", "get", f"{PAGE}{table}.csv", expected=ADMINS, fmt=None)
         for table in ("annotators", "annotator_totals", "sources", "domains", "rejections")
     ),
+    Case("annotation analytics API", "get", "/api/annotation-analytics/", expected=only({ADM: 200})),
+    Case(
+        "annotation analytics API, reversed period",
+        "get",
+        "/api/annotation-analytics/?from=2026-02-01&to=2026-01-01",
+        expected=only({ADM: 400}),
+    ),
+    Case("annotation analytics API POST", "post", "/api/annotation-analytics/", expected=only({ADM: 405})),
     Case(
         "annotation analytics unknown CSV",
         "get",

@@ -67,8 +67,10 @@ class Period:
 
     @property
     def end(self) -> datetime | None:
-        """The first instant after the period (exclusive)."""
-        return _midnight(self.last_day + timedelta(days=1)) if self.last_day else None
+        """The first instant after the period (exclusive); None after the calendar's last day, too."""
+        if self.last_day is None or self.last_day == date.max:
+            return None
+        return _midnight(self.last_day + timedelta(days=1))
 
     @property
     def is_all_time(self) -> bool:

@@ -148,3 +148,12 @@ def test_the_page_is_flat_in_queries_at_ten_times_the_data(
 
 
 PAGE_QUERIES = 13  # session, user, roles; the 8 of the figures; the user's and groups' permissions (the menu)
+
+
+@pytest.mark.parametrize(
+    "value", ["²٣", "２０２６-11-10", "9999-12-31", "0001-01-01", "x" * 5000, "2026-02-30"]
+)
+def test_hostile_dates_are_a_clear_answer_never_a_server_error(client, admin_user_role, value):
+    client.force_login(admin_user_role)
+    for url in (PAGE, f"{PAGE}annotators.csv", "/api/annotation-analytics/"):
+        assert client.get(url, {"from": value, "to": value}).status_code in (200, 400), (url, value)

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from PIL import Image
-from scipy import ndimage
 
 from annotation.workspace import bbox_px_to_1000
 
@@ -177,6 +176,8 @@ def _open_gray(image_bytes: bytes) -> Image.Image:
 def _glyph_boxes(ink: Mask, max_glyph_px: int) -> tuple[list[Box], Mask]:
     """The boxes of the 8-connected ink components that can be glyphs (lines, outlines and fills cannot),
     and the mask of their pixels."""
+    from scipy import ndimage  # loaded on first use: the URL conf must not import it
+
     labels, count = ndimage.label(ink, structure=np.ones((3, 3), dtype=bool))
     boxes = []
     keep = np.zeros(count + 1, dtype=bool)
@@ -197,6 +198,8 @@ def _glyph_boxes(ink: Mask, max_glyph_px: int) -> tuple[list[Box], Mask]:
 def _glyph_page(gray: Pixels, mask: Mask, antialias: bool) -> Pixels:
     """What Tesseract reads: the glyphs black on white, or (``antialias``) the grey image with everything but
     the glyphs and a one-pixel rim painted white."""
+    from scipy import ndimage  # loaded on first use: the URL conf must not import it
+
     if not antialias:
         return np.where(mask, 0, 255).astype(np.uint8)
     rim = ndimage.binary_dilation(mask, structure=np.ones((3, 3), dtype=bool))

@@ -27,7 +27,7 @@ def ocr_runs(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         raw = request.POST.get("source_id", "")
-        source = Source.objects.filter(pk=int(raw)).first() if raw.isdigit() else None
+        source = Source.objects.filter(pk=int(raw)).first() if raw.isascii() and raw.isdigit() else None
         if source is None:
             error, status = "Choose a source.", 400
         else:

@@ -16,7 +16,7 @@ from tests.factories import ParentProblemFactory, ProblemImageFactory
 from .conftest import assert_no_csp_violations, screenshot
 from .test_workspace_journey_browser import login_and_open_pass
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

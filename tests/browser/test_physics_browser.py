@@ -23,7 +23,7 @@ from .conftest import CSP_RECORDER, PASSWORD, assert_no_csp_violations, screensh
 from .test_workspace_browser import wait_saved
 from .test_workspace_journey_browser import login_and_open_pass
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 UNIT_RULE = "PHYS_UNIT_DIMENSION"
 UNIT_PATH = "quantities[4].unit_latex"  # q005, the weight W of the demo's beam problem

@@ -22,6 +22,9 @@ class Source(models.Model):
     name = models.CharField(max_length=200, unique=True)
     license = models.CharField(max_length=500, blank=True)
     url = models.URLField(max_length=500, blank=True)
+    # Strict assignment (``annotation.assignments``): only a problem's assigned annotator (and admins) may edit
+    # its passes; otherwise an unassigned problem stays open to every annotator.
+    assignment_strict = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -709,3 +712,148 @@ class OcrProposal(models.Model):
 
     def __str__(self) -> str:
         return f"ocr {self.text!r} ({self.status})"
+
+
+class Assignment(models.Model):
+    """Who is to do a problem's work (``annotation.assignments``): its annotator, or its source reviewer, with an
+    optional due date. One assignee per problem and role."""
+
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator", "Annotator"
+        SOURCE_REVIEWER = "source_reviewer", "Source reviewer"
+
+    parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="assignments")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    due_date = models.DateField(null=True, blank=True)
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["parent", "role"]
+        constraints = [
+            models.UniqueConstraint(fields=["parent", "role"], name="one_assignee_per_parent_and_role"),
+            models.CheckConstraint(
+                condition=Q(role__in=["annotator", "source_reviewer"]), name="assignment_role_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "role"])]
+
+    def __str__(self) -> str:
+        return f"{self.parent_id} {self.role} → {self.user_id}"
+
+
+class DoubleAnnotationSample(models.Model):
+    """An admin's request for a second, independent annotation of a seeded sample of one source's parents
+    (``annotation.double``): a fraction or a count, drawn with ``seed``."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="double_samples")
+    fraction = models.FloatField(null=True, blank=True)
+    count = models.PositiveIntegerField(null=True, blank=True)
+    seed = models.IntegerField(default=2027)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(fraction__isnull=False) & Q(count__isnull=True))
+                | (Q(fraction__isnull=True) & Q(count__isnull=False)),
+                name="double_sample_fraction_or_count",
+            ),
+            models.CheckConstraint(
+                condition=Q(fraction__isnull=True) | (Q(fraction__gt=0) & Q(fraction__lte=1)),
+                name="double_sample_fraction_in_0_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"double annotation sample #{self.pk} of {self.source_id}"
+
+
+class SecondAnnotation(models.Model):
+    """One parent of a double-annotation sample and its independent second annotator, who never sees the first
+    annotation (``annotation.double.blind``)."""
+
+    sample = models.ForeignKey(DoubleAnnotationSample, on_delete=models.CASCADE, related_name="parents")
+    parent = models.OneToOneField(ParentProblem, on_delete=models.CASCADE, related_name="second_annotation")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="second_annotations"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["parent"]
+        indexes = [models.Index(fields=["annotator"])]
+
+    def __str__(self) -> str:
+        return f"second annotation of {self.parent_id} by {self.annotator_id}"
+
+
+class IndependentPassDocument(models.Model):
+    """The second annotator's own document of one pass, from the same images and text; it never compiles
+    (curation may carry its records into the first annotator's document)."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+
+    second = models.ForeignKey(SecondAnnotation, on_delete=models.CASCADE, related_name="documents")
+    pass_no = models.PositiveSmallIntegerField()
+    document = models.JSONField()
+    document_sha256 = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    version = models.PositiveIntegerField(default=1)  # the If-Match save counter
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["second", "pass_no"]
+        constraints = [
+            models.UniqueConstraint(fields=["second", "pass_no"], name="one_independent_document_per_pass"),
+            models.CheckConstraint(
+                condition=Q(pass_no__gte=1) & Q(pass_no__lte=4), name="independent_pass_no_1_to_4"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["draft", "submitted"]), name="independent_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"independent {self.second.parent_id} pass {self.pass_no} v{self.version}"
+
+
+class Curation(models.Model):
+    """A curator's reconciliation of the two annotations of one pass (``annotation.curation``): one choice per
+    matched record, and the curated document it produced (saved as a version of the first annotator's pass)."""
+
+    parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="curations")
+    pass_no = models.PositiveSmallIntegerField()
+    choices = models.JSONField(default=list)  # [{"collection", "first", "second", "keep": "first"|"second"|...}]
+    first_sha256 = models.CharField(max_length=64)
+    second_sha256 = models.CharField(max_length=64)
+    result_sha256 = models.CharField(max_length=64)
+    curator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(pass_no__gte=1) & Q(pass_no__lte=4), name="curation_pass_no_1_to_4"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"curation of {self.parent_id} pass {self.pass_no}"

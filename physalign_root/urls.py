@@ -3,6 +3,10 @@
 from django.urls import include, path
 
 from annotation import urls as annotation_urls
+from annotation.agreement import urls as annotation_agreement_urls
+from annotation.assignments import urls as annotation_assignments_urls
+from annotation.curation import urls as annotation_curation_urls
+from annotation.double import urls as annotation_double_urls
 from annotation.analytics import urls as annotation_analytics_urls
 from annotation.api import draft_urls as annotation_api_draft_urls
 from annotation.api import urls as annotation_api_urls
@@ -17,6 +21,7 @@ from models_registry import urls as models_registry_urls
 from models_registry.api import urls as models_registry_api_urls
 from physalign_site import urls as site_urls
 from probes import urls as probes_urls
+from probes.datasheet import urls as probes_datasheet_urls
 from probes.api import urls as probes_api_urls
 from review import urls as review_urls
 from review.api import urls as review_api_urls
@@ -42,6 +47,11 @@ urlpatterns = [
     path("", include(annotation_physics_urls)),
     path("", include(annotation_ocr_urls)),
     path("", include(annotation_analytics_urls)),
+    path("", include(annotation_assignments_urls)),
+    path("", include(annotation_double_urls)),
+    path("", include(annotation_agreement_urls)),
+    path("", include(annotation_curation_urls)),
+    path("", include(probes_datasheet_urls)),
     path("", include(probes_urls)),
     path("", include(review_urls)),
 ]

@@ -1,0 +1,1 @@
+"""Assignment of problems to annotators and source reviewers: the admins' page and API."""

@@ -1,0 +1,1 @@
+"""Curation: reconciling the two annotations of a pass record by record into one curated document."""

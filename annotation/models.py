@@ -831,6 +831,16 @@ class IndependentPassDocument(models.Model):
     def __str__(self) -> str:
         return f"independent {self.second.parent_id} pass {self.pass_no} v{self.version}"
 
+    # What the workspace page reads of a pass document (``annotation.workspace_page``): an independent document
+    # has no history of its own, is never approved and carries no review note.
+    @property
+    def history_version(self) -> int:
+        return self.version
+
+    approval_is_fresh = False
+    approved_sha256 = ""
+    review_note = ""
+
 
 class Curation(models.Model):
     """A curator's reconciliation of the two annotations of one pass (``annotation.curation``): one choice per

@@ -6,6 +6,7 @@ from annotation import urls as annotation_urls
 from annotation.agreement import urls as annotation_agreement_urls
 from annotation.assignments import urls as annotation_assignments_urls
 from annotation.curation import urls as annotation_curation_urls
+from annotation.double import api_urls as annotation_double_api_urls
 from annotation.double import urls as annotation_double_urls
 from annotation.analytics import urls as annotation_analytics_urls
 from annotation.api import draft_urls as annotation_api_draft_urls
@@ -38,6 +39,7 @@ urlpatterns = [
     path("api/", include(solving_api_urls)),
     path("api/", include(review_api_urls)),
     path("api/", include(annotation_api_draft_urls)),
+    path("api/", include(annotation_double_api_urls)),
     path("", include(home_urls)),
     path("", include(models_registry_urls)),
     path("", include(evaluation_urls)),

@@ -18,6 +18,8 @@ from django_htmx.http import push_url
 from audit.disclosure import may_show_targets
 from physalign_site.access import require
 
+from ..double.blind import hidden_problem_ids
+from ..double.services import INDEPENDENT_PASSES
 from ..forms import ProblemFilterForm
 from ..models import APPROVAL_FRESHNESS_FIELDS, ParentProblem, PassDocument, ProblemImage
 from ..permissions import (
@@ -54,6 +56,8 @@ def pass_page_url(user: object, problem_id: str, pass_no: int) -> str:
 class ProblemRow:
     problem: ParentProblem
     passes: list[PassCell] = field(default_factory=list)
+    # the user annotates this problem a second time: its first annotation's state is hidden (annotation.double)
+    independent: bool = False
 
     @property
     def approved_count(self) -> int:
@@ -78,9 +82,26 @@ def pass_cell(pass_no: int, document: PassDocument | None, url: str = "") -> Pas
     return PassCell(pass_no, document.status, f"Pass {pass_no}: {document.get_status_display().lower()}", url)
 
 
+def _independent_row(problem: ParentProblem) -> ProblemRow:
+    cells = [
+        PassCell(
+            n,
+            "independent",
+            f"Pass {n}: your independent annotation",
+            reverse("double:workspace", args=[problem.problem_id, n]),
+        )
+        for n in INDEPENDENT_PASSES
+    ]
+    return ProblemRow(problem, cells, independent=True)
+
+
 def _problem_rows(user: object, problems: list[ParentProblem]) -> list[ProblemRow]:
     rows = []
+    hidden = hidden_problem_ids(user)
     for problem in problems:
+        if problem.problem_id in hidden:
+            rows.append(_independent_row(problem))
+            continue
         by_pass = {document.pass_no: document for document in problem.passes.all()}
         cells = []
         for n in ANNOTATION_PASSES:

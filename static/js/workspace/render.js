@@ -52,7 +52,7 @@ function renderHeader(ctx) {
   submitBtn.disabled = blocked;
   const nextBtn = $("ws-submit-next");
   if (nextBtn) nextBtn.disabled = blocked;
-  submitBtn.textContent = state.status === "submitted" ? "Submitted" : state.status === "approved" ? "Approved" : blocking ? `Fix ${blocking} issue${blocking === 1 ? "" : "s"} to submit` : "Submit for review";
+  submitBtn.textContent = state.status === "submitted" ? "Submitted" : state.status === "approved" ? "Approved" : blocking ? `Fix ${blocking} issue${blocking === 1 ? "" : "s"} to submit` : (ctx.payload.submit_label || "Submit for review");
   setSaveState(ctx);
 }
 export function renderImageTabs(ctx) {

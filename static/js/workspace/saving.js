@@ -83,7 +83,7 @@ export async function submit(ctx, { thenNext = false } = {}) {
       window.location.assign(following);
       return;
     }
-    showBanner(`Submitted for source review. ${next ? next.textContent : ""}`.trim(), "ok");
+    showBanner(`${payload.submitted_text || "Submitted for source review."} ${next ? next.textContent : ""}`.trim(), "ok");
     setTimeout(() => window.location.reload(), 1500);
   } else {
     if (res.data && res.data.extra && res.data.extra.errors) state.issues = res.data.extra.errors;

@@ -43,7 +43,13 @@ def _fill(route: str, values: dict[str, str]) -> str | None:
 
 def first_annotation_urls(problem_id: str, draft_id: int) -> list[tuple[str, str]]:
     """Every route naming a problem or a draft (but the images and the second annotator's own), filled in."""
-    values = {"problem_id": problem_id, "pass_no": "1", "draft_id": str(draft_id), "version": "1", "image_id": "img_1"}
+    values = {
+        "problem_id": problem_id,
+        "pass_no": "1",
+        "draft_id": str(draft_id),
+        "version": "1",
+        "image_id": "img_1",
+    }
     urls = []
     for route, name in _patterns(get_resolver()):
         if name in OPEN or name.startswith(("double:", "double-api:")):
@@ -98,7 +104,9 @@ def test_every_url_of_the_first_annotation_refuses_the_second_annotator(double, 
                 body = response.content.decode("utf-8", "replace")
                 assert FIRST_SECRET not in body, f"{how} {method} {url} shows the first annotation"
                 if name == "annotation:problem_detail":
-                    assert response.status_code == 302 and response["Location"] == "/problems/dbl_a/independent/"
+                    assert (
+                        response.status_code == 302 and response["Location"] == "/problems/dbl_a/independent/"
+                    )
                     continue
                 if response.status_code == 405:
                     continue

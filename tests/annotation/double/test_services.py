@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.double.services import double_sample_request, independent_save, independent_submit, sample_parents
+from annotation.double.services import (
+    double_sample_request,
+    independent_save,
+    independent_submit,
+    sample_parents,
+)
 from annotation.models import IndependentPassDocument, SecondAnnotation
 from audit.models import Event
 from physalign_site.errors import ApplicationError, ConflictError
@@ -18,7 +23,9 @@ def test_sample_is_seeded_and_in_problem_id_order():
     first = sample_parents(ids, fraction=0.25, count=None, seed=11)
     assert first == sample_parents(list(reversed(ids)), fraction=0.25, count=None, seed=11)  # order-free
     assert len(first) == 5 and first == sorted(first)
-    assert sample_parents(ids, fraction=None, count=3, seed=11) != sample_parents(ids, fraction=None, count=3, seed=12)
+    assert sample_parents(ids, fraction=None, count=3, seed=11) != sample_parents(
+        ids, fraction=None, count=3, seed=12
+    )
     assert sample_parents(ids, fraction=None, count=99, seed=1) == ids  # at most every candidate
     assert len(sample_parents(ids, fraction=0.01, count=None, seed=1)) == 1  # at least one
 
@@ -32,7 +39,9 @@ def test_second_annotators_spread_evenly_and_never_the_first(django_user_model):
     from annotation.services import pass_document_save
 
     # sp_a annotated sp_0: it must go to sp_b
-    pass_document_save(parent=parents[0], pass_no=1, document=first_pass1("sp_0"), actor=a, expected_version=None)
+    pass_document_save(
+        parent=parents[0], pass_no=1, document=first_pass1("sp_0"), actor=a, expected_version=None
+    )
     double_sample_request(source=source, annotator_ids=[a.pk, b.pk], actor=admin, count=6, seed=3)
     given = dict(SecondAnnotation.objects.values_list("parent__problem_id", "annotator__username"))
     assert given["sp_0"] == "sp_b"
@@ -66,7 +75,9 @@ def test_only_first_annotator_available_refuses_the_whole_sample(double, django_
         parent=parent, pass_no=1, document=first_pass1("of_0"), actor=double["first"], expected_version=None
     )
     with pytest.raises(ApplicationError) as refused:
-        double_sample_request(source=source, annotator_ids=[double["first"].pk], actor=double["admin"], count=1)
+        double_sample_request(
+            source=source, annotator_ids=[double["first"].pk], actor=double["admin"], count=1
+        )
     assert refused.value.code == "no_independent_annotator"
     assert not SecondAnnotation.objects.filter(parent=parent).exists()
 
@@ -80,10 +91,18 @@ def test_independent_save_is_versioned_and_submit_validates(double):
     assert (doc.version, doc.status) == (1, "draft")
     with pytest.raises(ConflictError):
         independent_save(
-            second=second_annotation, pass_no=1, document=first_pass1("dbl_b"), actor=double["second"], expected_version=7
+            second=second_annotation,
+            pass_no=1,
+            document=first_pass1("dbl_b"),
+            actor=double["second"],
+            expected_version=7,
         )
     doc = independent_save(
-        second=second_annotation, pass_no=1, document=first_pass1("dbl_b"), actor=double["second"], expected_version=1
+        second=second_annotation,
+        pass_no=1,
+        document=first_pass1("dbl_b"),
+        actor=double["second"],
+        expected_version=1,
     )
     assert doc.version == 2
     with pytest.raises(ApplicationError) as other:

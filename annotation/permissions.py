@@ -59,9 +59,16 @@ def can_import_review_state(user: Any) -> bool:
     return can_review_pass(user)
 
 
-def is_self_review(user: Any, *, last_editor_id: int | None) -> bool:
-    """A source reviewer may not approve or reject the document they edited last (admins may)."""
-    return last_editor_id is not None and last_editor_id == getattr(user, "pk", None) and not is_admin(user)
+def is_self_review(
+    user: Any, *, last_editor_id: int | None = None, annotator_ids: frozenset[int] = frozenset()
+) -> bool:
+    """A source reviewer may not approve or reject a pass document they annotated (admins may): the one who
+    edited it last, and everyone in ``annotator_ids`` (whoever saved a version of it and the problem's assigned
+    annotator: ``annotation.source_reviews.pass_annotator_ids`` gathers them)."""
+    pk = getattr(user, "pk", None)
+    if pk is None or is_admin(user):
+        return False
+    return pk == last_editor_id or pk in annotator_ids
 
 
 def can_review_pass_no(user: Any, pass_no: int) -> bool:

@@ -20,9 +20,10 @@ from kit.passes.validator import (
 )
 from physalign_site.errors import ApplicationError, ConflictError
 
+from .assignments.services import require_may_edit
 from .history import pass_version_save
 from .models import LLMDraft, ParentProblem, PassDocument, PassDocumentVersion, Source
-from .permissions import can_manage_sources, is_self_review
+from .permissions import can_manage_sources
 from .physics.services import (
     blocking_issues,
     blocking_reason,
@@ -35,7 +36,7 @@ from .selectors import (
     parent_passes_approved,
     pass_validation_issues,
 )
-from .source_reviews import RecordCommentIn, comments_checked, source_review_record
+from .source_reviews import RecordCommentIn, comments_checked, require_not_self_review, source_review_record
 
 SOLUTION_PASS = 5
 PASS_NUMBERS = (1, 2, 3, 4, 5)
@@ -139,6 +140,7 @@ def pass_document_save(
     """
     if pass_no not in PASS_NUMBERS:
         raise ApplicationError("Pass numbers run from 1 to 5.", code="pass_not_found", status=404)
+    require_may_edit(actor, parent)
     parent = ParentProblem.objects.select_for_update().get(pk=parent.pk)
     doc = PassDocument.objects.select_for_update().filter(parent=parent, pass_no=pass_no).first()
     _require_expected_version(doc, expected_version)
@@ -290,6 +292,7 @@ def pass_document_revert(
     Guarded like any save: ``expected_version`` must be the current version. Reverting to content
     equal to the current document changes nothing.
     """
+    require_may_edit(actor, doc.parent)
     old = PassDocumentVersion.objects.filter(pass_document=doc, version=version).first()
     if old is None:
         raise ApplicationError(f"Version {version} does not exist.", code="version_not_found", status=404)
@@ -318,6 +321,7 @@ def pass_document_submit(*, doc: PassDocument, actor: Any) -> PassDocument:
     workspace's own checks, report no issue at all, and no physics rule an admin made blocking finds anything
     (physics warnings never refuse). The workspace shows a submitted (and an approved) document read-only; only a
     rejection reopens it for editing. Saving through the API would still store a new draft (un-submitting it)."""
+    require_may_edit(actor, doc.parent)
     doc = PassDocument.objects.select_for_update().select_related("parent").get(pk=doc.pk)
     _require_pass5_unlocked(doc.parent, doc.pass_no)
     if doc.status == PassDocument.Status.SUBMITTED:
@@ -406,12 +410,7 @@ def pass_document_approve(
     knows which problem content the reviewer saw passes ``parent_content_sha256``; a different one is refused."""
     doc = _review_lock(doc, document_sha256, parent_content_sha256)
     checked = comments_checked(doc.document, comments or [])
-    if is_self_review(actor, last_editor_id=doc.updated_by_id):
-        raise ApplicationError(
-            "You cannot approve a document you edited last; ask another reviewer.",
-            code="self_review",
-            status=403,
-        )
+    require_not_self_review(doc=doc, actor=actor, decision="approve")
     before = _pass_state(doc)
     doc.status = PassDocument.Status.APPROVED
     doc.approved_sha256 = doc.document_sha256
@@ -467,6 +466,7 @@ def pass_document_reject(
         raise ApplicationError("A rejection needs a note saying what to fix.", code="note_required")
     doc = _review_lock(doc, document_sha256)
     checked = comments_checked(doc.document, comments or [])
+    require_not_self_review(doc=doc, actor=actor, decision="reject")
     before = _pass_state(doc)
     doc.status = PassDocument.Status.REJECTED
     doc.review_note = note.strip()

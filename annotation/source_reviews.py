@@ -8,9 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Subquery
+
 from physalign_site.errors import ApplicationError
 
-from .models import PassDocument, RecordComment, SourceReview
+from .models import Assignment, PassDocument, PassDocumentVersion, RecordComment, SourceReview
+from .permissions import is_self_review
 from .record_comments import MAX_COMMENT, RecordRef, ReviewChanges, changes_since, parse_record_key
 
 MAX_COMMENTS = 100
@@ -48,6 +52,64 @@ def comments_checked(document: Any, comments: list[RecordCommentIn]) -> list[tup
             )
         checked.append((ref, text))
     return checked
+
+
+def pass_annotator_ids(doc: PassDocument) -> frozenset[int]:
+    """Everyone who annotated a pass document (so may not review it): its last editor, whoever saved a version
+    of it (``PassDocumentVersion.saved_by``; coalesced autosaves are one author's) and its problem's assigned
+    annotator. One query."""
+    savers = PassDocumentVersion.objects.filter(pass_document=doc).values("saved_by_id")
+    assigned = Assignment.objects.filter(parent_id=doc.parent_id, role=Assignment.Role.ANNOTATOR).values(
+        "user_id"
+    )
+    ids: set[int] = set(
+        get_user_model().objects.filter(Q(pk__in=savers) | Q(pk__in=assigned)).values_list("pk", flat=True)
+    )
+    if doc.updated_by_id is not None:
+        ids.add(doc.updated_by_id)
+    return frozenset(ids)
+
+
+def require_not_self_review(*, doc: PassDocument, actor: Any, decision: str) -> None:
+    """Refuse (403, code ``self_review``) a source review by someone who annotated the pass (admins excepted,
+    ``permissions.is_self_review``); ``decision`` is the verb the message names (approve / reject)."""
+    if is_self_review(actor, last_editor_id=doc.updated_by_id, annotator_ids=pass_annotator_ids(doc)):
+        raise ApplicationError(
+            f"You cannot {decision} a pass you annotated (you edited it, saved a version of it or are its "
+            "problem's assigned annotator); ask another reviewer.",
+            code="self_review",
+            status=403,
+        )
+
+
+def annotated_by(reviewer: Any) -> Q:
+    """The ``PassDocument`` condition "``reviewer`` annotated it" of :func:`pass_annotator_ids`, in SQL."""
+    saved = PassDocumentVersion.objects.filter(pass_document=OuterRef("pk"), saved_by=reviewer)
+    assigned = Assignment.objects.filter(
+        parent=OuterRef("parent_id"), role=Assignment.Role.ANNOTATOR, user=reviewer
+    )
+    return Q(updated_by=reviewer) | Q(Exists(saved)) | Q(Exists(assigned))
+
+
+def source_queue_for(*, queue: QuerySet[PassDocument], reviewer: Any) -> QuerySet[PassDocument]:
+    """The source review queue as ``reviewer`` takes it: the passes of problems assigned to them first (by due
+    date, none last), then the rest in the queue's own order (oldest first). Each row says whether it is
+    ``assigned_to_me``, to whom its problem's review is assigned (``assigned_reviewer``, '' or None: nobody)
+    and whether the reviewer annotated it (``annotated_by_me``: then another reviewer must decide it)."""
+    reviews = Assignment.objects.filter(parent=OuterRef("parent_id"), role=Assignment.Role.SOURCE_REVIEWER)
+    mine = reviews.filter(user=reviewer)
+    return queue.annotate(
+        assigned_to_me=Exists(mine),
+        assignment_due=Subquery(mine.values("due_date")[:1]),
+        assigned_reviewer=Subquery(reviews.values("user__username")[:1]),
+        annotated_by_me=ExpressionWrapper(annotated_by(reviewer), output_field=BooleanField()),
+    ).order_by(F("assigned_to_me").desc(), F("assignment_due").asc(nulls_last=True), "updated_at", "pk")
+
+
+def source_review_next_for(*, queue: QuerySet[PassDocument], reviewer: Any) -> PassDocument | None:
+    """The next pass ``reviewer`` may decide in that queue: assigned ones first (:func:`source_queue_for`),
+    never one they annotated."""
+    return source_queue_for(queue=queue, reviewer=reviewer).exclude(annotated_by(reviewer)).first()
 
 
 def source_review_record(

@@ -511,7 +511,12 @@ def references_to(documents: Mapping[int, Any], ids: Iterable[str]) -> dict[str,
                 for ref in _references(row, "", top=True):
                     if ref in wanted and where not in found.setdefault(ref, []):
                         found[ref].append(where)
-    return {ref: found[ref] for ref in sorted(found)}
+    return {ref: sorted(found[ref], key=_where_order) for ref in sorted(found)}
+
+
+def _where_order(where: str) -> tuple[int, str]:
+    _, number, record = where.split(" ", 2)
+    return (int(number), record)
 
 
 def _references(value: Any, key: str, *, top: bool) -> Iterable[str]:

@@ -379,5 +379,5 @@ def test_references_to_names_the_later_records():
     }
     assert references_to(later, ["v002", "v003", "p001"]) == {
         "p001": ["Pass 2 b001", "Pass 4 b001"],
-        "v002": ["Pass 2 p002", "Pass 2 b002", "Pass 4 b001"],
+        "v002": ["Pass 2 b002", "Pass 2 p002", "Pass 4 b001"],
     }

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from physalign_site.access import require
 
+from .datasheet.views import datasheet_context
 from .exports.hf import release_hf_queue, release_hf_zip_open, release_hf_zip_ready
 from .models import Release
 from .permissions import can_manage_probes
@@ -92,6 +93,7 @@ def release_detail(request: HttpRequest, release_id: str) -> HttpResponse:
             "files": release_files(release),
             "interfaces": release_interfaces(release),
             "pools": pool_rows(release.counts or {}),
+            "datasheet": datasheet_context(release),
         },
     )
 

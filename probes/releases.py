@@ -4,7 +4,7 @@ The layout, the freeze, the public records and the validation that rebuilds them
 :mod:`probes.release_layout`; this module gathers the probes, their images and the review authorization from the
 database, writes the directory and records the :class:`Release`. Layout written by :func:`release_export`::
 
-    release.json  FILE_MANIFEST.json  README.md
+    release.json  FILE_MANIFEST.json  README.md  datasheet.json  datasheet.csv  (probes.datasheet)
     public/qa_raw.json  public/qa_gold.json  public/images/<bytes_sha256><suffix>
     private/project/  (project.json, source/: catalog, membership, one draft per probe, image bytes, source strings)
     private/request/  (request.json, review_proof.PRIVATE.json, approval.TEMPLATE.json)
@@ -38,6 +38,8 @@ from .attachments import AttachmentIndex
 from .compiler.errors import CompileError
 from .compiler.probe import prospective_plan
 from .compiler.scorability import check_response_contract
+from .datasheet.selectors import datasheet_for_export
+from .datasheet.tables import folder_files
 from .models import Membership, Probe, Release, ReleaseItem
 from .release_layout import ReleaseAuthorization, ValidationReport
 from .release_store import artifact_keep, build_dir, public_zip_name, release_folder, release_store_put
@@ -107,6 +109,8 @@ def release_export(
         raise ApplicationError(
             f"The release cannot be built: {error}", code=error.code, extra={"detail": error.detail}
         ) from error
+    # the datasheet beside release.json: sealed in FILE_MANIFEST.json, outside what the validation rebuilds
+    tree |= folder_files(datasheet_for_export(tree=tree, manifest=manifest))
     staging = output.with_name(f".{output.name}.staging")
     shutil.rmtree(staging, ignore_errors=True)
     for relative, data in tree.items():

@@ -1,5 +1,12 @@
-from django.urls import path  # noqa: F401
+"""The release datasheet's downloads; the datasheet itself is a section of the release page."""
+
+from django.urls import path
+
+from . import views
 
 app_name = "datasheet"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("releases/<str:release_id>/datasheet.csv", views.datasheet_csv, name="csv"),
+    path("releases/<str:release_id>/datasheet.json", views.datasheet_json, name="json"),
+]

@@ -27,6 +27,8 @@ from django.db.models import Count
 from annotation.models import Source
 from audit.services import event_record
 
+from ..datasheet.selectors import datasheet_for_release
+from ..datasheet.tables import markdown as datasheet_markdown
 from ..release_store import (
     artifact_delete,
     artifact_exists,
@@ -115,9 +117,11 @@ def dataset_card(
     configs: dict[str, int],
     sources: list[dict[str, Any]],
     languages: Iterable[str],
+    datasheet: str = "",
 ) -> str:
     """README.md of the dataset: YAML header (licence, configs with their data files, languages), then the task,
-    the counts, the sources with their licences, how to score and how to cite."""
+    the counts, the sources with their licences, the release's datasheet (``datasheet``: Markdown from
+    ``probes.datasheet.tables.markdown``), how to score and how to cite."""
     import yaml  # a dependency of ``datasets``
 
     split = manifest["split"]
@@ -185,7 +189,7 @@ attached in their order, in a fresh context, and answers in the JSON the user me
 {source_rows}
 
 The licence of each source is in [`{LICENSE_FILE}`]({LICENSE_FILE}).
-
+{"" if not datasheet else chr(10) + datasheet}
 ## Loading
 
 ```python
@@ -301,7 +305,7 @@ class HFExport:
     seconds: float
 
 
-def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]]) -> HFExport:
+def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]], datasheet: str = "") -> HFExport:
     """Write the dataset folder (parquet shards + README.md) and scan it; a leaking export is deleted."""
     import datasets
 
@@ -323,7 +327,7 @@ def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]]) -> H
         if bars:
             datasets.enable_progress_bars()
     languages = {r["language"] for rows in part.records.values() for r in rows}
-    card = dataset_card(part.manifest, {n: len(r) for n, r in configs.items()}, sources, languages)
+    card = dataset_card(part.manifest, {n: len(r) for n, r in configs.items()}, sources, languages, datasheet)
     (output / "README.md").write_text(card, encoding="utf-8")
     (output / LICENSE_FILE).write_text(license_file(part.manifest, sources), encoding="utf-8")
     records = [
@@ -366,7 +370,12 @@ def release_sources(release: Any) -> list[dict[str, Any]]:
 
 def export_hf(*, release: Any, output: Path, actor: Any = None) -> HFExport:
     """The release's public part as a Hugging Face dataset folder at ``output`` (audited)."""
-    result = write_hf(read_public(release_folder(release)), output, release_sources(release))
+    result = write_hf(
+        read_public(release_folder(release)),
+        output,
+        release_sources(release),
+        datasheet_markdown(datasheet_for_release(release)),
+    )
     event_record(
         actor=actor,
         verb="release.export_hf",

@@ -37,7 +37,9 @@ class DocumentSideOutput(serializers.Serializer):
 
 
 class PairOutput(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The pair's row (the pairs' order).")
     collection = serializers.CharField()
+    noun = serializers.CharField(help_text="What the collection's records are called: region, entity, …")
     first_id = serializers.CharField(allow_null=True, help_text="null: only in the second document.")
     second_id = serializers.CharField(allow_null=True, help_text="null: only in the first document.")
     score = serializers.FloatField(help_text="The match's similarity (IoU for boxes); 0 when unmatched.")

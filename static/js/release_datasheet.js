@@ -26,8 +26,10 @@
         })
       },
       options: {
+        aspectRatio: 2.2,
         plugins: {
           title: title("Share within each collection (%)"),
+          legend: { position: "right" },
           tooltip: { callbacks: { label: function (ctx) {
             return ctx.dataset.label + ": " + ctx.raw + "% (" + ctx.dataset.counts[ctx.dataIndex] + ")";
           } } }
@@ -43,6 +45,7 @@
       ] },
       options: {
         indexAxis: "y",
+        aspectRatio: 2.6,
         plugins: {
           title: title("Concept families (share of " + data.parents + " parents)"),
           legend: { display: false },
@@ -60,7 +63,8 @@
         { label: "Occurrences", data: data.terms.occurrences, backgroundColor: colors[2] }
       ] },
       options: {
-        plugins: { title: title("Prominent terms") },
+        aspectRatio: 3,
+        plugins: { title: title("Prominent terms (parents mentioning each, and occurrences)") },
         scales: { y: { beginAtZero: true, ticks: { precision: 0 } } }
       }
     });

@@ -19,11 +19,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from physalign_site.api import errors, json_object, role_permission
+from physalign_site.api import ApiCursorPagination, cursor_page, errors, json_object, role_permission
 from physalign_site.errors import ApplicationError
 
+from ..api.serializers import ValidationIssueOutput
 from ..api.views import IF_MATCH, expected_version
-from ..models import IndependentPassDocument, SecondAnnotation, Source
+from ..models import DoubleAnnotationSample, IndependentPassDocument, SecondAnnotation, Source
 from .permissions import can_annotate_independently, can_manage_double_annotation
 from .selectors import sample_rows
 from .services import (
@@ -45,7 +46,7 @@ PATH = [
 class IndependentStateOutput(serializers.Serializer):
     problem_id = serializers.CharField(source="second.parent.problem_id")
     pass_no = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=IndependentPassDocument.Status.choices)
+    status = serializers.CharField(help_text="draft, or submitted (marked done: read-only in the workspace)")
     version = serializers.IntegerField(help_text="the save counter: send it as If-Match (it is the ETag)")
     history_version = serializers.IntegerField(help_text="the same as version (no coalescing history here)")
     document = json_object("The second annotator's Kit pass document of this pass.")
@@ -58,7 +59,7 @@ class IndependentStateOutput(serializers.Serializer):
     def get_updated_by(self, doc: IndependentPassDocument) -> str | None:
         return doc.updated_by.get_username() if doc.updated_by is not None else None
 
-    @extend_schema_field({"type": "array", "items": {"type": "object"}})
+    @extend_schema_field(ValidationIssueOutput(many=True))
     def get_validation_errors(self, doc: IndependentPassDocument) -> list[dict[str, Any]]:
         return list(self.context.get("issues", []))
 
@@ -150,6 +151,8 @@ class SampleOutput(serializers.Serializer):
 
 class SampleListApi(APIView):
     permission_classes = [CanManageDoubleAnnotation]
+    pagination_class = ApiCursorPagination
+    ordering = ("-created_at", "-id")
 
     @extend_schema_serializer(component_name="DoubleAnnotationSampleInput")
     class InputSerializer(serializers.Serializer):
@@ -163,11 +166,17 @@ class SampleListApi(APIView):
 
     @extend_schema(
         operation_id="double_annotation_samples_list",
-        responses={200: SampleOutput(many=True), **errors(401, 403)},
-        description="Every double-annotation sample with its progress (admins).",
+        responses={200: SampleOutput(many=True), **errors(401, 403, 404)},
+        description="Every double-annotation sample with its progress (admins), newest first, in cursor pages "
+        "(`?cursor=`, `?page_size=`). 404: a bad cursor.",
     )
     def get(self, request: Request) -> Response:
-        return Response(SampleOutput(sample_rows(), many=True).data)
+        return cursor_page(
+            self,
+            request,
+            DoubleAnnotationSample.objects.select_related("source"),
+            lambda page: SampleOutput(sample_rows(page), many=True).data,
+        )
 
     @extend_schema(
         operation_id="double_annotation_samples_create",
@@ -198,5 +207,5 @@ class SampleListApi(APIView):
             count=values.get("count"),
             seed=values["seed"],
         )
-        row = next(r for r in sample_rows() if r["id"] == sample.pk)
+        (row,) = sample_rows([sample])
         return Response(SampleOutput(row).data, status=status.HTTP_201_CREATED)

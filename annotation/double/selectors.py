@@ -9,15 +9,20 @@ from ..models import DoubleAnnotationSample, IndependentPassDocument, SecondAnno
 from .services import INDEPENDENT_PASSES
 
 
-def sample_rows() -> list[dict[str, Any]]:
-    """Every sample with its parents, submitted documents per pass and parents per annotator (three queries)."""
-    samples = list(DoubleAnnotationSample.objects.select_related("source").order_by("-created_at", "-id"))
+def sample_rows(samples: list[DoubleAnnotationSample] | None = None) -> list[dict[str, Any]]:
+    """The samples (every one, newest first, by default) with their parents, submitted documents per pass and
+    parents per annotator (three queries)."""
+    if samples is None:
+        samples = list(DoubleAnnotationSample.objects.select_related("source").order_by("-created_at", "-id"))
+    ids = [sample.pk for sample in samples]
     annotators: dict[int, Counter[str]] = defaultdict(Counter)
-    for sample_id, username in SecondAnnotation.objects.values_list("sample_id", "annotator__username"):
+    for sample_id, username in SecondAnnotation.objects.filter(sample_id__in=ids).values_list(
+        "sample_id", "annotator__username"
+    ):
         annotators[sample_id][username] += 1
     submitted: dict[int, Counter[str]] = defaultdict(Counter)
     for sample_id, pass_no in IndependentPassDocument.objects.filter(
-        status=IndependentPassDocument.Status.SUBMITTED
+        status=IndependentPassDocument.Status.SUBMITTED, second__sample_id__in=ids
     ).values_list("second__sample_id", "pass_no"):
         submitted[sample_id][str(pass_no)] += 1
     return [

@@ -8,13 +8,15 @@ compiled → reviewed → signed off (audited) → released → evaluated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.urls import reverse
 
-from annotation.models import ParentProblem
+from annotation.assignments.selectors import annotator_assigned_work, source_reviews_assigned
+from annotation.models import Assignment, ParentProblem
 from annotation.selectors import (
     WORK_STATES,
     rejected_passes,
@@ -47,10 +49,20 @@ class Figure:
 # --- annotator ---------------------------------------------------------------------------------------
 
 
-def annotator_home() -> dict[str, Any]:
+ASSIGNED_SHOWN = 50  # the home lists this many assigned problems (overdue first, then by due date)
+
+
+def annotator_home(user: Any, *, today: date) -> dict[str, Any]:
+    """The problems assigned to the annotator first (with the pass to do next and the due date), then every
+    problem's work state and the rejected passes, as before assignment existed."""
     counts = work_counts()
     problems = "annotation:problem_list"
+    assigned = annotator_assigned_work(user=user, today=today)
     return {
+        "assigned": assigned.work[:ASSIGNED_SHOWN],
+        "assigned_total": len(assigned.work),
+        "assigned_overdue": sum(1 for w in assigned.work if w.overdue),
+        "assigned_done": assigned.done,
         "figures": [
             Figure(counts[key], WORK_STATES[key][0], _url(problems, work=key)) for key in WORK_STATES
         ],
@@ -61,9 +73,12 @@ def annotator_home() -> dict[str, Any]:
 # --- source reviewer ---------------------------------------------------------------------------------
 
 
-def source_reviewer_home() -> dict[str, Any]:
+def source_reviewer_home(user: Any) -> dict[str, Any]:
+    """The submitted passes assigned to the reviewer first (by due date), then the queue's figures and the
+    passes waiting longest."""
     queue = source_review_queue()
     return {
+        "assigned": list(source_reviews_assigned(user=user)[:ASSIGNED_SHOWN]),
         "waiting": queue.count(),
         "oldest": list(queue[:8]),
         "stale": stale_approvals().count(),
@@ -84,6 +99,32 @@ def reviewer_home(user: Any) -> dict[str, Any]:
         "done_slots": sum(1 for row in slots if not row["remaining"]),
         "waiting": waiting,
     }
+
+
+# --- admin: assignments ------------------------------------------------------------------------------
+
+
+def assignment_overview(*, today: date) -> dict[str, Figure]:
+    """Problems (not excluded) with nobody assigned in each role, and assignments past their due date, each
+    linking to the assignments page filtered to them (two queries)."""
+    page = "assignments:page"
+    open_problems = ParentProblem.objects.exclude(status=ParentProblem.Status.EXCLUDED)
+    roles = {"annotator": "without an annotator", "source_reviewer": "without a source reviewer"}
+    counts = open_problems.aggregate(
+        **{
+            role: Count("pk", filter=~Q(Exists(Assignment.objects.filter(parent=OuterRef("pk"), role=role))))
+            for role in roles
+        }
+    )
+    overdue = Assignment.objects.filter(due_date__lt=today).exclude(
+        parent__status=ParentProblem.Status.EXCLUDED
+    )
+    figures = {
+        role: Figure(counts[role], noun(counts[role], "problem") + " " + label, _url(page, unassigned=role))
+        for role, label in roles.items()
+    }
+    figures["overdue"] = Figure(overdue.count(), "assignments past their due date", _url(page))
+    return figures
 
 
 # --- admin: the pipeline board -----------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The source reviewer's queue: submitted passes 1–4, oldest first, and approvals gone stale."""
+"""The source reviewer's queue: submitted passes 1–4, those assigned to the reviewer first, then oldest first, and
+approvals gone stale."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from physalign_site.access import require
 
 from ..permissions import can_review_pass
 from ..selectors import ANNOTATION_PASSES, SourceQueueFilters, source_review_progress, stale_approvals
+from ..source_reviews import source_queue_for
 
 QUEUE_PER_PAGE = 50
 
@@ -24,7 +26,8 @@ QUEUE_PER_PAGE = 50
 @require(can_review_pass)
 def source_queue(request: HttpRequest) -> TemplateResponse:
     filters = SourceQueueFilters.from_query(request.GET)
-    page = Paginator(filters.queue(), QUEUE_PER_PAGE).get_page(request.GET.get("page"))
+    queue = source_queue_for(queue=filters.queue(), reviewer=request.user)
+    page = Paginator(queue, QUEUE_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "now": timezone.now(),

@@ -13,6 +13,9 @@ from typing import Any
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 
+from annotation.agreement.permissions import can_view_annotation_agreement
+from annotation.assignments.permissions import can_manage_assignments
+from annotation.double.permissions import can_annotate_independently, can_manage_double_annotation
 from annotation.ocr.permissions import can_run_ocr_for_source
 from annotation.permissions import can_draft, can_import, can_review_pass, can_view_problems
 from annotation.physics.permissions import can_view_physics_rules
@@ -41,6 +44,7 @@ MENUS: tuple[tuple[str, tuple[Item, ...]], ...] = (
             Item("LLM drafts", "drafts:home", "drafts", lambda user: can_draft(user, 1)),
             Item("Physics rules", "physics:rules", "physics_rules", can_view_physics_rules),
             Item("OCR runs", "ocr:runs", "ocr_runs", can_run_ocr_for_source),
+            Item("Independent annotation", "double:work", "double_work", can_annotate_independently),
         ),
     ),
     (
@@ -75,6 +79,14 @@ MENUS: tuple[tuple[str, tuple[Item, ...]], ...] = (
     (
         "Admin",
         (
+            Item("Assignments", "assignments:page", "assignments", can_manage_assignments),
+            Item("Double annotation", "double:samples", "double", can_manage_double_annotation),
+            Item(
+                "Annotation agreement",
+                "agreement:summary",
+                "annotation_agreement",
+                can_view_annotation_agreement,
+            ),
             Item("Annotation analytics", "analytics:overview", "analytics", is_admin),
             Item(
                 "Django admin", "admin:index", "django_admin", lambda user: is_admin(user) and user.is_staff

@@ -56,8 +56,9 @@ def second_passes(first: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [pass1, pass2]
 
 
-@pytest.fixture
-def curation_world(db, django_user_model) -> dict[str, Any]:
+def build(*, first: Any, second: Any) -> dict[str, Any]:
+    """The problem, ``first``'s submitted passes 1–3 and ``second``'s independent passes 1–2 (users given, so the
+    browser test can pass users that log in with a password)."""
     gen = generate_problem(seed=2027, index=3)
     segments = gen.manifest_row["segments"]
     source = SourceFactory(name="curation-src")
@@ -69,18 +70,13 @@ def curation_world(db, django_user_model) -> dict[str, Any]:
         domain="electromagnetism",
     )
     ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0, data=gen.png)
-    first = make_user(django_user_model, "cur_first", "annotator")
-    second = make_user(django_user_model, "cur_second", "annotator")
-    curator = make_user(django_user_model, "cur_reviewer", "source_reviewer")
-    approver = make_user(django_user_model, "cur_approver", "source_reviewer")
-    admin = make_user(django_user_model, "cur_admin", "admin")
     docs = {}
     for pass_no, document in enumerate(gen.passes[:3], start=1):
         doc = pass_document_save(
             parent=parent, pass_no=pass_no, document=document, actor=first, expected_version=None
         )
         docs[pass_no] = pass_document_submit(doc=doc, actor=first)
-    sample = DoubleAnnotationSample.objects.create(source=source, count=1, created_by=admin)
+    sample = DoubleAnnotationSample.objects.create(source=source, count=1)
     second_annotation = SecondAnnotation.objects.create(sample=sample, parent=parent, annotator=second)
     seconds = {}
     for pass_no, document in enumerate(second_passes(gen.passes), start=1):
@@ -95,12 +91,19 @@ def curation_world(db, django_user_model) -> dict[str, Any]:
     return {
         "gen": gen,
         "parent": parent,
-        "first": first,
-        "second": second,
-        "curator": curator,
-        "approver": approver,
-        "admin": admin,
         "docs": docs,
         "seconds": seconds,
         "second_annotation": second_annotation,
     }
+
+
+@pytest.fixture
+def curation_world(db, django_user_model) -> dict[str, Any]:
+    users = {
+        "first": make_user(django_user_model, "cur_first", "annotator"),
+        "second": make_user(django_user_model, "cur_second", "annotator"),
+        "curator": make_user(django_user_model, "cur_reviewer", "source_reviewer"),
+        "approver": make_user(django_user_model, "cur_approver", "source_reviewer"),
+        "admin": make_user(django_user_model, "cur_admin", "admin"),
+    }
+    return {**users, **build(first=users["first"], second=users["second"])}

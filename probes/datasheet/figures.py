@@ -229,6 +229,79 @@ class DatasheetInput:
     agreement: AgreementInput | None = None
 
 
+# Agreement figures (the pooled ``annotation.agreement.core.combine`` figures of one pass, as plain dicts) -------
+MATCHING_LABELS = {
+    "regions": "regions",
+    "entities": "entities",
+    "mentions": "text mentions",
+    "quantities": "quantities",
+}
+AGREEMENT_LABELS = {
+    "transcription": ("transcription agreement", "matched text regions"),
+    "region_type": ("region type agreement", "matched regions"),
+    "binding": ("binding agreement", "matched bound regions"),
+    "quantity_value": ("quantity value agreement", "matched quantities"),
+    "quantity_unit": ("quantity unit agreement", "matched quantities"),
+    "quantity_owner": ("quantity owner agreement", "matched quantities"),
+}
+KAPPA_LABELS = {"entity_type": "entity type", "quantity_kind": "quantity kind"}
+
+
+def _rate_text(value: Any) -> str:
+    return f"{100 * value:.2f}%" if isinstance(value, int | float) else "—"
+
+
+def agreement_statistics(pooled: Sequence[dict[str, Any]]) -> tuple[tuple[str, str, str], ...]:
+    """Rows (statistic, value, counting unit) of each pass's pooled agreement figures, in pass order: the parents
+    compared, F1 of each matching (regions also their mean IoU), each agreement rate and Cohen's κ with the
+    count it rests on. Rates are shown as percentages with two decimals, IoU and κ with three; "—": undefined."""
+    rows: list[tuple[str, str, str]] = []
+    for figures in sorted(pooled, key=lambda f: int(f.get("pass_no") or 0)):
+        prefix = f"Pass {figures.get('pass_no')}"
+        rows.append(
+            (f"{prefix}: parents compared", f"{figures.get('parents', 0):,}", "double-annotated parents")
+        )
+        for key, label in MATCHING_LABELS.items():
+            m = figures.get(key)
+            if not isinstance(m, dict):
+                continue
+            rows.append(
+                (
+                    f"{prefix}: {label} F1",
+                    _rate_text(m.get("f1")),
+                    f"{m.get('matched', 0):,} matched of {m.get('first', 0):,} (first) and "
+                    f"{m.get('second', 0):,} (second)",
+                )
+            )
+            if key == "regions":
+                mean = m.get("mean_score")
+                threshold = figures.get("threshold")
+                rows.append(
+                    (
+                        f"{prefix}: mean IoU of matched regions",
+                        f"{mean:.3f}" if isinstance(mean, int | float) else "—",
+                        f"{m.get('matched', 0):,} matches at IoU ≥ {threshold}",
+                    )
+                )
+        for key, (label, unit) in AGREEMENT_LABELS.items():
+            a = figures.get(key)
+            if isinstance(a, dict):
+                rows.append((f"{prefix}: {label}", _rate_text(a.get("rate")), f"{a.get('n', 0):,} {unit}"))
+        for key, label in KAPPA_LABELS.items():
+            c = figures.get(key)
+            kappa = c.get("kappa") if isinstance(c, dict) else None
+            if isinstance(kappa, dict):
+                value = kappa.get("kappa")
+                rows.append(
+                    (
+                        f"{prefix}: Cohen's κ, {label}",
+                        f"{value:.3f}" if isinstance(value, int | float) else "—",
+                        f"{kappa.get('n', 0):,} matched pairs",
+                    )
+                )
+    return tuple(rows)
+
+
 # Output rows -------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SourceRow:  # Table 1(a)

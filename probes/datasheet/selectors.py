@@ -11,7 +11,8 @@ Where each count comes from:
   membership's ``source_namespace`` and is left Unclassified);
 - the packaged image files are the files under ``public/images/`` of the release folder
   (``release_store.release_listing``, which also reads the media bucket's index);
-- double annotation is ``annotation.SecondAnnotation`` of those parents.
+- double annotation is ``annotation.SecondAnnotation`` of those parents, its agreement figures
+  ``annotation.agreement``'s, pooled over the release's parents.
 
 Every read is a fixed number of queries, whatever the number of items.
 """
@@ -28,7 +29,15 @@ from kit.canonical import parse_json
 
 from ..models import Release
 from ..release_store import release_listing
-from .figures import AgreementInput, Datasheet, DatasheetInput, ParentRow, ProbeRow, build_datasheet
+from .figures import (
+    AgreementInput,
+    Datasheet,
+    DatasheetInput,
+    ParentRow,
+    ProbeRow,
+    agreement_statistics,
+    build_datasheet,
+)
 
 IMAGES_PREFIX = "public/images/"
 
@@ -60,8 +69,8 @@ def parent_rows(
 
 
 def agreement_input(problem_ids: Iterable[str]) -> AgreementInput | None:
-    """Double annotation of these parents (two queries, more only when some are double-annotated), or None
-    when none is."""
+    """Double annotation of these parents, or None when none is: one query when none is, five in all when some
+    are (the two counts, then ``annotation.agreement``'s three)."""
     ids = sorted(set(problem_ids))
     seconds = SecondAnnotation.objects.filter(parent__problem_id__in=ids)
     double = seconds.count()
@@ -72,9 +81,19 @@ def agreement_input(problem_ids: Iterable[str]) -> AgreementInput | None:
 
 
 def agreement_figures(problem_ids: list[str]) -> tuple[tuple[str, str, str], ...]:
-    """The agreement figures of these parents from ``annotation.agreement`` (statistic, value, counting unit),
-    when it offers a summary over a set of parents; none otherwise."""
-    return ()
+    """The agreement of these parents' two annotations, pass by pass (``annotation.agreement``: every
+    double-annotated parent compared, then pooled over the release's with ``core.combine``), as the datasheet's
+    rows. Imported here, not at the top: the agreement core loads scipy, which a page without double
+    annotation never needs."""
+    from annotation.agreement.core import combine
+    from annotation.agreement.selectors import agreement_parents
+
+    wanted = set(problem_ids)
+    by_pass: dict[int, list[dict[str, Any]]] = {}
+    for row in agreement_parents():
+        if row.problem_id in wanted:
+            by_pass.setdefault(row.pass_no, []).append(row.figures)
+    return agreement_statistics([combine(figures) for _, figures in sorted(by_pass.items())])
 
 
 def _membership_rows(release: Release) -> tuple[tuple[ProbeRow, ...], dict[str, str]]:

@@ -21,6 +21,9 @@ from probes.datasheet.figures import (
     percent,
     ratio,
 )
+from probes.datasheet.figures import (
+    agreement_statistics as figures_agreement_statistics,
+)
 
 VOCABULARY = load_vocabulary()
 
@@ -225,3 +228,26 @@ def test_a_parent_missing_from_the_database_is_counted_and_said():
     )
     assert sheet.summaries[-1].value == "—"
     assert sheet.summaries[2].value == "1; 1–1"
+
+
+def test_pooled_agreement_figures_become_rows():
+    pooled = [
+        {
+            "parents": 2,
+            "pass_no": 2,
+            "threshold": 0.5,
+            "entities": {"first": 4, "second": 3, "matched": 3, "mean_score": 0.9, "f1": 6 / 7},
+            "binding": {"n": 3, "agree": 2, "rate": 2 / 3},
+            "entity_type": {"n": 3, "agree": 3, "rate": 1.0, "kappa": {"kappa": None, "n": 3}},
+        },
+        {"parents": 1, "pass_no": 1, "threshold": 0.5, "regions": {"first": 1, "second": 0, "matched": 0}},
+    ]
+    assert figures_agreement_statistics(pooled) == (
+        ("Pass 1: parents compared", "1", "double-annotated parents"),
+        ("Pass 1: regions F1", "—", "0 matched of 1 (first) and 0 (second)"),
+        ("Pass 1: mean IoU of matched regions", "—", "0 matches at IoU ≥ 0.5"),
+        ("Pass 2: parents compared", "2", "double-annotated parents"),
+        ("Pass 2: entities F1", "85.71%", "3 matched of 4 (first) and 3 (second)"),
+        ("Pass 2: binding agreement", "66.67%", "3 matched bound regions"),
+        ("Pass 2: Cohen's κ, entity type", "—", "3 matched pairs"),  # one category only: κ undefined
+    )

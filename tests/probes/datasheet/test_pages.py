@@ -142,8 +142,8 @@ def test_the_page_is_flat_in_queries(
     admin_client, tmp_path, django_user_model, django_assert_num_queries, copies
 ):
     build_release(tmp_path, copies=copies, annotator=django_user_model.objects.create_user(username="second"))
-    # session and user, the release, its interfaces, then the datasheet's four reads
-    with django_assert_num_queries(11):
+    # session and user, the release, its interfaces, then the datasheet's reads (agreement's among them)
+    with django_assert_num_queries(14):
         assert admin_client.get(PAGE).status_code == 200
 
 

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.models import IndependentPassDocument, ParentProblem
 from probes.datasheet.selectors import datasheet_for_release
+from probes.datasheet.tables import datasheet_tables
+from tests.factories import PassDocumentFactory
 from tests.probes.datasheet.world import build_release
 
 pytestmark = pytest.mark.django_db
@@ -143,6 +146,54 @@ def test_agreement_counts_double_annotated_parents(sheet):
     assert (sheet.agreement.double_annotated, sheet.agreement.submitted) == (2, 1)
 
 
+def _box(vid: str, bbox: list[int], text: str = "") -> dict:
+    return {
+        "id": vid,
+        "type": "text_glyph" if text else "object_shape",
+        "subtype": "",
+        "text": text,
+        "image_id": "img_0",
+        "bbox_1000": bbox,
+        "keypoints_1000": [],
+        "center_1000": [-1, -1],
+        "radius_1000": -1,
+        "confidence": "high",
+    }
+
+
+def test_agreement_figures_of_the_double_annotated_parents(tmp_path, django_user_model):
+    """ds_p1 annotated twice in Pass 1: the label box identical but read "n" instead of "m", the block's box
+    shifted by 20 of its 100 units (IoU 8000/12000 = 2/3). Both regions match at IoU ≥ 0.5: F1 1, mean IoU
+    (1 + 2/3)/2 = 0.833, transcription 0 of 1, region types 2 of 2. ds_p3's second annotation has no document:
+    it is counted, not compared."""
+    first_annotator = django_user_model.objects.create_user(username="first_annotator")
+    release = build_release(tmp_path, annotator=django_user_model.objects.create_user(username="second"))
+    p1 = ParentProblem.objects.get(problem_id="ds_p1")
+    first = {
+        "problem_id": "ds_p1",
+        "ambiguities": [],
+        "visual_nodes": [_box("v001", [100, 100, 200, 200], "m"), _box("v002", [300, 300, 400, 400])],
+    }
+    second = {
+        **first,
+        "visual_nodes": [_box("v001", [100, 100, 200, 200], "n"), _box("v002", [320, 300, 420, 400])],
+    }
+    PassDocumentFactory(parent=p1, pass_no=1, document=first, updated_by=first_annotator)
+    IndependentPassDocument.objects.filter(second__parent=p1, pass_no=1).update(document=second)
+    sheet = datasheet_for_release(release)
+    assert sheet.agreement is not None
+    assert sheet.agreement.figures == (
+        ("Pass 1: parents compared", "1", "double-annotated parents"),
+        ("Pass 1: regions F1", "100.00%", "2 matched of 2 (first) and 2 (second)"),
+        ("Pass 1: mean IoU of matched regions", "0.833", "2 matches at IoU ≥ 0.5"),
+        ("Pass 1: transcription agreement", "0.00%", "1 matched text regions"),
+        ("Pass 1: region type agreement", "100.00%", "2 matched regions"),
+    )
+    assert [row for row in datasheet_tables(sheet) if row.slug == "agreement"][0].rows[
+        2:
+    ] == sheet.agreement.figures
+
+
 def test_no_agreement_without_double_annotation(tmp_path):
     assert datasheet_for_release(build_release(tmp_path)).agreement is None
 
@@ -160,6 +211,7 @@ def test_without_its_folder_the_image_count_is_unknown(tmp_path):
 def test_queries_do_not_grow_with_the_items(tmp_path, django_user_model, django_assert_num_queries, copies):
     annotator = django_user_model.objects.create_user(username="second_annotator")
     release = build_release(tmp_path, copies=copies, annotator=annotator)
-    with django_assert_num_queries(4):  # items, parents, second annotations, submitted ones
+    # items, parents, second annotations, submitted ones, then annotation.agreement's three
+    with django_assert_num_queries(7):
         sheet = datasheet_for_release(release)
     assert (sheet.parents, sheet.probes) == (6 * copies, 13 * copies)

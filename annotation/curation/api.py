@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from physalign_site.api import errors, json_object, role_permission
+from physalign_site.api import choice_string, errors, json_object, role_permission
 
 from ..api.views import IF_MATCH, PASS_PATH_PARAMS, expected_version
 from .merge import KEEPS, Choice
@@ -26,7 +26,7 @@ from .services import curation_apply
 CanCurate = role_permission(can_curate, name="CanCurate")
 
 
-class DocumentSideOutput(serializers.Serializer):
+class CurationSideOutput(serializers.Serializer):
     version = serializers.IntegerField(help_text="The save counter (the first's is the If-Match of a POST).")
     document_sha256 = serializers.CharField()
     status = serializers.CharField()
@@ -36,16 +36,18 @@ class DocumentSideOutput(serializers.Serializer):
     document = json_object("The Kit pass document of this side.")
 
 
-class PairOutput(serializers.Serializer):
+class CurationPairOutput(serializers.Serializer):
     index = serializers.IntegerField(help_text="The pair's row (the pairs' order).")
     collection = serializers.CharField()
     noun = serializers.CharField(help_text="What the collection's records are called: region, entity, …")
     first_id = serializers.CharField(allow_null=True, help_text="null: only in the second document.")
     second_id = serializers.CharField(allow_null=True, help_text="null: only in the first document.")
     score = serializers.FloatField(help_text="The match's similarity (IoU for boxes); 0 when unmatched.")
-    kind = serializers.ChoiceField(choices=["matched", "first_only", "second_only"])
-    allowed = serializers.ListField(child=serializers.ChoiceField(choices=list(KEEPS)))
-    default = serializers.ChoiceField(choices=list(KEEPS))
+    kind = choice_string([(k, k) for k in ("matched", "first_only", "second_only")])
+    allowed = serializers.ListField(
+        child=choice_string([(k, k) for k in KEEPS]), help_text="The keeps this pair takes."
+    )
+    default = choice_string([(k, k) for k in KEEPS])
     first_label = serializers.CharField()
     second_label = serializers.CharField()
     first_regions = serializers.ListField(child=serializers.CharField())
@@ -67,13 +69,13 @@ class CurationSummaryOutput(serializers.Serializer):
 class CurationOutput(serializers.Serializer):
     problem_id = serializers.CharField()
     pass_no = serializers.IntegerField()
-    first = DocumentSideOutput()
-    second = DocumentSideOutput()
-    pairs = PairOutput(many=True)
+    first = CurationSideOutput()
+    second = CurationSideOutput()
+    pairs = CurationPairOutput(many=True)
     curations = CurationSummaryOutput(many=True, help_text="This pass's curations, newest first.")
 
 
-class UnresolvedOutput(serializers.Serializer):
+class CurationUnresolvedOutput(serializers.Serializer):
     collection = serializers.CharField()
     record_id = serializers.CharField()
     field = serializers.CharField()
@@ -81,7 +83,7 @@ class UnresolvedOutput(serializers.Serializer):
     side = serializers.CharField()
 
 
-class IssueOutput(serializers.Serializer):
+class CurationIssueOutput(serializers.Serializer):
     code = serializers.CharField()
     path = serializers.CharField()
     message = serializers.CharField()
@@ -97,12 +99,12 @@ class CurationAppliedOutput(serializers.Serializer):
     )
     submitted = serializers.BooleanField()
     document_sha256 = serializers.CharField()
-    issues = IssueOutput(many=True, help_text="Why it stayed a draft (the validator's issues).")
+    issues = CurationIssueOutput(many=True, help_text="Why it stayed a draft (the validator's issues).")
     taken = serializers.ListField(child=serializers.CharField())
     added = serializers.DictField(child=serializers.CharField(), help_text="second id → curated id")
     dropped = serializers.ListField(child=serializers.CharField())
     renamed = serializers.DictField(child=serializers.CharField(), help_text="id before → after renumbering")
-    unresolved = UnresolvedOutput(many=True)
+    unresolved = CurationUnresolvedOutput(many=True)
 
 
 @extend_schema_serializer(component_name="CurationChoiceInput")
@@ -153,7 +155,9 @@ class CurationApi(APIView):
 
     @extend_schema_serializer(component_name="CurationApplyInput")
     class InputSerializer(serializers.Serializer):
-        choices = ChoiceInput(many=True, max_length=5000, help_text="Pairs left out take their default.")
+        choices = serializers.ListField(
+            child=ChoiceInput(), max_length=5000, help_text="Pairs left out take their default."
+        )
         second_version = serializers.IntegerField(
             required=False,
             allow_null=True,

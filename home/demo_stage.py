@@ -14,6 +14,9 @@ On top of the demo problems, with the app's own services and the demo logins as 
 5. **A finished evaluation run** on that release: the four simulated demo models (offline, no faults), Base and
    +GT, run in this process, so the results page shows values with bootstrap intervals, not bounds.
 6. **A finished debate run** (solving app): the three demo solvers over the text-only debate problems.
+7. **Double annotation**: ``annotator2`` annotates a seeded sample of six approved demo parents a second time,
+   simulated by ``annotation.agreement.perturb`` (boxes shifted, one text label dropped, one unit wrong), so the
+   agreement page and curation have both annotations to compare.
 
 Each step is skipped when its result is already there, so staging twice changes nothing; the report says what
 each step did or why it was skipped.
@@ -89,6 +92,7 @@ def demo_stage(*, progress: Callable[[str], None] | None = None) -> StageReport:
         lambda: _stage_review_work(users),
         lambda: _stage_evaluation(release[0], users["admin"]),
         lambda: _stage_debate(users["admin"]),
+        lambda: _stage_double_annotation(users["admin"]),
     ]
     with _inline_tasks():
         for step in steps:
@@ -336,3 +340,74 @@ def _stage_debate(admin: Any) -> str:
     if run.status != SolveRun.Status.COMPLETED:
         raise ApplicationError(f"Debate run {run.pk} ended {run.status}.", code="demo_stage_failed")
     return f"Debate: run {run.pk} completed over {run.total} problems ({' + '.join(DEMO_SOLVERS)})."
+
+
+# --- 7. double annotation --------------------------------------------------------------------------------------
+
+DOUBLE_SAMPLE = 6
+SECOND_ANNOTATOR = "annotator2"
+
+
+def _stage_double_annotation(admin: Any) -> str:
+    """A seeded sample of parents whose Passes 1–3 are approved, annotated a second time by ``annotator2`` as
+    the seeded perturbation of the first annotation (what a careless second annotator does), each pass saved
+    and marked done through the second annotator's own services."""
+    from annotation.agreement.perturb import perturbation
+    from annotation.double.services import (
+        INDEPENDENT_PASSES,
+        double_sample_request,
+        independent_save,
+        independent_submit,
+    )
+    from annotation.models import PassDocument, SecondAnnotation
+
+    if SecondAnnotation.objects.exists():
+        return f"Double annotation: {SecondAnnotation.objects.count()} parents double-annotated already."
+    second = get_user_model().objects.filter(username=SECOND_ANNOTATOR).first()
+    if second is None:
+        return f"Double annotation: skipped ({SECOND_ANNOTATOR} missing: run load_demo without --no-users)."
+    approved = (
+        PassDocument.objects.filter(pass_no__in=INDEPENDENT_PASSES, status=PassDocument.Status.APPROVED)
+        .values("parent__source_id", "parent_id")
+        .order_by()
+    )
+    per_parent: dict[int, int] = {}
+    sources: dict[int, set[int]] = {}
+    for row in approved:
+        per_parent[row["parent_id"]] = per_parent.get(row["parent_id"], 0) + 1
+        sources.setdefault(row["parent__source_id"], set()).add(row["parent_id"])
+    complete = {s: {p for p in ps if per_parent[p] == len(INDEPENDENT_PASSES)} for s, ps in sources.items()}
+    source_id = max(complete, key=lambda s: (len(complete[s]), -s), default=None)
+    if source_id is None or not complete[source_id]:
+        return "Double annotation: skipped (no parent with Passes 1–3 approved)."
+    from annotation.models import Source
+
+    source = Source.objects.get(pk=source_id)
+    sample = double_sample_request(
+        source=source,
+        annotator_ids=[second.pk],
+        actor=admin,
+        count=min(DOUBLE_SAMPLE, len(complete[source_id])),
+        seed=2027,
+        among=sorted(complete[source_id]),
+    )
+    done = 0
+    for index, row in enumerate(sample.parents.select_related("parent").order_by("parent__problem_id")):
+        first = dict(
+            row.parent.passes.filter(pass_no__in=INDEPENDENT_PASSES).values_list("pass_no", "document")
+        )
+        documents = perturbation(first, seed=2027 + index).documents
+        for pass_no in INDEPENDENT_PASSES:
+            independent_save(
+                second=row, pass_no=pass_no, document=documents[pass_no], actor=second, expected_version=None
+            )
+            try:
+                independent_submit(second=row, pass_no=pass_no, actor=second)
+                done += 1
+            except ApplicationError:
+                pass  # left as a draft with its issues, as a real second annotator might
+    parents = sample.parents.count()
+    return (
+        f"Double annotation: {SECOND_ANNOTATOR} annotated {parents} parents of {source.name} a second time "
+        f"(simulated: boxes shifted, one label dropped, one unit wrong; {done} of {parents * 3} passes done)."
+    )

@@ -25,14 +25,16 @@ def demo_users_ensure() -> list[tuple[str, str]]:
         user.save()
         user.groups.set([Group.objects.get_or_create(name=role)[0]])
         logins.append((role, password))
-    # a second probe reviewer, so two independent reviewers can take the demo probes (Kit §6.5)
-    second, _ = User.objects.get_or_create(
-        username="probe_reviewer2", defaults={"email": "probe_reviewer2@demo.invalid"}
-    )
-    second.set_password("probe_reviewer2" + DEMO_PASSWORD_SUFFIX)
-    second.is_staff = second.is_superuser = False
-    second.is_active = True
-    second.save()
-    second.groups.set([Group.objects.get(name="probe_reviewer")])
-    logins.append(("probe_reviewer2", "probe_reviewer2" + DEMO_PASSWORD_SUFFIX))
+    # a second probe reviewer, so two independent reviewers can take the demo probes (Kit §6.5), and a second
+    # annotator, who annotates a sample of the demo problems a second time (double annotation, issue 31)
+    for username, role in (("probe_reviewer2", "probe_reviewer"), ("annotator2", "annotator")):
+        second, _ = User.objects.get_or_create(
+            username=username, defaults={"email": f"{username}@demo.invalid"}
+        )
+        second.set_password(username + DEMO_PASSWORD_SUFFIX)
+        second.is_staff = second.is_superuser = False
+        second.is_active = True
+        second.save()
+        second.groups.set([Group.objects.get(name=role)])
+        logins.append((username, username + DEMO_PASSWORD_SUFFIX))
     return logins

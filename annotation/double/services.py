@@ -92,6 +92,15 @@ def sample_parents(
     return sorted(random.Random(seed).sample(ordered, wanted))
 
 
+def _require_sample_size(fraction: float | None, count: int | None) -> None:
+    if (fraction is None) == (count is None):
+        raise ApplicationError("Give either a fraction or a count of parents.", code="sample_size_invalid")
+    if fraction is not None and not 0 < fraction <= 1:
+        raise ApplicationError("The fraction must be in (0, 1].", code="sample_size_invalid")
+    if count is not None and count < 1:
+        raise ApplicationError("The count must be at least 1.", code="sample_size_invalid")
+
+
 @transaction.atomic
 def double_sample_request(
     *,
@@ -101,24 +110,22 @@ def double_sample_request(
     fraction: float | None = None,
     count: int | None = None,
     seed: int = 2027,
+    among: list[int] | None = None,
 ) -> DoubleAnnotationSample:
     """Draw the sample among the source's parents not yet double-annotated and give each a second annotator,
     round robin over the chosen annotators in problem_id order, skipping any who worked on that parent's first
-    annotation. Refused as a whole (nothing stored) when a parent has no eligible annotator."""
-    if (fraction is None) == (count is None):
-        raise ApplicationError("Give either a fraction or a count of parents.", code="sample_size_invalid")
-    if fraction is not None and not 0 < fraction <= 1:
-        raise ApplicationError("The fraction must be in (0, 1].", code="sample_size_invalid")
-    if count is not None and count < 1:
-        raise ApplicationError("The count must be at least 1.", code="sample_size_invalid")
+    annotation. Refused as a whole (nothing stored) when a parent has no eligible annotator. ``among`` limits the
+    candidates to those parent ids (e.g. the parents whose first annotation is approved)."""
+    _require_sample_size(fraction, count)
     if not annotator_ids:
         raise ApplicationError("Choose at least one second annotator.", code="annotator_required")
     annotators = _eligible_annotators(annotator_ids)
-    candidates = dict(
-        ParentProblem.objects.filter(source=source, second_annotation__isnull=True)
-        .exclude(status=ParentProblem.Status.EXCLUDED)
-        .values_list("problem_id", "pk")
+    pool = ParentProblem.objects.filter(source=source, second_annotation__isnull=True).exclude(
+        status=ParentProblem.Status.EXCLUDED
     )
+    if among is not None:
+        pool = pool.filter(pk__in=among)
+    candidates = dict(pool.values_list("problem_id", "pk"))
     if not candidates:
         raise ApplicationError(
             f"Source {source.name} has no parent left to double-annotate.", code="sample_empty", status=409

@@ -172,3 +172,20 @@ def test_without_stage_load_demo_stays_unstaged(settings, tmp_path):
     settings.VAR_DIR = tmp_path
     call_command("load_demo", "--count", "3", stdout=StringIO())
     assert not Probe.objects.exists() and not EvalRun.objects.exists() and not SolveRun.objects.exists()
+
+
+def test_the_demo_double_annotates_a_sample_and_the_agreement_shows_each_perturbation(staged):
+    from annotation.models import IndependentPassDocument, SecondAnnotation
+
+    assert "Double annotation: annotator2 annotated" in staged
+    seconds = list(SecondAnnotation.objects.select_related("annotator"))
+    assert seconds and {s.annotator.username for s in seconds} == {"annotator2"}
+    docs = IndependentPassDocument.objects.filter(second__in=seconds)
+    assert docs.count() == 3 * len(seconds)
+    # every sampled parent's first annotation is approved, and the second annotator sees none of it
+    client = _client("annotator2")
+    problem_id = seconds[0].parent.problem_id
+    assert client.get(f"/api/parents/{problem_id}/passes/1/").status_code == 403
+    assert client.get(f"/problems/{problem_id}/independent/passes/1/").status_code == 200
+    admin = _client("admin")
+    assert admin.get("/agreement/").status_code == 200

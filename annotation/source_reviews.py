@@ -13,6 +13,7 @@ from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRe
 
 from physalign_site.errors import ApplicationError
 
+from .double.blind import hidden_problem_ids
 from .models import Assignment, PassDocument, PassDocumentVersion, RecordComment, SourceReview
 from .permissions import is_self_review
 from .record_comments import MAX_COMMENT, RecordRef, ReviewChanges, changes_since, parse_record_key
@@ -95,7 +96,11 @@ def source_queue_for(*, queue: QuerySet[PassDocument], reviewer: Any) -> QuerySe
     """The source review queue as ``reviewer`` takes it: the passes of problems assigned to them first (by due
     date, none last), then the rest in the queue's own order (oldest first). Each row says whether it is
     ``assigned_to_me``, to whom its problem's review is assigned (``assigned_reviewer``, '' or None: nobody)
-    and whether the reviewer annotated it (``annotated_by_me``: then another reviewer must decide it)."""
+    and whether the reviewer annotated it (``annotated_by_me``: then another reviewer must decide it). A problem
+    the reviewer annotates a second time is not in it (``annotation.double.blind``)."""
+    hidden = hidden_problem_ids(reviewer)
+    if hidden:
+        queue = queue.exclude(parent__problem_id__in=hidden)
     reviews = Assignment.objects.filter(parent=OuterRef("parent_id"), role=Assignment.Role.SOURCE_REVIEWER)
     mine = reviews.filter(user=reviewer)
     return queue.annotate(

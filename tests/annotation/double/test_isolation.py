@@ -187,3 +187,22 @@ def test_the_problem_list_hides_the_first_annotations_state(double):
     first = APIClient()
     first.force_login(double["first"])
     assert "Pass 1: draft" in first.get("/problems/?q=dbl_a").content.decode()
+
+
+def test_a_second_annotator_who_also_reviews_never_gets_the_problem_in_the_review_queue(
+    double, django_user_model
+):
+    from django.contrib.auth.models import Group
+
+    from annotation.services import pass_document_submit
+
+    doc = double["doc"]
+    pass_document_submit(doc=doc, actor=double["first"])
+    double["second"].groups.add(Group.objects.get(name="source_reviewer"))
+    second = APIClient()
+    second.force_login(double["second"])
+    assert "dbl_a" not in second.get("/source-review/").content.decode()
+    assert second.post("/api/parents/dbl_a/passes/1/approve/", {}, format="json").status_code == 403
+    reviewer = APIClient()
+    reviewer.force_login(double["reviewer"])
+    assert "dbl_a" in reviewer.get("/source-review/").content.decode()

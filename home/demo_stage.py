@@ -359,7 +359,7 @@ def _stage_double_annotation(admin: Any) -> str:
         independent_save,
         independent_submit,
     )
-    from annotation.models import PassDocument, SecondAnnotation
+    from annotation.models import PassDocument, SecondAnnotation, Source
 
     if SecondAnnotation.objects.exists():
         return f"Double annotation: {SecondAnnotation.objects.count()} parents double-annotated already."
@@ -380,8 +380,6 @@ def _stage_double_annotation(admin: Any) -> str:
     source_id = max(complete, key=lambda s: (len(complete[s]), -s), default=None)
     if source_id is None or not complete[source_id]:
         return "Double annotation: skipped (no parent with Passes 1–3 approved)."
-    from annotation.models import Source
-
     source = Source.objects.get(pk=source_id)
     sample = double_sample_request(
         source=source,
@@ -392,17 +390,17 @@ def _stage_double_annotation(admin: Any) -> str:
         among=sorted(complete[source_id]),
     )
     done = 0
-    for index, row in enumerate(sample.parents.select_related("parent").order_by("parent__problem_id")):
+    for index, pair in enumerate(sample.parents.select_related("parent").order_by("parent__problem_id")):
         first = dict(
-            row.parent.passes.filter(pass_no__in=INDEPENDENT_PASSES).values_list("pass_no", "document")
+            pair.parent.passes.filter(pass_no__in=INDEPENDENT_PASSES).values_list("pass_no", "document")
         )
         documents = perturbation(first, seed=2027 + index).documents
         for pass_no in INDEPENDENT_PASSES:
             independent_save(
-                second=row, pass_no=pass_no, document=documents[pass_no], actor=second, expected_version=None
+                second=pair, pass_no=pass_no, document=documents[pass_no], actor=second, expected_version=None
             )
             try:
-                independent_submit(second=row, pass_no=pass_no, actor=second)
+                independent_submit(second=pair, pass_no=pass_no, actor=second)
                 done += 1
             except ApplicationError:
                 pass  # left as a draft with its issues, as a real second annotator might

@@ -135,7 +135,7 @@ class IndependentPassSubmitApi(APIView):
 
 class SampleOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # DRF takes declared fields off the class
     fraction = serializers.FloatField(allow_null=True)
     count = serializers.IntegerField(allow_null=True)
     seed = serializers.IntegerField()
@@ -156,7 +156,7 @@ class SampleListApi(APIView):
 
     @extend_schema_serializer(component_name="DoubleAnnotationSampleInput")
     class InputSerializer(serializers.Serializer):
-        source = serializers.CharField(help_text="the source's name")
+        source = serializers.CharField(help_text="the source's name")  # type: ignore[assignment]  # (as above)
         fraction = serializers.FloatField(required=False, allow_null=True, min_value=0.0, max_value=1.0)
         count = serializers.IntegerField(required=False, allow_null=True, min_value=1)
         seed = serializers.IntegerField(required=False, default=2027)

@@ -97,7 +97,7 @@ def workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpRespon
     payload = workspace_payload(
         parent=parent,
         images=list(parent.images.all()),
-        docs=docs,  # type: ignore[arg-type]  (duck-typed: the fields the page reads)
+        docs=docs,  # type: ignore[arg-type]  # duck-typed: the fields the page reads
         pass_no=pass_no,
         editable=second.annotator_id == request.user.pk,
         image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),

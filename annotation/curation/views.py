@@ -34,6 +34,7 @@ from .services import curation_apply
 
 KEEP_LABELS = {"first": "Keep first", "second": "Take second", "drop": "Drop"}
 ADD_LABEL = "Add"
+MAX_ROWS = 5000  # the API takes as many choices
 
 
 def _images(parent: ParentProblem) -> list[dict[str, Any]]:
@@ -52,6 +53,10 @@ def posted_choices(data: QueryDict) -> list[Choice]:
     """The table's choices as posted: for row i, ``collection-i``, ``first-i``, ``second-i`` (the pair, "" for
     none) and ``keep-i``; a row without ``keep-i`` takes its default."""
     count = int_param(data.get("rows"), name="rows") or 0
+    if count > MAX_ROWS:
+        raise ApplicationError(
+            f"rows must be at most {MAX_ROWS}.", code="invalid_parameter", extra={"parameter": "rows"}
+        )
     choices = []
     for i in range(count):
         keep = data.get(f"keep-{i}")

@@ -200,3 +200,14 @@ def test_the_result_page_is_refused_to_the_second_annotator_and_annotators(curat
     other = make_user(django_user_model, "cur_probe", "probe_reviewer")
     assert _client(other).get(location).status_code == 403
     assert _client(w["curator"]).get(location.replace("/1/curations/", "/2/curations/")).status_code == 404
+
+
+def test_a_row_count_past_the_limit_is_a_400(curation_world):
+    w = curation_world
+    curator = _client(w["curator"])
+    form = _form(curator.get(_url(w)).content.decode())
+    form["rows"] = "2147483647"
+    response = curator.post(_url(w), form)
+    assert response.status_code == 400
+    assert "rows must be at most 5000." in response.content.decode()
+    assert Curation.objects.count() == 0

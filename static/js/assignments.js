@@ -57,6 +57,7 @@
     form.querySelectorAll("[data-role-users]").forEach(function (group) {
       var active = group.getAttribute("data-role-users") === role();
       group.hidden = !active;
+      group.style.display = active ? "" : "none"; // .choice-group's display: grid would win over [hidden]
       group.disabled = !active;
     });
     describe();

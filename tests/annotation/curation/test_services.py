@@ -9,7 +9,8 @@ import pytest
 
 from annotation.curation.merge import Choice
 from annotation.curation.services import curation_apply
-from annotation.models import Curation, PassDocument, PassDocumentVersion
+from annotation.models import Curation, IndependentPassDocument, PassDocument, PassDocumentVersion
+from annotation.services import pass_document_save
 from audit.models import Event
 from kit.canonical import digest
 from physalign_site.errors import ApplicationError, ConflictError
@@ -257,3 +258,20 @@ def test_a_pass_without_the_second_document_is_a_404(curation_world):
         raised.value.message
         == f"The second annotator (cur_second) has no Pass 3 document of {w['parent'].problem_id} yet."
     )
+
+
+def test_pass_4_curates_too(curation_world):
+    w = curation_world
+    document = w["gen"].passes[3]
+    pass_document_save(
+        parent=w["parent"], pass_no=4, document=document, actor=w["first"], expected_version=None
+    )
+    second = copy.deepcopy(document)
+    second["quantities"][0]["unit_latex"] = "kV"  # a wrong unit
+    IndependentPassDocument.objects.create(
+        second=w["second_annotation"], pass_no=4, document=second, document_sha256=digest(second)
+    )
+    outcome = _apply(w, 4, [Choice("quantities", "q001", "q001", "second")])
+    assert outcome.doc.document["quantities"][0]["unit_latex"] == "kV"
+    assert outcome.result.taken == ("q001",)
+    assert outcome.doc.status == "submitted"

@@ -18,10 +18,11 @@ from django_htmx.http import push_url
 from audit.disclosure import may_show_targets
 from physalign_site.access import require
 
+from ..curation.permissions import can_curate
 from ..double.blind import hidden_problem_ids
 from ..double.services import INDEPENDENT_PASSES
 from ..forms import ProblemFilterForm
-from ..models import APPROVAL_FRESHNESS_FIELDS, ParentProblem, PassDocument, ProblemImage
+from ..models import APPROVAL_FRESHNESS_FIELDS, ParentProblem, PassDocument, ProblemImage, SecondAnnotation
 from ..permissions import (
     can_edit_pass,
     can_open_pass_review,
@@ -195,9 +196,33 @@ def problem_detail(request: HttpRequest, problem_id: str) -> TemplateResponse:
         "passes": passes,
         "options": options,
         "private": private,
+        "double": _double_annotation(request.user, problem),
         "nav_section": "problems",
     }
     return TemplateResponse(request, "annotation/problem_detail.html", context)
+
+
+def _double_annotation(user: object, problem: ParentProblem) -> dict[str, object] | None:
+    """For a curator (a source reviewer or an admin), the problem's second annotation: who, each pass's state,
+    and the curation page of each pass the second annotator has a document for. (The second annotator never
+    reaches this page: ``annotation.double`` sends them to their own.)"""
+    if not can_curate(user):
+        return None
+    second = SecondAnnotation.objects.filter(parent=problem).select_related("annotator").first()
+    if second is None:
+        return None
+    states = dict(second.documents.values_list("pass_no", "status"))
+    return {
+        "annotator": second.annotator.get_username(),
+        "passes": [
+            {
+                "pass_no": n,
+                "status": states.get(n, "new"),
+                "curate_url": reverse("curation:curate", args=[problem.problem_id, n]) if n in states else "",
+            }
+            for n in INDEPENDENT_PASSES
+        ],
+    }
 
 
 @login_required

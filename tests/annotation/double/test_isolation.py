@@ -206,3 +206,26 @@ def test_a_second_annotator_who_also_reviews_never_gets_the_problem_in_the_revie
     reviewer = APIClient()
     reviewer.force_login(double["reviewer"])
     assert "dbl_a" in reviewer.get("/source-review/").content.decode()
+
+
+def test_the_problem_page_offers_curators_the_curation_of_each_pass_the_second_annotator_did(double):
+    from annotation.double.services import independent_save
+    from annotation.models import SecondAnnotation
+
+    second = SecondAnnotation.objects.get(parent__problem_id="dbl_a")
+    independent_save(
+        second=second,
+        pass_no=1,
+        document={"problem_id": "dbl_a", "visual_nodes": [], "ambiguities": []},
+        actor=double["second"],
+        expected_version=None,
+    )
+    reviewer = APIClient()
+    reviewer.force_login(double["reviewer"])
+    text = reviewer.get("/problems/dbl_a/").content.decode()
+    assert "second_ann annotates this problem a second time" in text
+    assert 'href="/problems/dbl_a/passes/1/curate/"' in text
+    assert "/problems/dbl_a/passes/2/curate/" not in text  # no second document of Pass 2 yet
+    first = APIClient()
+    first.force_login(double["first"])  # an annotator is no curator
+    assert "curate" not in first.get("/problems/dbl_a/").content.decode()

@@ -20,7 +20,7 @@ class AgreementFilterForm(forms.Form):
         required=False,
         min_value=0.01,
         max_value=1.0,
-        widget=forms.NumberInput(attrs={"step": "0.05"}),
+        widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": str(DEFAULT_THRESHOLD)}),
         help_text="Two regions below it are not a match (default 0.5).",
     )
 

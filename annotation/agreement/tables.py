@@ -28,7 +28,7 @@ class Cell:
     text: str
     numeric: bool
     url: str = ""
-    hidden_label: str = ""  # read by screen readers after the text (a link's full name)
+    hidden_label: str = ""  # what follows the text in a link's accessible name (its aria-label)
 
 
 def _get(*path: str) -> Callable[[dict[str, Any]], Any]:
@@ -78,7 +78,7 @@ def _kappa(key: str, label: str) -> list[Figure]:
             Column(f"{key}_kappa", label, KAPPA, "Cohen's κ; — when undefined (one category)"),
             _get(key, "kappa", "kappa"),
         ),
-        Figure(Column(f"{key}_kappa_n", "κ n", NUMBER, "the pairs κ rests on"), _get(key, "kappa", "n")),
+        Figure(Column(f"{key}_kappa_n", "kappa n", NUMBER, "the pairs κ rests on"), _get(key, "kappa", "n")),
     ]
 
 
@@ -97,13 +97,13 @@ PASS_FIGURES: dict[int, list[Figure]] = {
     2: [
         *_matching("entities", "entities", "Entities"),
         *_rate("entity_type", "Entity type", "equal type on matched entities"),
-        *_kappa("entity_type", "Type κ"),
+        *_kappa("entity_type", "Type kappa"),
         *_rate("binding", "Binding", "the same matched entities on matched bound regions"),
     ],
     3: [
         *_matching("quantities", "quantities", "Quantities"),
         *_rate("quantity_kind", "Kind", "equal kind on matched quantities"),
-        *_kappa("quantity_kind", "Kind κ"),
+        *_kappa("quantity_kind", "Kind kappa"),
         Figure(
             Column("quantity_value", "Value", RATE, "equal value after the label normalizer"),
             _get("quantity_value", "rate"),
@@ -205,7 +205,7 @@ def parents_table(parents: list[ParentAgreement], pass_no: int) -> Table:
         for p in parents
     ]
     last = len(PARENT_COLUMNS) + len(figures)
-    links = [{last: (p.curation_url, f" Curate {p.problem_id}, Pass {pass_no}")} for p in parents]
+    links = [{last: (p.curation_url, f" {p.problem_id}, Pass {pass_no}")} for p in parents]
     return Table(
         f"pass{pass_no}-parents",
         f"{PASS_TITLES[pass_no]}, per parent",

@@ -16,7 +16,7 @@ from physalign_site.errors import ApplicationError
 
 from .forms import filter_form, form_errors
 from .permissions import can_view_annotation_agreement
-from .selectors import PairAgreement, agreement_summary
+from .selectors import AgreementSummary, PairAgreement, agreement_summary
 
 CanViewAnnotationAgreement = role_permission(can_view_annotation_agreement, name="CanViewAnnotationAgreement")
 
@@ -93,6 +93,11 @@ class AgreementSummaryOutput(serializers.Serializer):
     sample = serializers.IntegerField(allow_null=True, help_text="The sample compared; null: every sample.")
     threshold = serializers.FloatField(help_text="The IoU threshold of a region match.")
     pairs = PairOutput(many=True)
+
+
+def summary_payload(data: AgreementSummary) -> dict[str, Any]:
+    """The summary as the API's JSON (also ``manage.py agreement --json``)."""
+    return {"sample": data.sample_id, "threshold": data.threshold, "pairs": [_pair(p) for p in data.pairs]}
 
 
 def _pair(pair: PairAgreement) -> dict[str, Any]:

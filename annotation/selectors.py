@@ -199,12 +199,6 @@ class SourceQueueFilters:
         )
 
 
-def source_review_next(*, filters: SourceQueueFilters, reviewer: Any) -> PassDocument | None:
-    """The next pass this reviewer may decide, by the queue's own order and filters: the oldest submitted one
-    they did not edit last (no one reviews their own work)."""
-    return filters.queue().exclude(updated_by=reviewer).first()
-
-
 def source_review_progress(*, filters: SourceQueueFilters) -> dict[str, int]:
     """How far the queue's scope is: passes 1–4 under the filters that reached review (submitted, approved or
     rejected) and how many of them are decided."""

@@ -256,10 +256,14 @@ def source_assignment_strict_set(*, source: Source, strict: bool, actor: Any) ->
 
 def edit_refusal(actor: Any, parent: ParentProblem) -> str:
     """Why ``actor`` may not save, submit or revert ``parent``'s passes under strict assignment ('' if they may).
-    Two small queries for a non-admin (the source's flag, then the assignee when strict), none for an admin."""
+    Two small queries for a non-admin (the source's flag, unless the parent came with its source, then the
+    assignee when strict), none for an admin."""
     if actor is None or is_admin(actor):
         return ""
-    strict = Source.objects.filter(pk=parent.source_id).values_list("assignment_strict", flat=True).first()
+    if ParentProblem.source.is_cached(parent):
+        strict = parent.source.assignment_strict
+    else:
+        strict = Source.objects.filter(pk=parent.source_id).values_list("assignment_strict", flat=True).first()
     if not strict:
         return ""
     assignment = parent_annotator_assignment(parent.pk)

@@ -24,6 +24,7 @@ from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_param
 
+from ..assignments.services import edit_refusal
 from ..models import ParentProblem, PassDocument, PassDocumentVersion, ProblemImage
 from ..permissions import (
     can_edit_pass,
@@ -37,11 +38,15 @@ from ..selectors import (
     SourceQueueFilters,
     next_problem_for_pass,
     pass_version_list,
-    source_review_next,
     workspace_documents,
 )
 from ..services import pass_document_approve, pass_document_reject, pass_document_revert
-from ..source_reviews import RecordCommentIn, record_comments_for_annotator, since_last_review
+from ..source_reviews import (
+    RecordCommentIn,
+    record_comments_for_annotator,
+    since_last_review,
+    source_review_next_for,
+)
 from ..workspace import PASS_TITLES
 from ..workspace_diff import document_diff
 from ..workspace_page import workspace_payload
@@ -102,12 +107,15 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
             },
             status=409,
         )
+    editable = can_edit_pass(request.user, pass_no)
+    # strict assignment (annotation.assignments): whoever may not edit this problem's passes sees it read-only
+    refusal = edit_refusal(request.user, parent) if editable else ""
     payload = workspace_payload(
         parent=parent,
         images=images,
         docs=docs,
         pass_no=pass_no,
-        editable=can_edit_pass(request.user, pass_no),
+        editable=editable and not refusal,
         image_url=lambda image: reverse("annotation:image_file", args=[parent.problem_id, image.image_id]),
         solution=_solution_text(parent) if pass_no == 5 else None,
         user=request.user,
@@ -130,6 +138,7 @@ def pass_workspace(request: HttpRequest, problem_id: str, pass_no: int) -> HttpR
         "next_pass": pass_no + 1 if pass_no < 4 else None,
         "suggestions_url": _suggestions_url(parent.problem_id, pass_no),
         "can_review": can_review_pass_no(request.user, pass_no),
+        "edit_refusal": refusal,
         "nav_section": "problems",
     }
     return TemplateResponse(request, "annotation/workspace.html", context)
@@ -214,7 +223,7 @@ def _next_in_queue(request: HttpRequest) -> str:
     (its filters ride in the form), else back to that queue, which then says nothing is waiting."""
     filters = SourceQueueFilters.from_query(request.POST)
     query = f"?{urlencode(filters.as_query())}" if filters.as_query() else ""
-    following = source_review_next(filters=filters, reviewer=request.user)
+    following = source_review_next_for(queue=filters.queue(), reviewer=request.user)
     if following is None:
         messages.success(request, "That was the last pass waiting in this queue.")
         return reverse("annotation:source_queue") + query

@@ -119,3 +119,19 @@ def test_accepting_an_llm_draft_follows_the_same_rule(people, strict_problem):
     accepted = api(people.ann_a).post(f"/api/drafts/{draft.pk}/accept/", body, format="json")
     assert accepted.status_code == 200, accepted.json()
     assert PassDocument.objects.get(parent=strict_problem, pass_no=1).version == 2
+
+
+def test_the_workspace_opens_read_only_with_the_reason_for_whoever_may_not_edit(
+    client, people, strict_problem
+):
+    client.force_login(people.ann_b)
+    page = client.get("/problems/st_01/passes/1/")
+    assert page.status_code == 200
+    assert page.context["payload"]["editable"] is False
+    assert f"{ASSIGNED} It opens read-only here." in page.content.decode().replace("&#x27;", "'")
+    client.force_login(people.ann_a)
+    owner = client.get("/problems/st_01/passes/1/")
+    assert (
+        owner.context["payload"]["editable"] is True
+        and 'data-testid="edit-refusal"' not in owner.content.decode()
+    )

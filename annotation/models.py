@@ -848,7 +848,8 @@ class Curation(models.Model):
 
     parent = models.ForeignKey(ParentProblem, on_delete=models.CASCADE, related_name="curations")
     pass_no = models.PositiveSmallIntegerField()
-    choices = models.JSONField(default=list)  # [{"collection", "first", "second", "keep": "first"|"second"|...}]
+    # [{"collection", "first", "second", "keep": "first" | "second" | ...}]
+    choices = models.JSONField(default=list)
     first_sha256 = models.CharField(max_length=64)
     second_sha256 = models.CharField(max_length=64)
     result_sha256 = models.CharField(max_length=64)

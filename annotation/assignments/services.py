@@ -260,10 +260,13 @@ def edit_refusal(actor: Any, parent: ParentProblem) -> str:
     assignee when strict), none for an admin."""
     if actor is None or is_admin(actor):
         return ""
+    strict: bool | None
     if ParentProblem.source.is_cached(parent):
         strict = parent.source.assignment_strict
     else:
-        strict = Source.objects.filter(pk=parent.source_id).values_list("assignment_strict", flat=True).first()
+        strict = (
+            Source.objects.filter(pk=parent.source_id).values_list("assignment_strict", flat=True).first()
+        )
     if not strict:
         return ""
     assignment = parent_annotator_assignment(parent.pk)

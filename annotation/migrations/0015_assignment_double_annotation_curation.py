@@ -6,122 +6,285 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0014_physics_checks_and_ocr_proposals'),
+        ("annotation", "0014_physics_checks_and_ocr_proposals"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='source',
-            name='assignment_strict',
+            model_name="source",
+            name="assignment_strict",
             field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.CreateModel(
-            name='DoubleAnnotationSample',
+            name="DoubleAnnotationSample",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('fraction', models.FloatField(blank=True, null=True)),
-                ('count', models.PositiveIntegerField(blank=True, null=True)),
-                ('seed', models.IntegerField(default=2027)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='double_samples', to='annotation.source')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("fraction", models.FloatField(blank=True, null=True)),
+                ("count", models.PositiveIntegerField(blank=True, null=True)),
+                ("seed", models.IntegerField(default=2027)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="double_samples",
+                        to="annotation.source",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='SecondAnnotation',
+            name="SecondAnnotation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='second_annotations', to=settings.AUTH_USER_MODEL)),
-                ('parent', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='second_annotation', to='annotation.parentproblem')),
-                ('sample', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='parents', to='annotation.doubleannotationsample')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="second_annotations",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "parent",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="second_annotation",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "sample",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="parents",
+                        to="annotation.doubleannotationsample",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['parent'],
+                "ordering": ["parent"],
             },
         ),
         migrations.CreateModel(
-            name='IndependentPassDocument',
+            name="IndependentPassDocument",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pass_no', models.PositiveSmallIntegerField()),
-                ('document', models.JSONField()),
-                ('document_sha256', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('submitted', 'Submitted')], default='draft', max_length=10)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('updated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('second', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='annotation.secondannotation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pass_no", models.PositiveSmallIntegerField()),
+                ("document", models.JSONField()),
+                ("document_sha256", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("draft", "Draft"), ("submitted", "Submitted")],
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "updated_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "second",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="documents",
+                        to="annotation.secondannotation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['second', 'pass_no'],
+                "ordering": ["second", "pass_no"],
             },
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('annotator', 'Annotator'), ('source_reviewer', 'Source reviewer')], max_length=20)),
-                ('due_date', models.DateField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('assigned_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotation.parentproblem')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("annotator", "Annotator"), ("source_reviewer", "Source reviewer")],
+                        max_length=20,
+                    ),
+                ),
+                ("due_date", models.DateField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "assigned_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="annotation.parentproblem",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['parent', 'role'],
-                'indexes': [models.Index(fields=['user', 'role'], name='annotation__user_id_f201c2_idx')],
-                'constraints': [models.UniqueConstraint(fields=('parent', 'role'), name='one_assignee_per_parent_and_role'), models.CheckConstraint(condition=models.Q(('role__in', ['annotator', 'source_reviewer'])), name='assignment_role_valid')],
+                "ordering": ["parent", "role"],
+                "indexes": [models.Index(fields=["user", "role"], name="annotation__user_id_f201c2_idx")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("parent", "role"), name="one_assignee_per_parent_and_role"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("role__in", ["annotator", "source_reviewer"])),
+                        name="assignment_role_valid",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Curation',
+            name="Curation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pass_no', models.PositiveSmallIntegerField()),
-                ('choices', models.JSONField(default=list)),
-                ('first_sha256', models.CharField(max_length=64)),
-                ('second_sha256', models.CharField(max_length=64)),
-                ('result_sha256', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('curator', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='curations', to='annotation.parentproblem')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pass_no", models.PositiveSmallIntegerField()),
+                ("choices", models.JSONField(default=list)),
+                ("first_sha256", models.CharField(max_length=64)),
+                ("second_sha256", models.CharField(max_length=64)),
+                ("result_sha256", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "curator",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="curations",
+                        to="annotation.parentproblem",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('pass_no__gte', 1), ('pass_no__lte', 4)), name='curation_pass_no_1_to_4')],
+                "ordering": ["-created_at", "-id"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("pass_no__gte", 1), ("pass_no__lte", 4)),
+                        name="curation_pass_no_1_to_4",
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='doubleannotationsample',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('fraction__isnull', False), ('count__isnull', True)), models.Q(('fraction__isnull', True), ('count__isnull', False)), _connector='OR'), name='double_sample_fraction_or_count'),
+            model_name="doubleannotationsample",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("fraction__isnull", False), ("count__isnull", True)),
+                    models.Q(("fraction__isnull", True), ("count__isnull", False)),
+                    _connector="OR",
+                ),
+                name="double_sample_fraction_or_count",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='doubleannotationsample',
-            constraint=models.CheckConstraint(condition=models.Q(('fraction__isnull', True), models.Q(('fraction__gt', 0), ('fraction__lte', 1)), _connector='OR'), name='double_sample_fraction_in_0_1'),
+            model_name="doubleannotationsample",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("fraction__isnull", True),
+                    models.Q(("fraction__gt", 0), ("fraction__lte", 1)),
+                    _connector="OR",
+                ),
+                name="double_sample_fraction_in_0_1",
+            ),
         ),
         migrations.AddIndex(
-            model_name='secondannotation',
-            index=models.Index(fields=['annotator'], name='annotation__annotat_0199ed_idx'),
+            model_name="secondannotation",
+            index=models.Index(fields=["annotator"], name="annotation__annotat_0199ed_idx"),
         ),
         migrations.AddConstraint(
-            model_name='independentpassdocument',
-            constraint=models.UniqueConstraint(fields=('second', 'pass_no'), name='one_independent_document_per_pass'),
+            model_name="independentpassdocument",
+            constraint=models.UniqueConstraint(
+                fields=("second", "pass_no"), name="one_independent_document_per_pass"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='independentpassdocument',
-            constraint=models.CheckConstraint(condition=models.Q(('pass_no__gte', 1), ('pass_no__lte', 4)), name='independent_pass_no_1_to_4'),
+            model_name="independentpassdocument",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("pass_no__gte", 1), ("pass_no__lte", 4)),
+                name="independent_pass_no_1_to_4",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='independentpassdocument',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['draft', 'submitted'])), name='independent_status_valid'),
+            model_name="independentpassdocument",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["draft", "submitted"])), name="independent_status_valid"
+            ),
         ),
     ]

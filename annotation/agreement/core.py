@@ -71,7 +71,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from kit.normalizers import LABEL, LITERAL, normalize
 from kit.passes.shapes import center_of, radius_of, shape_of
@@ -230,6 +229,9 @@ def assign(
     that ``accept`` holds for are kept (first id -> second id)."""
     if not first or not second:
         return {}
+    # scipy.optimize loads on first use (~0.7 s): the URL conf, which imports the pages, stays light
+    from scipy.optimize import linear_sum_assignment
+
     matrix = np.array([[weight(a, b) for b in second] for a in first], dtype=float)
     rows, cols = linear_sum_assignment(matrix, maximize=True)
     return {first[i]: second[j] for i, j in zip(rows, cols, strict=True) if accept(first[i], second[j])}

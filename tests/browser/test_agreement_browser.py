@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-import home.nav as nav
 from tests.annotation.agreement.world import build
 from tests.browser.conftest import assert_no_csp_violations, menu, screenshot
 from tests.browser.test_pages_browser import login
@@ -16,30 +15,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ENTRY = "Annotation agreement"
 
 
-@pytest.fixture
-def agreement_in_menu(monkeypatch):
-    """The Admin menu's "Annotation agreement" entry (home/nav.py's; added here while the menu lacks it)."""
-    from annotation.agreement.permissions import can_view_annotation_agreement
-
-    if any(item.url_name == "agreement:summary" for _, items in nav.MENUS for item in items):
-        return
-    menus = tuple(
-        (
-            title,
-            (
-                *items,
-                nav.Item(ENTRY, "agreement:summary", "annotation_agreement", can_view_annotation_agreement),
-            ),
-        )
-        if title == "Admin"
-        else (title, items)
-        for title, items in nav.MENUS
-    )
-    monkeypatch.setattr(nav, "MENUS", menus)
-
-
 def test_an_admin_reads_the_agreement_and_a_pairs_parents(
-    page, live_server, make_browser_user, django_user_model, agreement_in_menu, tmp_path
+    page, live_server, make_browser_user, django_user_model, tmp_path
 ):
     make_browser_user("boss", "admin")
     world = build(django_user_model, parents=3)

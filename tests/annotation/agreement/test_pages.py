@@ -205,3 +205,32 @@ def test_page_queries_are_flat(
         assert client.get(f"{PAGE}pairs/{world.alice.pk}-{world.bob.pk}/passes/3/").status_code == 200
     with django_assert_max_num_queries(10):
         assert client.get("/api/agreement/").status_code == 200
+
+
+CHILD = """
+import sys
+import django
+django.setup()
+from django.urls import get_resolver
+get_resolver().url_patterns  # the whole URL conf, the agreement pages included
+loaded = "scipy.optimize" in sys.modules
+from annotation.agreement.core import pass_agreement
+node = {"id": "v001", "image_id": "img_0", "bbox_1000": [0, 0, 10, 10]}
+pass_agreement(1, {"visual_nodes": [node]}, {"visual_nodes": [node]})
+print(loaded, "scipy.optimize" in sys.modules)
+"""
+
+
+def test_the_url_conf_does_not_load_scipy_optimize():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "physalign_site.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]  # loaded on the first assignment

@@ -115,6 +115,7 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
         assert user_redis.dbsize() == 1
         assert _bench_databases() == databases_before  # every bench_* database it made was dropped
         for name in (
+            "agreement_demo",
             "bench_generate",
             "bench_workspace",
             "compile_bench",

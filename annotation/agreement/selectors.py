@@ -10,6 +10,7 @@ whatever the number of parents.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,15 +92,20 @@ def sample_choices() -> list[tuple[int, str]]:
 
 
 def agreement_parents(
-    *, sample_id: int | None = None, threshold: float = DEFAULT_THRESHOLD
+    *,
+    sample_id: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    problem_ids: Collection[str] | None = None,
 ) -> list[ParentAgreement]:
-    """Every double-annotated parent (of ``sample_id``, or of every sample) compared pass by pass, in problem_id
-    then pass order. Three queries."""
+    """Every double-annotated parent (of ``sample_id``, or of every sample; only ``problem_ids`` when given)
+    compared pass by pass, in problem_id then pass order. Three queries."""
     seconds_qs = SecondAnnotation.objects.select_related("parent__source", "annotator").order_by(
         "parent__problem_id"
     )
     if sample_id is not None:
         seconds_qs = seconds_qs.filter(sample_id=sample_id)
+    if problem_ids is not None:
+        seconds_qs = seconds_qs.filter(parent__problem_id__in=list(problem_ids))
     seconds = list(seconds_qs)
     if not seconds:
         return []

@@ -88,11 +88,9 @@ def agreement_figures(problem_ids: list[str]) -> tuple[tuple[str, str, str], ...
     from annotation.agreement.core import combine
     from annotation.agreement.selectors import agreement_parents
 
-    wanted = set(problem_ids)
     by_pass: dict[int, list[dict[str, Any]]] = {}
-    for row in agreement_parents():
-        if row.problem_id in wanted:
-            by_pass.setdefault(row.pass_no, []).append(row.figures)
+    for row in agreement_parents(problem_ids=set(problem_ids)):
+        by_pass.setdefault(row.pass_no, []).append(row.figures)
     return agreement_statistics([combine(figures) for _, figures in sorted(by_pass.items())])
 
 

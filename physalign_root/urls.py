@@ -4,13 +4,13 @@ from django.urls import include, path
 
 from annotation import urls as annotation_urls
 from annotation.agreement import urls as annotation_agreement_urls
+from annotation.analytics import urls as annotation_analytics_urls
+from annotation.api import draft_urls as annotation_api_draft_urls
+from annotation.api import urls as annotation_api_urls
 from annotation.assignments import urls as annotation_assignments_urls
 from annotation.curation import urls as annotation_curation_urls
 from annotation.double import api_urls as annotation_double_api_urls
 from annotation.double import urls as annotation_double_urls
-from annotation.analytics import urls as annotation_analytics_urls
-from annotation.api import draft_urls as annotation_api_draft_urls
-from annotation.api import urls as annotation_api_urls
 from annotation.drafting import urls as annotation_drafting_urls
 from annotation.ocr import urls as annotation_ocr_urls
 from annotation.physics import urls as annotation_physics_urls
@@ -22,8 +22,8 @@ from models_registry import urls as models_registry_urls
 from models_registry.api import urls as models_registry_api_urls
 from physalign_site import urls as site_urls
 from probes import urls as probes_urls
-from probes.datasheet import urls as probes_datasheet_urls
 from probes.api import urls as probes_api_urls
+from probes.datasheet import urls as probes_datasheet_urls
 from review import urls as review_urls
 from review.api import urls as review_api_urls
 from solving import urls as solving_urls

@@ -132,14 +132,28 @@ def menu(page, group: str, item: str) -> None:
     nav.get_by_role("link", name=item, exact=True).click()
 
 
-def screenshot(page, name: str) -> None:
+# headers whose text is cut, and table wrappers that scroll sideways, among what is on screen (table ids, '?')
+CUT_HEADERS = """() => [...document.querySelectorAll('table thead th')]
+    .filter(th => th.offsetParent !== null && th.scrollWidth > th.clientWidth)
+    .map(th => (th.closest('table').id || '?') + ': ' + th.textContent.trim())"""
+SCROLLING_TABLES = """() => [...document.querySelectorAll('.table-wrap')]
+    .filter(w => w.offsetParent !== null && w.scrollWidth > w.clientWidth)
+    .map(w => (w.querySelector('table') || {}).id || '?')"""
+
+
+def screenshot(page, name: str, element=None) -> None:
+    """The whole page, or only ``element`` (a locator) when given, as ``<name>.png`` in the shots folder."""
     global _shots_dir
     if _shots_dir is None:
         _shots_dir = Path(
             os.environ.get("PHYSALIGN_SHOTS_DIR") or tempfile.mkdtemp(prefix="physalign-shots-")
         )
         _shots_dir.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(_shots_dir / f"{name}.png"), full_page=True)
+    path = str(_shots_dir / f"{name}.png")
+    if element is not None:
+        element.screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=True)
 
 
 @pytest.fixture

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import assert_no_csp_violations, menu, screenshot, wait_for_js
+from tests.browser.conftest import (
+    CUT_HEADERS,
+    SCROLLING_TABLES,
+    assert_no_csp_violations,
+    menu,
+    screenshot,
+    wait_for_js,
+)
 from tests.browser.test_pages_browser import login
 from tests.probes.datasheet.world import RELEASE_ID, build_release
 
@@ -63,6 +70,10 @@ def test_an_admin_reads_a_releases_datasheet(
     assert _cells(page, "table6_domains")[0] == ["Mechanics", "3", "50.00", "2", "1", "66.67"]
     page.locator("#fig3-heading").scroll_into_view_if_needed()
     screenshot(page, "i31-datasheet")
+    # at 1,280 px every datasheet table fits its card: long headers wrap, none is cut, none scrolls
+    assert page.evaluate(CUT_HEADERS) == []
+    assert page.evaluate(SCROLLING_TABLES) == []
+    screenshot(page, "i31-datasheet-radar-table", page.locator("#ds-figure3_radar"))
 
     with page.expect_download() as info:
         page.get_by_test_id("datasheet-csv").click()

@@ -13,18 +13,19 @@ from annotation.models import Source
 from evaluation.models import EvalRun
 from evaluation.runs import eval_run_create, eval_run_dispatch
 from probes.releases import release_export
-from tests.browser.conftest import PASSWORD, assert_no_csp_violations, menu, screenshot
+from tests.browser.conftest import (
+    CUT_HEADERS,
+    PASSWORD,
+    SCROLLING_TABLES,
+    assert_no_csp_violations,
+    menu,
+    screenshot,
+)
 from tests.evaluation.conftest import compile_and_approve
 from tests.factories import scripted
 from tests.probes.conftest import make_demo_parent
 
 MIXED = "qwen3.5-27b-instruct-awq-demo-endpoint"  # a long name, as real model names are: the tables must fit
-CUT_HEADERS = """() => [...document.querySelectorAll('table thead th')]
-    .filter(th => th.offsetParent !== null && th.scrollWidth > th.clientWidth)
-    .map(th => (th.closest('table').id || '?') + ': ' + th.textContent.trim())"""
-SCROLLING_TABLES = """() => [...document.querySelectorAll('.table-wrap')]
-    .filter(w => w.offsetParent !== null && w.scrollWidth > w.clientWidth)
-    .map(w => (w.querySelector('table') || {}).id || '?')"""
 
 
 def _good_answer(probe):

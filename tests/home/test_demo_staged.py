@@ -157,6 +157,7 @@ def test_the_staged_runs_finish_the_release_verifies_and_staging_again_changes_n
         "Review work",
         "Evaluation",
         "Debate",
+        "Double annotation",
     ]
     assert all(
         word in out.getvalue()

@@ -37,6 +37,7 @@ cat <<MSG
     source_reviewer   / source_reviewer-demo
     probe_reviewer    / probe_reviewer-demo
     probe_reviewer2   / probe_reviewer2-demo
+    annotator2        / annotator2-demo   (second annotator: Annotation → Independent annotation)
     adjudicator       / adjudicator-demo
     admin             / admin-demo
 

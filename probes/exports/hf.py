@@ -274,15 +274,14 @@ def parquet_text(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    file = pq.ParquetFile(path)
+    schema = file.schema_arrow
     metadata = json.dumps(
-        {
-            k.decode(errors="replace"): v.decode(errors="replace")
-            for k, v in (table.schema.metadata or {}).items()
-        },
+        {k.decode(errors="replace"): v.decode(errors="replace") for k, v in (schema.metadata or {}).items()},
         ensure_ascii=False,
     )
-    rows = table.drop_columns([c for c in table.column_names if c == "images"]).to_pylist()
+    columns = [c for c in schema.names if c != "images"]  # the image bytes are never read back
+    rows = file.read(columns=columns).to_pylist()
     return json.dumps(rows, ensure_ascii=False) + "\n" + metadata
 
 
@@ -290,10 +289,57 @@ def _text_rows(path: Path) -> list[dict[str, Any]]:
     """A shard's rows as written, without the image bytes (the views are the hash-checked public files)."""
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
-    paths = [[(i or {}).get("path") for i in images] for images in table.column("images").to_pylist()]
-    rows = table.drop_columns(["images"]).to_pylist()
-    return [{**row, "images": [{"path": p} for p in ps]} for row, ps in zip(rows, paths, strict=True)]
+    out: list[dict[str, Any]] = []
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=100):  # a row group's images at a time
+        table = batch.to_pydict()
+        images = table.pop("images")
+        for i, views in enumerate(images):
+            out.append(
+                {
+                    **{k: v[i] for k, v in table.items()},
+                    "images": [{"path": (v or {}).get("path")} for v in views],
+                }
+            )
+    return out
+
+
+def hf_config_records(records: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """The public records of each config, in :func:`hf_configs` order (no image read yet)."""
+    configs: dict[str, list[dict[str, Any]]] = {}
+    for condition, rows in records.items():
+        for interface in sorted({r["interface"] for r in rows}):
+            configs[config_name(condition, interface)] = [r for r in rows if r["interface"] == interface]
+    return configs
+
+
+def write_shard(shard: Path, records: list[dict[str, Any]], read_image: ImageReader, features: Any) -> int:
+    """One config's parquet shard written a row group at a time, as ``datasets.Dataset.to_parquet`` writes it
+    (same schema, writer options and row-group size), but with only one row group's images in memory."""
+    import datasets
+    import pyarrow.parquet as pq
+    from datasets import config as hf_config
+    from datasets.arrow_writer import get_parquet_column_options, get_writer_batch_size_from_features
+
+    batch_size = get_writer_batch_size_from_features(features) or hf_config.DEFAULT_MAX_BATCH_SIZE
+    schema = features.arrow_schema
+    cdc = hf_config.DEFAULT_CDC_OPTIONS
+    writer = pq.ParquetWriter(
+        str(shard),
+        schema=schema,
+        use_content_defined_chunking=cdc,
+        write_page_index=True,
+        **get_parquet_column_options(features, schema),
+    )
+    try:
+        for offset in range(0, len(records), batch_size):
+            rows = [hf_row(r, read_image) for r in records[offset : offset + batch_size]]
+            writer.write_table(datasets.Dataset.from_list(rows, features=features).data.table)
+            del rows
+        if cdc is not False:
+            writer.add_key_value_metadata({"content_defined_chunking": json.dumps(cdc)})
+    finally:
+        writer.close()
+    return len(records)
 
 
 @dataclass(frozen=True)
@@ -314,20 +360,21 @@ def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]], data
         shutil.rmtree(output)
     output.mkdir(parents=True)
     split = part.manifest["split"]
-    configs = hf_configs(part.records, part.image_bytes)
+    config_records = hf_config_records(part.records)
+    configs = {name: len(rows) for name, rows in config_records.items()}
     features = hf_features()
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()  # a bar per shard is noise in a command's output and a worker's log
     try:
-        for name, rows in configs.items():
+        for name, rows in config_records.items():
             shard = output / "data" / name / f"{split}-00000-of-00001.parquet"
             shard.parent.mkdir(parents=True)
-            datasets.Dataset.from_list(rows, features=features, split=split).to_parquet(str(shard))
+            write_shard(shard, rows, part.image_bytes, features)
     finally:
         if bars:
             datasets.enable_progress_bars()
     languages = {r["language"] for rows in part.records.values() for r in rows}
-    card = dataset_card(part.manifest, {n: len(r) for n, r in configs.items()}, sources, languages, datasheet)
+    card = dataset_card(part.manifest, configs, sources, languages, datasheet)
     (output / "README.md").write_text(card, encoding="utf-8")
     (output / LICENSE_FILE).write_text(license_file(part.manifest, sources), encoding="utf-8")
     records = [
@@ -340,7 +387,7 @@ def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]], data
     files = [p for p in output.rglob("*") if p.is_file()]
     return HFExport(
         path=output,
-        configs={n: len(r) for n, r in configs.items()},
+        configs=configs,
         files=len(files),
         bytes=sum(p.stat().st_size for p in files),
         seconds=time.perf_counter() - started,

@@ -352,7 +352,16 @@ class HFExport:
 
 
 def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]], datasheet: str = "") -> HFExport:
-    """Write the dataset folder (parquet shards + README.md) and scan it; a leaking export is deleted."""
+    """Write the dataset folder (parquet shards + README.md) and scan it; a leaking export is deleted, and so
+    is one whose writing failed (a disk full, a write error): no partial dataset is left behind."""
+    try:
+        return _write_hf(part, output, sources, datasheet)
+    except BaseException:
+        shutil.rmtree(output, ignore_errors=True)
+        raise
+
+
+def _write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]], datasheet: str) -> HFExport:
     import datasets
 
     started = time.perf_counter()
@@ -396,9 +405,15 @@ def write_hf(part: PublicPart, output: Path, sources: list[dict[str, Any]], data
 
 def zip_folder(folder: Path, target: Path) -> Path:
     partial = target.with_name(target.name + ".partial")
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED) as archive:  # parquet/PNG: compressed
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            archive.write(path, path.relative_to(folder).as_posix())
+    try:
+        with zipfile.ZipFile(
+            partial, "w", compression=zipfile.ZIP_STORED
+        ) as archive:  # parquet/PNG: compressed
+            for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+                archive.write(path, path.relative_to(folder).as_posix())
+    except BaseException:  # a disk full or a write error: no half-written zip is left to be trusted
+        partial.unlink(missing_ok=True)
+        raise
     partial.replace(target)
     return target
 

@@ -25,8 +25,10 @@ Differences from the Kit, on purpose:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -112,10 +114,16 @@ def schema_bundle() -> dict[str, Any]:
     return {p.name: parse_json(p.read_bytes()) for p in sorted(SCHEMA_DIR.glob("*.json"))}
 
 
-def _schema_errors(schema_name: str, value: Any) -> list[str]:
+@functools.cache
+def _validator(schema_name: str) -> Any:
+    """One contract schema's validator, built once a process (the schemas are files of the code)."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema_bundle()[schema_name])
+    return jsonschema.Draft202012Validator(parse_json((SCHEMA_DIR / schema_name).read_bytes()))
+
+
+def _schema_errors(schema_name: str, value: Any) -> list[str]:
+    validator = _validator(schema_name)
     return [
         f"{schema_name}: {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
         for e in validator.iter_errors(value)
@@ -136,12 +144,22 @@ def seal_tree(tree: Tree) -> Tree:
 
 def directory_manifest(root: Path) -> dict[str, str]:
     """``{relative path: sha256}`` of every file but the directory's own FILE_MANIFEST.json (Kit §2.0)."""
-    files = (p for p in sorted(root.rglob("*")) if p.is_file())
-    return {
-        rel: hashlib.sha256((root / rel).read_bytes()).hexdigest()
-        for rel in (p.relative_to(root).as_posix() for p in files)
-        if rel != "FILE_MANIFEST.json"
-    }
+    base = str(root)
+    files: list[str] = []
+    for folder, _dirs, names in os.walk(
+        base
+    ):  # os.walk: Path.relative_to per file dominated a release export
+        prefix = os.path.relpath(folder, base).replace(os.sep, "/")
+        for name in names:
+            if os.path.isfile(os.path.join(folder, name)):
+                files.append(name if prefix == "." else f"{prefix}/{name}")
+    files.sort(key=lambda rel: rel.split("/"))  # the order of sorted(root.rglob("*")): by path parts
+    manifest: dict[str, str] = {}
+    for rel in files:
+        if rel != "FILE_MANIFEST.json":
+            with open(os.path.join(base, rel), "rb") as handle:
+                manifest[rel] = hashlib.sha256(handle.read()).hexdigest()
+    return manifest
 
 
 def read_tree(root: Path) -> Tree:

@@ -168,8 +168,9 @@ def _release_files(
     authorization: ReleaseAuthorization | None,
     exported_by: str,
 ) -> tuple[layout.Tree, dict[str, Any]]:
+    index = AttachmentIndex(probes)  # two metadata queries for the whole export, not two per probe
     project_tree, project, catalog = layout.build_project(
-        [_project_probe(p) for p in probes],
+        [_project_probe(p, index) for p in probes],
         _membership_data(probes),
         _source_private(probes),
         _compiler_hashes(),
@@ -219,7 +220,7 @@ def parent_is_synthetic(parent: Any) -> bool:
     )
 
 
-def _project_probe(probe: Probe) -> layout.ProjectProbe:
+def _project_probe(probe: Probe, index: AttachmentIndex) -> layout.ProjectProbe:
     key = dict(probe.key.key)
     if (
         probe.state != Probe.State.APPROVED
@@ -253,12 +254,12 @@ def _project_probe(probe: Probe) -> layout.ProjectProbe:
         "attachment_ids": probe.attachment_ids,
         "displays": probe.key.displays,
     }
-    return layout.ProjectProbe(item=item, draft=draft, assets=_assets(probe))
+    return layout.ProjectProbe(item=item, draft=draft, assets=_assets(probe, index))
 
 
-def _assets(probe: Probe) -> dict[str, tuple[str, bytes, int, int]]:
+def _assets(probe: Probe, index: AttachmentIndex) -> dict[str, tuple[str, bytes, int, int]]:
     assets = {}
-    for attachment in AttachmentIndex([probe]).of(probe):
+    for attachment in index.of(probe):
         data = attachment.read()
         if attachment.is_view and bytes_digest(data) != attachment.sha256:
             raise ApplicationError(

@@ -29,6 +29,9 @@ from review.api import urls as review_api_urls
 from solving import urls as solving_urls
 from solving.api import urls as solving_api_urls
 
+# a lost database connection met outside a view is a 503 with Retry-After too (physalign_site.middleware)
+handler500 = "physalign_site.middleware.server_error"
+
 urlpatterns = [
     path("", include(site_urls)),
     path("api/", include(audit_api_urls)),

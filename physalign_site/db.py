@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db import connection, models, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, models, transaction
 
 BULK_ROWS = 500  # a load at least this large refreshes the planner's statistics of the tables it wrote
 
@@ -24,3 +24,32 @@ def analyze_after_commit(*tables: type[models.Model], rows: int) -> None:
                 cursor.execute(f"ANALYZE {connection.ops.quote_name(name)}")
 
     transaction.on_commit(analyze)
+
+
+LOST_CONNECTION_SQLSTATES = ("08", "57P")  # connection exception; operator intervention (terminated, shutdown)
+
+
+def database_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` means the database could not serve the request for a reason that passes: the
+    connection was lost (a PostgreSQL backend terminated, the server restarted, a network drop) or SQLite's
+    file was locked by another writer past its busy timeout. Told from the driver's error itself (its SQLSTATE
+    class, or a connection-level failure that has none), not from the connection, which may have been
+    reopened by the time the error is seen. A lost connection is closed here, so the next query opens a fresh
+    one. Any other database error (a constraint, bad SQL) is not this and stays a bug."""
+    if not isinstance(error, DatabaseError):
+        return False
+    if connection.vendor == "sqlite":
+        return isinstance(error, OperationalError) and "database is locked" in str(error)
+    if not isinstance(error, OperationalError | InterfaceError):
+        return False
+    sqlstate = getattr(error.__cause__, "sqlstate", None)
+    if isinstance(error, OperationalError) and sqlstate and not sqlstate.startswith(LOST_CONNECTION_SQLSTATES):
+        return False  # the server answered with a reason of its own (a timeout, a deadlock): not a lost link
+    if connection.in_atomic_block:  # an outer transaction still holds the connection: not ours to close
+        return False
+    if connection.connection is not None and not connection.is_usable():
+        try:
+            connection.close()
+        except DatabaseError:
+            connection.connection = None  # the socket is gone already; Django opens a new one on the next query
+    return True

@@ -70,6 +70,8 @@ MIDDLEWARE = [
     # before any view reads a parameter: NUL or a lone surrogate in the path, query or form → a 400 naming it
     "physalign_site.middleware.StorableInputMiddleware",
     "physalign_site.middleware.ApplicationErrorMiddleware",
+    # a lost database connection: a read runs again on a fresh one, a write answers 503 + Retry-After, never 500
+    "physalign_site.middleware.DatabaseUnavailableMiddleware",
     # the second annotator of a problem never reaches its first annotation (annotation.double.blind)
     "annotation.double.middleware.FirstAnnotationBlind",
     "axes.middleware.AxesMiddleware",  # last: turns a lockout flagged during the view into its response

@@ -188,6 +188,9 @@ class PassDocument(models.Model):
     pass_no = models.PositiveSmallIntegerField()
     document = models.JSONField()
     document_sha256 = models.CharField(max_length=64)  # digest(document), Kit §2.0
+    # Not stored: the issues ``pass_document_save`` found in the document it just stored (validator, then physics),
+    # which the pass API answers with instead of checking the same document again; None on a loaded row.
+    checked_issues: list[dict[str, Any]] | None = None
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     # The save counter for optimistic concurrency (If-Match, the ETag): it grows on every save, coalesced or not.
     # History numbers its versions on its own (``PassDocumentVersion.version``): autosaves coalesce there.

@@ -254,15 +254,18 @@ def parent_passes_approved(*, parent: ParentProblem) -> bool:
     return fresh.count() == len(ANNOTATION_PASSES)
 
 
-def pass_validation_issues(*, parent: ParentProblem, pass_no: int, document: Any) -> list[dict[str, str]]:
+def pass_validation_issues(
+    *, parent: ParentProblem, pass_no: int, document: Any, earlier: dict[int, Any] | None = None
+) -> list[dict[str, str]]:
     """Issues of the pure pass validator as ``{code, path, message}`` dicts: the Kit's checks plus the
     workspace's stricter ones (a document made or stored in this app; Kit files are judged by the Kit's alone).
 
-    The validator receives the parent's public context and the stored documents of earlier passes.
+    The validator receives the parent's public context and the stored documents of earlier passes
+    (``earlier``, from ``earlier_pass_documents``, when the caller has read them; else one query).
     """
-    return _validator_issues(
-        parent, pass_no, document, earlier_pass_documents(parent=parent, pass_no=pass_no)
-    )
+    if earlier is None:
+        earlier = earlier_pass_documents(parent=parent, pass_no=pass_no)
+    return _validator_issues(parent, pass_no, document, earlier)
 
 
 def earlier_pass_documents(*, parent: ParentProblem, pass_no: int) -> dict[int, Any]:

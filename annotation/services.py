@@ -146,8 +146,11 @@ def pass_document_save(
     _require_expected_version(doc, expected_version)
     _require_pass5_unlocked(parent, pass_no)
 
+    earlier = earlier_pass_documents(
+        parent=parent, pass_no=pass_no
+    )  # read once: the validator and the physics
     issues = (
-        pass_validation_issues(parent=parent, pass_no=pass_no, document=document)
+        pass_validation_issues(parent=parent, pass_no=pass_no, document=document, earlier=earlier)
         if isinstance(document, dict)
         else []
     )
@@ -165,9 +168,7 @@ def pass_document_save(
         parent=parent,
         pass_no=pass_no,
         document=document,
-        earlier=earlier_pass_documents(parent=parent, pass_no=pass_no)
-        if pass_no in ANNOTATION_PASSES
-        else {},
+        earlier=earlier if pass_no in ANNOTATION_PASSES else {},
     )
     physics_check = physics_check_result(physics) if pass_no in ANNOTATION_PASSES else {}
     before = _pass_state(doc)
@@ -219,6 +220,9 @@ def pass_document_save(
             "coalesced": kept.coalesced,
         },
     )
+    # what the pass API answers with (``pass_issues`` of the stored document): already computed, so the response
+    # does not validate the document a second time
+    doc.checked_issues = [*issues, *physics]
     return doc
 
 

@@ -26,7 +26,10 @@ def analyze_after_commit(*tables: type[models.Model], rows: int) -> None:
     transaction.on_commit(analyze)
 
 
-LOST_CONNECTION_SQLSTATES = ("08", "57P")  # connection exception; operator intervention (terminated, shutdown)
+LOST_CONNECTION_SQLSTATES = (
+    "08",
+    "57P",
+)  # connection exception; operator intervention (terminated, shutdown)
 
 
 def database_unavailable(error: BaseException) -> bool:
@@ -43,7 +46,11 @@ def database_unavailable(error: BaseException) -> bool:
     if not isinstance(error, OperationalError | InterfaceError):
         return False
     sqlstate = getattr(error.__cause__, "sqlstate", None)
-    if isinstance(error, OperationalError) and sqlstate and not sqlstate.startswith(LOST_CONNECTION_SQLSTATES):
+    if (
+        isinstance(error, OperationalError)
+        and sqlstate
+        and not sqlstate.startswith(LOST_CONNECTION_SQLSTATES)
+    ):
         return False  # the server answered with a reason of its own (a timeout, a deadlock): not a lost link
     if connection.in_atomic_block:  # an outer transaction still holds the connection: not ours to close
         return False
@@ -51,5 +58,7 @@ def database_unavailable(error: BaseException) -> bool:
         try:
             connection.close()
         except DatabaseError:
-            connection.connection = None  # the socket is gone already; Django opens a new one on the next query
+            connection.connection = (
+                None  # the socket is gone already; Django opens a new one on the next query
+            )
     return True

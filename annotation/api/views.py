@@ -146,7 +146,9 @@ def expected_version(request: Request) -> int | None:
 
 def pass_state_response(doc: PassDocument, *, status_code: int = status.HTTP_200_OK) -> Response:
     # the validator's issues, then the physics findings with their severity (only "blocking" ones refuse submit)
-    issues = pass_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document)
+    issues = getattr(doc, "checked_issues", None)  # set by pass_document_save on the document it stored
+    if issues is None:
+        issues = pass_issues(parent=doc.parent, pass_no=doc.pass_no, document=doc.document)
     comments = [
         {
             "record": f"{c['collection']}:{record_id}",

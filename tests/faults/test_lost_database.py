@@ -74,7 +74,12 @@ def _writes() -> Callable[[str], bool]:
 def _stored(doc: PassDocument) -> tuple:
     doc.refresh_from_db()
     history = PassDocumentVersion.objects.filter(pass_document=doc).order_by("version")
-    return doc.version, doc.document_sha256, doc.document, list(history.values_list("document_sha256", flat=True))
+    return (
+        doc.version,
+        doc.document_sha256,
+        doc.document,
+        list(history.values_list("document_sha256", flat=True)),
+    )
 
 
 def test_a_save_cut_off_mid_transaction_answers_503_stores_nothing_and_the_retry_stores_it_once(

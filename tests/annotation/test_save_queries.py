@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from annotation.assignments.services import assignment_assign
+from annotation.models import PassDocumentVersion
 from tests.factories import ParentProblemFactory, PassDocumentFactory, ProblemImageFactory, SourceFactory
 
 pytestmark = pytest.mark.django_db
@@ -86,3 +87,40 @@ def test_queries_per_save_are_flat_in_the_documents_size_under_strict_assignment
         )
     assert counts[2] == counts[200], counts
     assert counts[200] <= 21, counts  # the response reuses the issues the save found (no second check)
+
+
+def test_a_save_resent_after_its_reply_was_lost_is_answered_as_stored_not_as_a_conflict(
+    annotator, role_users
+):
+    """A gunicorn worker killed after the commit, or a dropped connection: the workspace resends the same
+    document with the If-Match it first sent. Stored once, answered 200; a different document, or the same one
+    from somebody else, is still a conflict."""
+    parent = ParentProblemFactory(problem_id="p_resent")
+    image = ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
+    PassDocumentFactory(
+        parent=parent,
+        pass_no=1,
+        document={"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []},
+        updated_by=annotator,
+    )
+    client = APIClient()
+    client.force_login(annotator)
+    document = {
+        "problem_id": parent.problem_id,
+        "visual_nodes": [_node(0, image.image_id)],
+        "ambiguities": [],
+    }
+    first = _save(client, parent.problem_id, document, 1)
+    assert first.status_code == 200 and first.json()["version"] == 2
+    resent = _save(client, parent.problem_id, document, 1)  # the reply to the first was lost
+    assert resent.status_code == 200, resent.content
+    assert (
+        resent.json()["version"] == 2 and resent.json()["document_sha256"] == first.json()["document_sha256"]
+    )
+    assert PassDocumentVersion.objects.filter(pass_document__parent=parent).count() == 1
+
+    changed = {**document, "visual_nodes": [_node(1, image.image_id)]}
+    assert _save(client, parent.problem_id, changed, 1).json()["code"] == "version_conflict"
+    other = APIClient()
+    other.force_login(role_users["admin"])
+    assert _save(other, parent.problem_id, document, 1).status_code == 409

@@ -331,3 +331,54 @@ def test_plain_text_labels_stay_text_and_tex_is_typeset_in_previews_and_chips(pa
     assert chips.nth(1).locator(".katex").count() == 1
     assert "F_1" not in chips.nth(1).evaluate("el => el.innerText")
     screenshot(page, "labels-pass2-chips")
+
+
+@pytest.mark.parametrize("typed_meanwhile", [False, True], ids=["resent-as-is", "typed-before-the-retry"])
+def test_a_save_whose_reply_was_lost_is_stored_once_without_a_conflict(
+    page, live_server, problem, page_problems, typed_meanwhile
+):
+    """The server stores a save and its reply never reaches the browser (a worker killed after its commit, a
+    connection reset). The banner says the server cannot be reached and the edit is kept; the retry is answered as
+    stored, or, when more was typed before it, the browser sees the newer version is its own and saves on top of it:
+    no conflict dialog, nothing lost, nothing stored twice."""
+    parent, user = problem
+    page_problems.allowed = ("net::ERR_CONNECTION_RESET", "409 (Conflict)")
+    doc = {"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []}
+    pass_document_save(parent=parent, pass_no=1, document=doc, actor=user, expected_version=None)
+    login(page, live_server, "ann", f"/problems/{parent.problem_id}/passes/1/")
+    page.keyboard.press("n")
+    field = page.locator(".rec.is-selected [data-field=text]")
+    expect(field).to_be_focused()
+    page.keyboard.type("m")
+    wait_saved(page)
+    version_before = stored(parent, 1).version
+
+    lost = []
+
+    def store_then_drop_the_reply(route):
+        if route.request.method == "PUT" and not lost:
+            lost.append(route.fetch().status)  # the server stores it ...
+            route.abort("connectionreset")  # ... and the reply is lost on the way back
+        else:
+            route.continue_()
+
+    answers = []
+    page.on("response", lambda r: answers.append(r.status) if r.request.method == "PUT" else None)
+    page.route("**/api/parents/**/passes/1/", store_then_drop_the_reply)
+    page.keyboard.type("g")
+    expect(page.locator("#ws-banner")).to_contain_text("Cannot reach the server", timeout=10_000)
+    assert lost == [200] and stored(parent, 1).version == version_before + 1
+    screenshot(page, f"workspace-lost-reply-banner-{'typed' if typed_meanwhile else 'as-is'}")
+    if typed_meanwhile:
+        page.keyboard.type("x")
+    wait_saved(page)
+    expect(page.locator("#ws-conflict")).not_to_be_visible()
+    expect(page.locator("#ws-banner")).not_to_be_visible()
+    text = "mgx" if typed_meanwhile else "mg"
+    expect(field).to_have_value(text)
+    after = stored(parent, 1)
+    assert [n["text"] for n in after.document["visual_nodes"]] == [text]
+    # "mg" stored once (the resend made no new version); the later "x" one more
+    assert after.version == version_before + (2 if typed_meanwhile else 1)
+    assert answers == ([409, 200] if typed_meanwhile else [200])
+    screenshot(page, f"workspace-lost-reply-saved-{'typed' if typed_meanwhile else 'as-is'}")

@@ -11,6 +11,17 @@ import { dropLocal } from "./storage.js";
 
 const MAX_ROWS = 60;
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+// Equal as JSON whatever the key order (the server's JSON column may store keys in another order).
+function sameJson(a, b) {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (a && b && typeof a === "object" && typeof b === "object") {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+  }
+  return a === b;
+}
 const idOf = (r) => (r && typeof r === "object" ? r.id || r.step_id : undefined);
 
 function shown(value) {
@@ -83,6 +94,16 @@ export async function showConflict(ctx) {
   try { server = await api(payload.urls.api, "GET"); } catch (_) { server = null; }
   const dlg = $("ws-conflict");
   const theirs = server && server.status === 200 ? server.data : null;
+  const unacked = state.unacked;
+  state.unacked = null;
+  if (theirs && unacked && sameJson(theirs.document, JSON.parse(unacked))) {
+    // the newer version is this user's own save whose reply was lost (a dropped connection, a worker killed
+    // after its commit): nothing to merge; carry on from it and save what was typed since
+    state.version = theirs.version;
+    state.dirty = true;
+    save(ctx);
+    return;
+  }
   const serverLabel = theirs ? `Server's (v${theirs.version}${theirs.updated_by ? `, ${theirs.updated_by}` : ""})` : "Server's";
   $("ws-conflict-text").textContent = theirs
     ? `Version ${theirs.version} was saved by ${theirs.updated_by || "someone"} after you loaded version ${state.version}. Your changes are safe on this device. Here is what differs; keeping yours saves it as version ${theirs.version + 1}, and version ${theirs.version} stays in History.`

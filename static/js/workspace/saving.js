@@ -31,6 +31,7 @@ export async function save(ctx) {
   }
   state.saving = false;
   if (res.status === 200) {
+    state.unacked = null;
     state.version = res.data.version;  // the If-Match save counter, every save
     state.historyVersion = res.data.history_version;  // the history's number: one user's autosaves share one
     state.status = res.data.status;
@@ -41,7 +42,8 @@ export async function save(ctx) {
   } else if (res.status === 409 && res.data && res.data.code === "version_conflict") {
     await showConflict(ctx);
   } else if (res.status === 0 || res.status >= 500) {
-    networkFailure(ctx);
+    if (res.status === 0) state.unacked = sent;  // it may have been stored: the conflict dialog checks (conflict.js)
+    networkFailure(ctx, res);
     return;
   } else {
     const errors = (res.data && res.data.extra && res.data.extra.errors) || [];
@@ -50,13 +52,19 @@ export async function save(ctx) {
   render(ctx);
   if (state.saveAgain) { state.saveAgain = false; if (state.dirty) save(ctx); }
 }
-function networkFailure(ctx) {
+// A dropped connection (status 0) or a server error: the edit stays on this device and is resent with back-off.
+// A resent save whose first reply was lost is answered as stored (annotation.services._is_resent_save).
+function networkFailure(ctx, res) {
   const { state } = ctx;
   state.retryIn = Math.min(30, state.retryIn ? state.retryIn * 2 : 2);
   let left = state.retryIn;
+  const busy = res.status === 503;  // e.g. code database_unavailable: the server is up, its database briefly not
+  const reason = busy
+    ? "The server is briefly unavailable (its database is reconnecting)."
+    : res.status ? `The server answered ${res.status}.` : "Cannot reach the server.";
   const retryNow = () => { clearTimeout(state.retryTimer); save(ctx); };
   const tick = () => {
-    showBanner(`Cannot reach the server. Your changes are kept on this device and will be saved when the connection returns. Retrying in ${left} s.`, "offline", retryNow);
+    showBanner(`${reason} Your changes are kept on this device and will be saved when it answers again. Retrying in ${left} s.`, "offline", retryNow);
     if (left <= 0) { save(ctx); return; }
     left -= 1;
     state.retryTimer = setTimeout(tick, 1000);

@@ -112,13 +112,20 @@ def view_storage_name(sha256: str) -> str:
 def view_store(png: bytes, sha256: str | None = None) -> str:
     """Store a rendered view's bytes under their content-addressed name and return the name. Bytes already
     stored there are not written again (a recompile of unchanged views writes nothing); a file of another
-    size there (a write cut short by a killed worker) is replaced."""
+    size there (a write cut short by a killed worker) is replaced, and a write that fails removes what it wrote."""
     name = view_storage_name(sha256 or bytes_digest(png))
     if default_storage.exists(name):
         if default_storage.size(name) == len(png):
             return name
         default_storage.delete(name)
-    saved = default_storage.save(name, ContentFile(png))
+    try:
+        saved = default_storage.save(name, ContentFile(png))
+    except Exception:
+        # the disk filled up or the write failed part-way: drop what it left so that no later compile, page or
+        # export finds a truncated view under the content's name, then let the run fail with the reason
+        if default_storage.exists(name) and default_storage.size(name) != len(png):
+            default_storage.delete(name)
+        raise
     if saved != name:  # another worker stored the same bytes a moment ago; the storage gave ours a new name
         default_storage.delete(saved)
     return name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -126,8 +127,15 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
             "ocr_proposals",
             "paper_scale",
             "run_finish",
+            "team_load",
         ):
             assert f"== bench/{name}.py" in output
+        # the team load ran on both databases and every acknowledged save was found stored
+        assert re.findall(r"acknowledged saves stored: (\d+)/(\d+)", output) and all(
+            stored == acknowledged
+            for stored, acknowledged in re.findall(r"acknowledged saves stored: (\d+)/(\d+)", output)
+        )
+        assert "\npostgres: " in output and "\nsqlite: " in output
         assert f"Redis db {USER_REDIS_DB}," not in output  # the user's Redis db was passed over
         assert str(var_dir) not in output.split("== bench/bench_generate.py", 1)[1]
     finally:

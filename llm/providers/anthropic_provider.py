@@ -20,7 +20,7 @@ from ..capabilities import (
     token_cap,
 )
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
-from . import endpoint_for, stainless_sdk_errors
+from . import endpoint_for, kept_client, stainless_sdk_errors
 
 FINISH = {
     "end_turn": "stop",
@@ -68,22 +68,29 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
 
 @contextmanager
 def open_client(config: ProviderConfig, http_client: Any = None) -> Iterator[anthropic.Anthropic]:
-    """An SDK client for ``config`` after the endpoint policy check: SDK retries off and, unless the
-    caller brings its own HTTP client, one that never follows a redirect (it could lead to an address
-    the endpoint check never saw). Closed on exit when it is ours."""
+    """An SDK client for ``config`` after the endpoint policy check (on every call): SDK retries off and, unless
+    the caller brings its own HTTP client, one that never follows a redirect (it could lead to an address the
+    endpoint check never saw), kept for the next call to the same endpoint (``kept_client``)."""
     endpoint = endpoint_for(config)
-    owned = None if http_client is not None else anthropic.DefaultHttpxClient(follow_redirects=False)
-    try:
-        yield anthropic.Anthropic(
+
+    def build(http: Any) -> anthropic.Anthropic:
+        return anthropic.Anthropic(
             api_key=endpoint.api_key,
             base_url=endpoint.base_url,
             max_retries=0,
             timeout=config.timeout_seconds,
-            http_client=http_client or owned,
+            http_client=http,
         )
-    finally:
-        if owned is not None:
-            owned.close()
+
+    if http_client is not None:
+        yield build(http_client)
+        return
+    yield kept_client(
+        "anthropic",
+        endpoint,
+        config.timeout_seconds,
+        lambda: build(anthropic.DefaultHttpxClient(follow_redirects=False)),
+    )
 
 
 def sdk_errors() -> AbstractContextManager[None]:

@@ -14,7 +14,7 @@ from openai.types.chat import ChatCompletion
 from ..capabilities import capabilities_for, check_images, check_reasoning, temperature_allowed, token_cap
 from ..errors import ErrorKind, ProviderError
 from ..types import LLMRequest, ProviderConfig, ProviderReply, Usage
-from . import endpoint_for, stainless_sdk_errors
+from . import endpoint_for, kept_client, stainless_sdk_errors
 
 FINISH = {
     "stop": "stop",
@@ -53,24 +53,31 @@ def build_payload(request: LLMRequest, config: ProviderConfig) -> dict[str, Any]
 
 @contextmanager
 def open_client(config: ProviderConfig, http_client: Any = None) -> Iterator[openai.OpenAI]:
-    """An SDK client for ``config`` after the endpoint policy check: SDK retries off and, unless the
-    caller brings its own HTTP client, one that never follows a redirect (it could lead to an address
-    the endpoint check never saw). Closed on exit when it is ours."""
+    """An SDK client for ``config`` after the endpoint policy check (on every call): SDK retries off and, unless
+    the caller brings its own HTTP client, one that never follows a redirect (it could lead to an address the
+    endpoint check never saw), kept for the next call to the same endpoint (``kept_client``)."""
     compatible = config.provider == "openai_compatible"
     endpoint = endpoint_for(config, key_required=not compatible)
     key = endpoint.api_key or "not-needed"  # local servers often need none
-    owned = None if http_client is not None else openai.DefaultHttpxClient(follow_redirects=False)
-    try:
-        yield openai.OpenAI(
+
+    def build(http: Any) -> openai.OpenAI:
+        return openai.OpenAI(
             api_key=key,
             base_url=endpoint.base_url,
             max_retries=0,
             timeout=config.timeout_seconds,
-            http_client=http_client or owned,
+            http_client=http,
         )
-    finally:
-        if owned is not None:
-            owned.close()
+
+    if http_client is not None:
+        yield build(http_client)
+        return
+    yield kept_client(
+        "openai",
+        endpoint,
+        config.timeout_seconds,
+        lambda: build(openai.DefaultHttpxClient(follow_redirects=False)),
+    )
 
 
 def sdk_errors() -> AbstractContextManager[None]:

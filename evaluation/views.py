@@ -18,6 +18,7 @@ from audit.disclosure import can_know_targets, disclose, may_show_targets
 from physalign_site.access import require
 from physalign_site.errors import ApplicationError
 from physalign_site.params import int_list_param, int_param
+from run_engine.engine import QueueUnavailable
 
 from . import selectors
 from .drilldown import request_drilldown
@@ -57,6 +58,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 actor=request.user,
                 options=form.run_options(),
             )
+        except QueueUnavailable as exc:  # the run is kept, paused: its page says why and offers Resume
+            return redirect("evaluation:run_detail", pk=exc.extra["run"])
         except ApplicationError as exc:
             error = exc.message
         else:

@@ -30,6 +30,7 @@ from typing import Any
 from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from audit.services import event_record
 from physalign_site.errors import ApplicationError
@@ -186,6 +187,9 @@ class RunTable:
         "options"  # the run's JSON field that may set "chunk_size" (None: always the default)
     )
     started: str | None = "started_at"  # the field the first dispatch stamps (None: the run has none)
+    # the status a run takes when its tasks could not be queued (the broker unreachable): resumable, and idle
+    # where the table has such a status (evaluation's "paused"), else back to "queued"
+    unqueued: str = "queued"
 
     def chunk_size(self, run: Any) -> int:
         if self.options is None:
@@ -213,11 +217,38 @@ def run_dispatch(table: RunTable, *, run_id: int) -> int:
         .values_list("pk", flat=True)
     )
     task = table.chunk_task()
-    for chunk in chunk_ids(ids, table.chunk_size(run), taper=table.taper):
-        task.delay(run_id, chunk)
+    try:
+        for chunk in chunk_ids(ids, table.chunk_size(run), taper=table.taper):
+            task.delay(run_id, chunk)
+    except (BrokerUnreachable, OSError) as error:
+        _unqueued(table, run_id, error)
     if not ids:
         table.finalize(run_id)
     return len(ids)
+
+
+class QueueUnavailable(ApplicationError):
+    """The task queue's broker could not be reached while a run's tasks were queued: the run is kept, every row
+    as it was (rows claim themselves, so a chunk queued before the failure and queued again on resume runs each
+    row once), in a resumable status that says why."""
+
+    status_code = 503
+
+
+def _unqueued(table: RunTable, run_id: int, error: Exception) -> None:
+    message = (
+        f"The task queue could not be reached ({error}), so the run's work was not queued; nothing is lost. "
+        "Resume the run when the queue (Redis) is back."
+    )
+    changes: dict[str, Any] = {"status": table.unqueued}
+    if any(f.name == "error" for f in table.model._meta.get_fields()):
+        changes["error"] = message[:2000]
+    table.model._default_manager.filter(pk=run_id).update(**changes)
+    raise QueueUnavailable(
+        f"Run {run_id} is kept ({table.unqueued}): {message}",
+        code="queue_unavailable",
+        extra={"run": run_id, "status": table.unqueued},
+    ) from error
 
 
 @transaction.atomic

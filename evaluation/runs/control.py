@@ -37,6 +37,7 @@ RUNS = RunTable(
     chunk_task=_chunk_task,
     finalize=lambda run_id: eval_run_finalize(run_id=run_id),
     default_chunk_size=DEFAULT_OPTIONS["chunk_size"],
+    unqueued=EvalRun.Status.PAUSED,
 )
 
 

@@ -121,6 +121,7 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
             "bench_workspace",
             "compile_bench",
             "eval_throughput",
+            "eval_vs_inspect",
             "frontend_bench",
             "metrics_bench",
             "metrics_cli",
@@ -136,6 +137,12 @@ def test_make_bench_loop_leaves_the_demo_data_alone(tmp_path):
             for stored, acknowledged in re.findall(r"acknowledged saves stored: (\d+)/(\d+)", output)
         )
         assert "\npostgres: " in output and "\nsqlite: " in output
+        # the side by side ran both: the app's run and inspect eval served every probe of the release
+        served = re.findall(r"^(app run engine|inspect eval) +(\d+) ", output, flags=re.M)
+        assert [side for side, _ in served] == ["app run engine", "inspect eval"] and served[0][1] == served[
+            1
+        ][1]
+        assert "app ÷ inspect requests/s: " in output
         assert f"Redis db {USER_REDIS_DB}," not in output  # the user's Redis db was passed over
         assert str(var_dir) not in output.split("== bench/bench_generate.py", 1)[1]
     finally:

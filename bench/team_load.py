@@ -13,7 +13,8 @@ and works with the session cookie and the CSRF header, as the browser does:
 
 - each annotator (``--annotators``, default 16; 8 on SQLite) is assigned one problem under strict
   assignment and autosaves its Pass 1 with ``PUT /api/parents/<id>/passes/1/`` and ``If-Match`` every
-  ``--interval`` seconds (0.2), a region nudged each time, and opens the workspace page every fifth save;
+  ``--interval`` seconds (0.2, start to start: 5 saves/s each while replies come within it), a region nudged
+  each time, and opens the workspace page every fifth save;
 - each reviewer (``--reviewers``, 2) claims a review slot over the API, reads each public probe, answers it
   blind, reveals the target and records a decision, then claims the next slot, reading the review queue
   page between slots;
@@ -221,7 +222,11 @@ async def _annotator(client: Any, me: Annotator, args: argparse.Namespace, stop:
 
     url = f"/api/parents/{me.problem_id}/passes/1/"
     saves = 0
+    due = time.perf_counter()
     while time.perf_counter() < stop:
+        due += (
+            args.interval
+        )  # the autosave timer: every interval from the last save's start, not after its reply
         document = json.loads(json.dumps(me.document))
         node = document["visual_nodes"][0]
         node["bbox_1000"][0] = 10 + saves % 20  # the annotator nudges a region
@@ -248,7 +253,8 @@ async def _annotator(client: Any, me: Annotator, args: argparse.Namespace, stop:
         saves += 1
         if saves % 5 == 0:
             await _timed(client, tally, "page", "GET", f"/problems/{me.problem_id}/passes/1/")
-        await asyncio.sleep(args.interval)
+        await asyncio.sleep(max(0.0, due - time.perf_counter()))
+        due = max(due, time.perf_counter())  # a late reply shifts the next saves; it never bunches them up
 
 
 async def _reviewer(

@@ -251,6 +251,21 @@ def _start_workers(args: argparse.Namespace, env: dict[str, str], tag: str) -> l
 WORKER_LOG_DIR = Path(tempfile.mkdtemp(prefix="eval-bench-logs-"))
 
 
+def worker_environment(threads: int, **extra: str) -> dict[str, str]:
+    """Set, in this process's environment, what the benchmark's Django and its Celery workers run with (real
+    workers, ``threads`` provider calls per chunk task, plain HTTP, ``extra``), and return it for the workers."""
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production")
+    os.environ.update(
+        {
+            "DJANGO_SECURE_SSL": "false",
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            "EVAL_CHUNK_THREADS": str(threads),
+        }
+    )
+    os.environ.update(extra)
+    return dict(os.environ)
+
+
 def _log_tail(chars: int = 3000) -> str:
     return "\n".join(
         f"--- {path.name}\n{path.read_text(errors='replace')[-chars:]}"
@@ -419,15 +434,7 @@ def main() -> None:
     probes_needed = args.requests // args.models // len(CONDITIONS)
 
     sandbox = open_sandbox("eval", args, redis=True, debug=False)
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production")
-    os.environ.update(
-        {
-            "DJANGO_SECURE_SSL": "false",
-            "CELERY_TASK_ALWAYS_EAGER": "false",
-            "EVAL_CHUNK_THREADS": str(args.threads),
-        }
-    )
-    env = dict(os.environ)
+    env = worker_environment(args.threads)
     sandbox.start_django()
     from evaluation.runs import eval_run_create
     from evaluation.runs.tables import DEFAULT_OPTIONS

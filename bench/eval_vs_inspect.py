@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench._fixtures import stop_processes  # noqa: E402
 from bench._sandbox import add_sandbox_arguments, open_sandbox  # noqa: E402
-from bench.eval_throughput import _cpu_seconds, _execute, _start_workers  # noqa: E402
+from bench.eval_throughput import _cpu_seconds, _execute, _start_workers, worker_environment  # noqa: E402
 from bench.export_bench import _build, _release  # noqa: E402
 
 MODEL = "bench-peer-model"
@@ -243,16 +243,7 @@ def _inspect_side(args: argparse.Namespace, server: _Server, release: Any) -> Si
 def main() -> None:
     args = _arguments()
     box = open_sandbox("peer", args, redis=True, debug=False)
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-not-for-production")
-    os.environ.update(
-        {
-            "DJANGO_SECURE_SSL": "false",
-            "CELERY_TASK_ALWAYS_EAGER": "false",
-            "EVAL_CHUNK_THREADS": str(args.threads),
-            "PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS": "true",  # the server is on loopback
-        }
-    )
-    env = dict(os.environ)
+    env = worker_environment(args.threads, PHYSALIGN_MODEL_ALLOW_PRIVATE_URLS="true")  # the server: loopback
     box.start_django()
     _build(args.count, args.seed, demo=False)
     release, _ = _release(

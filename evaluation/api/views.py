@@ -182,11 +182,13 @@ class EvalRunListApi(APIView):
     @extend_schema(
         operation_id="eval_runs_create",
         request=InputSerializer,
-        responses={201: EvalRunOutput, 400: ERROR, 403: ERROR, 404: ERROR},
+        responses={201: EvalRunOutput, 400: ERROR, 403: ERROR, 404: ERROR, 503: ERROR},
         description=(
             "400: an invalid body, unknown or inactive models, a model this machine cannot call "
             "(`model_unavailable`: `extra.missing` names each model and the tool, key variable or base URL it "
-            "lacks; nothing is created), or no probe to plan. 404: no such release."
+            "lacks; nothing is created), or no probe to plan. 404: no such release. 503 `queue_unavailable`: the "
+            "task queue could not be reached; the run was created and is kept paused (`extra.run` is its id): "
+            "resume it rather than launching again."
         ),
     )
     def post(self, request: Request) -> Response:

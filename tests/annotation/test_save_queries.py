@@ -63,20 +63,26 @@ def _queries_per_save(client: APIClient, pid: str, image_id: str, regions: int) 
     return len(queries.captured_queries), second.json()
 
 
+def _with_empty_pass_1(problem_id, annotator, **parent_fields):
+    """A parent with one image and an empty Pass 1 last saved by ``annotator``."""
+    parent = ParentProblemFactory(problem_id=problem_id, **parent_fields)
+    image = ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
+    PassDocumentFactory(
+        parent=parent,
+        pass_no=1,
+        document={"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []},
+        updated_by=annotator,
+    )
+    return parent, image
+
+
 def test_queries_per_save_are_flat_in_the_documents_size_under_strict_assignment(annotator, admin_user_role):
     source = SourceFactory(name="strict", assignment_strict=True)
     client = APIClient()
     client.force_login(annotator)
     counts = {}
     for regions in (2, 200):
-        parent = ParentProblemFactory(problem_id=f"p_save_{regions}", source=source)
-        image = ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
-        PassDocumentFactory(
-            parent=parent,
-            pass_no=1,
-            document={"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []},
-            updated_by=annotator,
-        )
+        parent, image = _with_empty_pass_1(f"p_save_{regions}", annotator, source=source)
         assignment_assign(parent_ids=[parent.pk], role="annotator", users=[annotator], actor=admin_user_role)
         counts[regions], answered = _queries_per_save(client, parent.problem_id, image.image_id, regions)
         fresh = client.get(f"/api/parents/{parent.problem_id}/passes/1/").json()
@@ -95,14 +101,7 @@ def test_a_save_resent_after_its_reply_was_lost_is_answered_as_stored_not_as_a_c
     """A gunicorn worker killed after the commit, or a dropped connection: the workspace resends the same
     document with the If-Match it first sent. Stored once, answered 200; a different document, or the same one
     from somebody else, is still a conflict."""
-    parent = ParentProblemFactory(problem_id="p_resent")
-    image = ProblemImageFactory(parent=parent, image_id="img_0", ordinal=0)
-    PassDocumentFactory(
-        parent=parent,
-        pass_no=1,
-        document={"problem_id": parent.problem_id, "visual_nodes": [], "ambiguities": []},
-        updated_by=annotator,
-    )
+    parent, image = _with_empty_pass_1("p_resent", annotator)
     client = APIClient()
     client.force_login(annotator)
     document = {
